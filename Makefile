@@ -1,0 +1,29 @@
+# `make demo`: set up .venv and run mcmc on a built-in default.
+# `make test`: set up .venv and run the test suite.
+# PYTHON=/path/to/python3.12 overrides the interpreter search (scripts/find-python).
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test bench clean
+
+$(STAMP): pyproject.toml
+	@py=$$(scripts/find-python) || exit 1; \
+	  [ -x $(BIN)/python ] || { echo "creating $(VENV) with $$py" >&2; "$$py" -m venv $(VENV); }
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@touch $@
+
+demo: $(STAMP)
+	$(BIN)/mcmc sample --target banana --sampler hmc --chains 4 --seed 1 -o demo.npz
+	$(BIN)/mcmc diagnose demo.npz
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python bench/diagnose.py
+
+clean:
+	rm -rf $(VENV) demo.npz build *.egg-info

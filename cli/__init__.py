@@ -1,0 +1,1 @@
+"""The ``mcmc`` command line: parse, load, call, render. No math lives here."""

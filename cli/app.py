@@ -1,0 +1,109 @@
+"""The ``mcmc`` command: one Typer app, one module per subcommand.
+
+Exit codes live here and only here:
+
+* 0: the work is done (and, for ``diagnose``, every check passed);
+* 1: a convergence check failed (raised as :class:`CheckFailed` by a command);
+* 2: bad usage or unreadable input (:class:`~mcmc.core.errors.McmcError`,
+  Click's usage errors), or an unexpected error (traceback only with ``--debug``).
+
+Start-up stays light so ``mcmc --help`` is instant: subcommand modules import
+only Typer, rich and the standard library at module level; NumPy, SciPy,
+ArviZ and numba are imported inside the command bodies that need them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated
+
+import typer
+
+from mcmc.cli import compare, diagnose, lda, sample
+from mcmc.cli.console import CheckFailed, err_console
+
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+app = typer.Typer(
+    name="mcmc",
+    help="Markov chain Monte Carlo from the command line: sample, fit topic models, diagnose convergence.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+app.command("sample", no_args_is_help=False)(sample.command)
+app.command("lda")(lda.command)
+app.command("diagnose", no_args_is_help=True)(diagnose.command)
+app.command("compare", no_args_is_help=True)(compare.command)
+
+
+def _version(value: bool) -> None:
+    if value:
+        try:
+            v = version("mcmc")
+        except PackageNotFoundError:  # running from a source tree that is not installed
+            v = "unknown"
+        typer.echo(f"mcmc {v}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show the full traceback of an unexpected error.", envvar="MCMC_DEBUG")
+    ] = False,
+    _show_version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    if debug:
+        os.environ["MCMC_DEBUG"] = "1"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console-script entry point: run the app and return the exit code.
+
+    The console-script wrapper calls ``sys.exit(main())``; tests call ``main([...])``.
+    """
+    from mcmc.core.errors import McmcError
+
+    try:
+        app(args=argv, prog_name="mcmc", standalone_mode=False)
+    except CheckFailed:
+        return EXIT_CHECK_FAILED
+    except McmcError as exc:
+        err_console.print(f"[bold red]mcmc: error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+        return EXIT_BAD_INPUT
+    except typer.Abort:
+        err_console.print("mcmc: interrupted", highlight=False)
+        return 130
+    except typer.TyperException as exc:  # Click's usage errors: unknown option, bad value
+        exc.show(file=sys.stderr)  # type: ignore[attr-defined]
+        return EXIT_BAD_INPUT
+    except typer.Exit as exc:
+        return exc.exit_code
+    except KeyboardInterrupt:
+        err_console.print("mcmc: interrupted", highlight=False)
+        return 130
+    except BrokenPipeError:  # `mcmc diagnose --format csv f.npz | head`
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into exit 2
+        if os.environ.get("MCMC_DEBUG"):
+            raise
+        err_console.print(
+            f"[bold red]mcmc: internal error:[/] {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return EXIT_BAD_INPUT
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,10 @@
+"""`mcmc diagnose` (being built: see the open issue)."""
+
+from __future__ import annotations
+
+from mcmc.core.errors import UsageError
+
+
+def command() -> None:
+    """Not available yet."""
+    raise UsageError("'mcmc diagnose' is not available yet")

@@ -1,0 +1,10 @@
+"""`mcmc sample` (being built: see the open issue)."""
+
+from __future__ import annotations
+
+from mcmc.core.errors import UsageError
+
+
+def command() -> None:
+    """Not available yet."""
+    raise UsageError("'mcmc sample' is not available yet")

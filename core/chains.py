@@ -1,0 +1,181 @@
+"""The in-memory chains structure and the chains file every subcommand writes.
+
+A run is a :class:`Chains`: variables shaped ``(chain, draw, *shape)``, sampler
+statistics shaped ``(chain, draw)`` under ArviZ's names (``acceptance_rate``,
+``diverging``, ``energy``, ``lp``, ``tree_depth``, ``n_steps``, ...), and a few
+attributes (sampler, target, seed). ``docs/formats.md`` documents the files:
+
+* ``.npz``: one array per variable under its own name, one per statistic under
+  ``sample_stats__NAME`` (the layout of ArviZ's own example ``.npz`` files),
+  and the attributes as JSON text in the 0-d string array ``__attrs__``. No
+  object arrays, so it loads without ``allow_pickle``.
+* ``.nc``: ArviZ netCDF (groups ``posterior`` and ``sample_stats``).
+
+Files are written to a temporary name beside the target and renamed, so an
+interrupted run never leaves a half-written chains file.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from mcmc.core.errors import InputError, UsageError
+
+STATS_PREFIX = "sample_stats__"
+ATTRS_KEY = "__attrs__"
+
+
+@dataclass
+class Chains:
+    """Draws of several chains, their sampler statistics and attributes.
+
+    Attributes
+    ----------
+    posterior
+        Variable name to array of shape ``(chain, draw, *shape)``.
+    sample_stats
+        Statistic name (ArviZ's) to array of shape ``(chain, draw)``.
+    attrs
+        JSON-serialisable run metadata (``sampler``, ``target``, ``seed``, ...).
+    """
+
+    posterior: dict[str, np.ndarray]
+    sample_stats: dict[str, np.ndarray] = field(default_factory=dict)
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_chains(self) -> int:
+        return next(iter(self.posterior.values())).shape[0]
+
+    @property
+    def n_draws(self) -> int:
+        return next(iter(self.posterior.values())).shape[1]
+
+    def validate(self, source: str | None) -> Chains:
+        """Check shapes and types; raise :class:`InputError` naming ``source``.
+
+        Returns ``self`` so readers can end with ``return Chains(...).validate(path)``.
+        NaN and infinite draws are allowed here: ``diagnose`` gives such a
+        parameter an explicit status instead of refusing the whole file.
+        """
+        if not self.posterior:
+            raise InputError(source, "no variables found")
+        first_name, first = next(iter(self.posterior.items()))
+        for group, arrays in (("variable", self.posterior), ("statistic", self.sample_stats)):
+            for name, arr in arrays.items():
+                if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "biuf":
+                    kind = getattr(getattr(arr, "dtype", None), "kind", type(arr).__name__)
+                    raise InputError(source, f"{group} {name!r} is not numeric (dtype kind {kind!r})")
+                if arr.ndim < 2:
+                    raise InputError(
+                        source, f"{group} {name!r} has shape {arr.shape}; expected (chain, draw, ...)"
+                    )
+                if arr.shape[:2] != first.shape[:2]:
+                    raise InputError(
+                        source,
+                        f"{group} {name!r} has {arr.shape[0]} chains x {arr.shape[1]} draws but "
+                        f"{first_name!r} has {first.shape[0]} x {first.shape[1]} (ragged chains?)",
+                    )
+        if first.shape[0] == 0:
+            raise InputError(source, "zero chains")
+        if first.shape[1] == 0:
+            raise InputError(source, "zero draws")
+        return self
+
+
+def npz_bytes(chains: Chains) -> bytes:
+    """Serialise ``chains`` to the bytes of an ``.npz`` chains file."""
+    arrays: dict[str, np.ndarray] = {}
+    for name, arr in chains.posterior.items():
+        if name.startswith(STATS_PREFIX) or name == ATTRS_KEY:
+            raise UsageError(f"variable name {name!r} is reserved in the chains format")
+        arrays[name] = np.asarray(arr)
+    for name, arr in chains.sample_stats.items():
+        arrays[STATS_PREFIX + name] = np.asarray(arr)
+    arrays[ATTRS_KEY] = np.array(json.dumps(chains.attrs, sort_keys=True, default=_json_default))
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return str(value)
+
+
+def write_chains(chains: Chains, dest: str | os.PathLike[str] | IO[bytes]) -> None:
+    """Write ``chains`` to a ``.npz`` or ``.nc`` path, atomically, or as npz to a binary stream.
+
+    The command line passes ``sys.stdout.buffer`` for ``-o -``; this module never
+    touches the standard streams itself.
+    """
+    if not isinstance(dest, (str, os.PathLike)):
+        dest.write(npz_bytes(chains))
+        return
+    target = os.fspath(dest)
+    suffix = Path(target).suffix.lower()
+    if suffix == ".npz":
+        with atomic_output(target) as fh:
+            fh.write(npz_bytes(chains))
+    elif suffix == ".nc":
+        with atomic_output(target) as fh:
+            _write_netcdf(chains, fh.name)
+    else:
+        raise UsageError(f"{target}: unknown output format {suffix or '(none)'!r}; use .npz or .nc")
+
+
+def _write_netcdf(chains: Chains, filename: str) -> None:
+    from arviz_base import from_dict  # lazy: ArviZ costs a second to import
+
+    groups: dict[str, Mapping[str, np.ndarray]] = {"posterior": chains.posterior}
+    if chains.sample_stats:
+        groups["sample_stats"] = chains.sample_stats
+    tree = from_dict(groups)
+    for key, value in chains.attrs.items():
+        tree.attrs[key] = value if isinstance(value, (str, int, float)) else json.dumps(value)
+    tree.to_netcdf(filename, engine="h5netcdf")
+
+
+@contextmanager
+def atomic_output(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[Any]]:
+    """Open a temporary file beside ``path``; rename it onto ``path`` on success.
+
+    On any exception (or KeyboardInterrupt) the temporary file is removed and
+    ``path`` is left as it was.
+    """
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    if not directory.is_dir():
+        raise InputError(str(path), f"directory {str(directory)!r} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=directory)
+    try:
+        with os.fdopen(fd, mode) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` atomically."""
+    with atomic_output(path, "w") as fh:
+        fh.write(text)
