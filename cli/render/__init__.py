@@ -1,0 +1,1 @@
+"""Renderers of a diagnose report, one format per module."""

@@ -1,0 +1,1 @@
+"""Latent Dirichlet Allocation and its relatives by Gibbs sampling."""

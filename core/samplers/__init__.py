@@ -1,0 +1,1 @@
+"""Samplers: one module per algorithm, each with ``State``, ``Info``, ``init`` and ``step``."""

@@ -1,0 +1,37 @@
+"""The top-level command: help, version, usage errors, and a light start-up."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+
+def test_help_lists_the_subcommands(mcmc) -> None:
+    r = mcmc("--help")
+    assert r.code == 0
+    for name in ("sample", "lda", "diagnose", "compare"):
+        assert name in r.out
+
+
+def test_version(mcmc) -> None:
+    r = mcmc("--version")
+    assert r.code == 0 and r.out.startswith("mcmc ")
+
+
+def test_unknown_option_is_a_usage_error(mcmc) -> None:
+    r = mcmc("diagnose", "--no-such-option")
+    assert r.code == 2
+    assert "No such option" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_help_does_not_import_heavy_libraries() -> None:
+    # `mcmc --help` must stay instant: ArviZ, SciPy and numba load only where used.
+    code = (
+        "import sys, json; from mcmc.cli.app import main; "
+        "main(['--help']); "
+        "print(json.dumps(sorted(m for m in ('arviz','arviz_base','arviz_stats','scipy','numba','xarray','matplotlib') if m in sys.modules)), file=sys.stderr)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(proc.stderr.strip().splitlines()[-1]) == []
