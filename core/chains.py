@@ -131,13 +131,25 @@ def write_chains(chains: Chains, dest: str | os.PathLike[str] | IO[bytes]) -> No
         with atomic_output(target) as fh:
             fh.write(npz_bytes(chains))
     elif suffix == ".nc":
+        # Serialise first: the temporary file is an open descriptor (its
+        # ``name`` is an int), and a failed conversion then leaves no file.
+        data = netcdf_bytes(chains)
         with atomic_output(target) as fh:
-            _write_netcdf(chains, fh.name)
+            fh.write(data)
     else:
         raise UsageError(f"{target}: unknown output format {suffix or '(none)'!r}; use .npz or .nc")
 
 
-def _write_netcdf(chains: Chains, filename: str) -> None:
+NETCDF_ATTRS_KEY = "mcmc_attrs_json"
+
+
+def netcdf_bytes(chains: Chains) -> bytes:
+    """Serialise ``chains`` to the bytes of an ArviZ netCDF (HDF5) file.
+
+    Each attribute is also written on its own for ArviZ users (netCDF has no
+    booleans, dicts or None, so those are JSON text there); the full dict is
+    kept as JSON in ``mcmc_attrs_json`` so reading the file back is exact.
+    """
     from arviz_base import from_dict  # lazy: ArviZ costs a second to import
 
     groups: dict[str, Mapping[str, np.ndarray]] = {"posterior": chains.posterior}
@@ -145,8 +157,13 @@ def _write_netcdf(chains: Chains, filename: str) -> None:
         groups["sample_stats"] = chains.sample_stats
     tree = from_dict(groups)
     for key, value in chains.attrs.items():
-        tree.attrs[key] = value if isinstance(value, (str, int, float)) else json.dumps(value)
-    tree.to_netcdf(filename, engine="h5netcdf")
+        plain = isinstance(value, (str, int, float, np.integer, np.floating))
+        if plain and not isinstance(value, (bool, np.bool_)):
+            tree.attrs[key] = value
+        else:
+            tree.attrs[key] = json.dumps(value, sort_keys=True, default=_json_default)
+    tree.attrs[NETCDF_ATTRS_KEY] = json.dumps(chains.attrs, sort_keys=True, default=_json_default)
+    return bytes(tree.to_netcdf(engine="h5netcdf"))
 
 
 @contextmanager
