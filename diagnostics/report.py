@@ -1,0 +1,597 @@
+"""The diagnose report: per-parameter statistics, sampler checks and one verdict.
+
+This layer decides; it never prints. :func:`check` takes a :class:`~mcmc.core.chains.Chains`,
+flattens the selected variables into one ``(chain, draw, n)`` array, calls
+:func:`mcmc.diagnostics.stats.summarize` once for all ``n`` scalar parameters, and
+turns the numbers into records, checks and a verdict that the command line renders.
+
+Decisions follow the literature and the tools practitioners already trust:
+
+* R-hat is the rank-normalized split R-hat, the maximum of the bulk and folded
+  versions, and ESS is reported for the bulk and the tails; the defaults
+  R-hat <= 1.01 and ESS >= 400 (100 per chain for four chains) are those of
+  Vehtari, Gelman, Simpson, Carpenter & Bürkner (2021), "Rank-normalization,
+  folding, and localization: an improved R-hat for assessing convergence of
+  MCMC", Bayesian Analysis 16(2).
+* Sampler checks have the semantics of CmdStan's ``diagnose``: divergent
+  transitions (any is a failure by default), transitions that hit the maximum
+  tree depth (an efficiency warning, not a validity failure), and the energy
+  Bayesian fraction of missing information per chain,
+  ``E-BFMI = sum_n (E_n - E_{n-1})^2 / sum_n (E_n - mean E)^2`` with the
+  nominal threshold 0.3 (Betancourt 2016, "Diagnosing suboptimal cotangent
+  disintegrations in Hamiltonian Monte Carlo", arXiv:1604.00695).
+* SSIF, the squared-sum inefficiency factor ``(1 + r1) / (1 - r1)`` from the
+  lag-1 autocorrelation, is exact for AR(1) chains only; its ESS is shown beside
+  bulk ESS and flagged when the two differ by more than a factor 2, which on a
+  slowly mixing chain means SSIF is overstating the information.
+* Acceptance comes from the sampler's ``acceptance_rate`` statistic when the
+  file has it; otherwise it is estimated from the draws as the fraction of
+  transitions that changed at least one coordinate (exact for Metropolis-type
+  samplers with continuous proposals, an upper bound on nothing else). Each
+  parameter also gets its own move rate, which is what matters for
+  component-wise (Gibbs, Metropolis-within-Gibbs) samplers.
+
+Every parameter gets an explicit status: ``nan`` or ``inf`` (non-finite draws),
+``constant`` (one value in every draw of every chain: reported, not a failure,
+as for fixed entries of a Cholesky factor), ``rhat``, ``ess``, or ``ok``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mcmc.core.chains import Chains
+from mcmc.core.errors import UsageError
+
+STATUSES = ("ok", "rhat", "ess", "constant", "nan", "inf")
+ACCEPTANCE_FROM_STATS = "sampler statistics"
+ACCEPTANCE_FROM_DRAWS = "estimated from draws"
+DEFAULT_PROBS = (0.05, 0.5, 0.95)
+DEFAULT_LAGS = (1, 2, 5, 10, 20, 50)
+DEFAULT_MAX_TREEDEPTH = 10  # CmdStan's and PyMC's default when the file does not say
+_MAX_NAMES = 6  # failing parameters named in the verdict line before "and N more"
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Limits a run must meet to pass.
+
+    Attributes
+    ----------
+    max_rhat
+        Largest acceptable rank-normalized split R-hat (Vehtari et al. 2021: 1.01).
+    min_ess
+        Smallest acceptable bulk and tail ESS (Vehtari et al. 2021: 400, i.e. 100
+        per chain for four chains).
+    max_divergences
+        Largest acceptable number of divergent transitions over all chains.
+    min_ebfmi
+        Smallest acceptable E-BFMI of any chain (Betancourt 2016: 0.3).
+    max_treedepth_hits
+        Transitions allowed to hit the maximum tree depth before a warning.
+    ssif_ratio
+        Factor by which ESS from SSIF and bulk ESS may differ before flagging.
+    """
+
+    max_rhat: float = 1.01
+    min_ess: float = 400
+    max_divergences: int = 0
+    min_ebfmi: float = 0.3
+    max_treedepth_hits: int = 0
+    ssif_ratio: float = 2.0
+
+    def __post_init__(self) -> None:
+        if not self.max_rhat >= 1.0:
+            raise UsageError(f"max-rhat must be at least 1 (got {self.max_rhat})")
+        if not self.min_ess >= 0:
+            raise UsageError(f"min-ess must be non-negative (got {self.min_ess})")
+        if not self.max_divergences >= 0:
+            raise UsageError(f"max-divergences must be non-negative (got {self.max_divergences})")
+        if not 0 <= self.min_ebfmi:
+            raise UsageError(f"min-ebfmi must be non-negative (got {self.min_ebfmi})")
+        if not self.max_treedepth_hits >= 0:
+            raise UsageError(f"max-treedepth-hits must be non-negative (got {self.max_treedepth_hits})")
+        if not self.ssif_ratio >= 1:
+            raise UsageError(f"ssif-ratio must be at least 1 (got {self.ssif_ratio})")
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """Statistics of one scalar parameter (a component of a variable).
+
+    ``name`` follows ArviZ: ``theta[0]``, ``L[1, 0]`` (0-based, row-major).
+    ``quantiles`` maps labels such as ``"5%"`` to values and ``acf`` maps lags
+    to the chain-averaged autocorrelation. ``acceptance`` is this parameter's
+    move rate: the fraction of transitions, over all chains, where it changed.
+    Undefined statistics are NaN; ``status`` says why.
+    """
+
+    name: str
+    variable: str
+    mean: float
+    sd: float
+    mad: float
+    quantiles: Mapping[str, float]
+    mcse_mean: float
+    mcse_sd: float
+    ess_bulk: float
+    ess_tail: float
+    rhat: float
+    rhat_split: float
+    ssif: float
+    ess_ssif: float
+    ssif_disagrees: bool
+    acf: Mapping[int, float]
+    iat: float
+    acceptance: float
+    status: str
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """Acceptance rate per chain and overall, and where it came from.
+
+    ``source`` is ``"sampler statistics"`` (mean of ``acceptance_rate``) or
+    ``"estimated from draws"`` (fraction of transitions that moved).
+    """
+
+    per_chain: tuple[float, ...]
+    overall: float
+    source: str
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """Sampler-level facts behind the CmdStan-style checks.
+
+    Fields are ``None`` when the file lacks the statistic they need
+    (``diverging``, ``tree_depth``, ``energy``).
+    """
+
+    acceptance: Acceptance
+    transitions: int
+    divergences: int | None = None
+    divergences_per_chain: tuple[int, ...] | None = None
+    max_treedepth: int | None = None
+    treedepth_hits: int | None = None
+    ebfmi: tuple[float, ...] | None = None
+
+    @property
+    def divergence_percent(self) -> float | None:
+        if self.divergences is None or self.transitions == 0:
+            return None
+        return 100.0 * self.divergences / self.transitions
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check: its outcome and, if it concerns parameters, which ones failed.
+
+    ``severity`` is ``"error"`` (a failure fails the run) or ``"warning"``
+    (reported, never changes the exit code).
+    """
+
+    name: str
+    passed: bool
+    message: str
+    parameters: tuple[str, ...] = ()
+    severity: str = "error"
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything ``mcmc diagnose`` shows, for any renderer.
+
+    ``draws`` is the ``(chain, draw, n)`` float array the statistics were
+    computed on, in the order of ``parameters`` (kept for plots).
+    """
+
+    source: tuple[str, ...]
+    n_chains: int
+    n_draws: int
+    thresholds: Thresholds
+    probs: tuple[float, ...]
+    lags: tuple[int, ...]
+    parameters: tuple[Parameter, ...]
+    sampler: Sampler
+    checks: tuple[Check, ...]
+    notes: tuple[str, ...] = ()
+    draws: np.ndarray = field(default_factory=lambda: np.empty((0, 0, 0)), repr=False, compare=False)
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks if c.severity == "error")
+
+    @property
+    def quantile_labels(self) -> tuple[str, ...]:
+        return tuple(quantile_label(p) for p in self.probs)
+
+    def verdict(self) -> str:
+        """One line: ``PASS: ...`` listing what was checked, or ``FAIL: ...`` listing what failed."""
+        if self.passed:
+            t = self.thresholds
+            parts = [
+                f"{len(self.parameters)} parameter{'s' if len(self.parameters) != 1 else ''}",
+                f"R-hat <= {t.max_rhat:g}",
+                f"bulk and tail ESS >= {t.min_ess:g}",
+            ]
+            parts += [c.message for c in self.checks if c.name in ("divergences", "ebfmi")]
+            warnings = [c.name for c in self.checks if not c.passed]
+            line = "PASS: " + ", ".join(parts)
+            if warnings:
+                line += f" (warnings: {', '.join(warnings)})"
+            return line
+        return "FAIL: " + "; ".join(c.message for c in self.checks if not c.passed and c.severity == "error")
+
+
+def quantile_label(p: float) -> str:
+    """``0.05 -> "5%"``, ``0.025 -> "2.5%"`` (ArviZ's column naming)."""
+    return f"{100 * p:.10g}%"
+
+
+# --------------------------------------------------------------------------- selection
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Scalar parameters chosen from a :class:`Chains`, in output order.
+
+    ``items`` holds ``(variable, flat_indices)`` per selected variable;
+    ``names``/``variables`` hold one entry per scalar parameter.
+    """
+
+    items: tuple[tuple[str, tuple[int, ...]], ...]
+    names: tuple[str, ...]
+    variables: tuple[str, ...]
+
+
+def scalar_names(variable: str, shape: tuple[int, ...]) -> list[str]:
+    """ArviZ-style names of the components of ``variable`` with event ``shape``, row-major."""
+    if not shape:
+        return [variable]
+    return [f"{variable}[{', '.join(map(str, idx))}]" for idx in np.ndindex(*shape)]
+
+
+def select(chains: Chains, var: Sequence[str] | None = None) -> Selection:
+    """Choose scalar parameters by variable or scalar name, exactly or by regex (full match).
+
+    A pattern equal to a name selects it; otherwise it is a regular expression
+    that must match a whole variable name (all its components) or a whole
+    scalar name such as ``theta[0]``. Raises :class:`UsageError` listing the
+    available variables when a pattern matches nothing.
+    """
+    all_names = {v: scalar_names(v, arr.shape[2:]) for v, arr in chains.posterior.items()}
+    chosen: dict[str, set[int]] = {}
+    for pattern in var or ():
+        regex = _compile(pattern)
+        hit = False
+        for v, names in all_names.items():
+            if pattern == v or (regex is not None and regex.fullmatch(v)):
+                chosen.setdefault(v, set()).update(range(len(names)))
+                hit = True
+                continue
+            for i, name in enumerate(names):
+                if pattern == name or (regex is not None and regex.fullmatch(name)):
+                    chosen.setdefault(v, set()).add(i)
+                    hit = True
+        if not hit:
+            available = ", ".join(all_names)
+            raise UsageError(f"--var {pattern!r} matches no variable or parameter; available variables: {available}")
+    if not var:
+        chosen = {v: set(range(len(names))) for v, names in all_names.items()}
+    items, names, variables = [], [], []
+    for v in chains.posterior:  # file order, not pattern order, so output is stable
+        if v in chosen:
+            idx = tuple(sorted(chosen[v]))
+            items.append((v, idx))
+            names += [all_names[v][i] for i in idx]
+            variables += [v] * len(idx)
+    return Selection(tuple(items), tuple(names), tuple(variables))
+
+
+def _compile(pattern: str) -> re.Pattern[str] | None:
+    try:
+        return re.compile(pattern)
+    except re.error:
+        return None  # not a regex (e.g. "theta[0"): exact names only
+
+
+def flatten(chains: Chains, selection: Selection) -> np.ndarray:
+    """Stack the selected components into one float64 array ``(chain, draw, n)``."""
+    parts = []
+    for v, idx in selection.items:
+        arr = chains.posterior[v]
+        flat = arr.reshape(arr.shape[0], arr.shape[1], -1)
+        if len(idx) != flat.shape[2]:
+            flat = flat[:, :, list(idx)]
+        parts.append(flat)
+    return np.ascontiguousarray(np.concatenate(parts, axis=2), dtype=np.float64)
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def check(
+    chains: Chains,
+    *,
+    var: Sequence[str] | None = None,
+    thresholds: Thresholds = Thresholds(),  # noqa: B008 - frozen, so a shared default is safe
+    probs: Sequence[float] = DEFAULT_PROBS,
+    lags: Sequence[int] = DEFAULT_LAGS,
+    source: Sequence[str] = (),
+) -> Report:
+    """Diagnose ``chains``: statistics for every selected scalar, sampler checks, verdict.
+
+    Parameters
+    ----------
+    chains
+        Draws ``(chain, draw, *shape)`` per variable, optional sampler statistics.
+    var
+        Variable or scalar names, or regular expressions (full match); all when empty.
+    thresholds
+        Limits of the checks.
+    probs
+        Quantile probabilities, each strictly between 0 and 1.
+    lags
+        Autocorrelation lags (non-negative integers).
+    source
+        The file names, recorded in the report.
+
+    Returns
+    -------
+    Report
+    """
+    from mcmc.diagnostics import stats
+
+    probs = tuple(float(p) for p in probs)
+    lags = tuple(int(k) for k in lags)
+    if not probs or not all(0 < p < 1 for p in probs):
+        raise UsageError(f"quantiles must lie strictly between 0 and 1 (got {', '.join(map(str, probs))})")
+    if not lags or any(k < 0 for k in lags):
+        raise UsageError(f"lags must be non-negative integers (got {', '.join(map(str, lags))})")
+
+    selection = select(chains, var)
+    x = flatten(chains, selection)
+    n_chains, n_draws, _ = x.shape
+    s = stats.summarize(x, probs=probs, lags=lags)
+    flags = {k: np.asarray(s[k], dtype=bool) for k in ("constant", "nan", "inf")} if "constant" in s else stats.status_flags(x)
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        moved = x[:, 1:, :] != x[:, :-1, :]
+        move_rate = moved.mean(axis=(0, 1)) if n_draws > 1 else np.full(x.shape[2], np.nan)
+        ess_bulk = np.asarray(s["ess_bulk"], dtype=float)
+        ess_ssif = np.asarray(s["ess_ssif"], dtype=float)
+        r = thresholds.ssif_ratio
+        disagrees = (ess_ssif > r * ess_bulk) | (ess_bulk > r * ess_ssif)
+
+    status = _statuses(s, flags, thresholds)
+    quants = np.asarray(s["quantiles"], dtype=float)
+    acf = np.asarray(s["acf"], dtype=float)
+    qlabels = [quantile_label(p) for p in probs]
+    cols = {k: np.asarray(s[k], dtype=float).tolist() for k in _SCALAR_KEYS}
+    qt, at = quants.T.tolist(), acf.tolist()
+    mv, dis = move_rate.tolist(), disagrees.tolist()
+    params = tuple(
+        Parameter(
+            name=name,
+            variable=variable,
+            mean=cols["mean"][i],
+            sd=cols["sd"][i],
+            mad=cols["mad"][i],
+            quantiles=dict(zip(qlabels, qt[i], strict=True)),
+            mcse_mean=cols["mcse_mean"][i],
+            mcse_sd=cols["mcse_sd"][i],
+            ess_bulk=cols["ess_bulk"][i],
+            ess_tail=cols["ess_tail"][i],
+            rhat=cols["rhat"][i],
+            rhat_split=cols["rhat_split"][i],
+            ssif=cols["ssif"][i],
+            ess_ssif=cols["ess_ssif"][i],
+            ssif_disagrees=bool(dis[i]),
+            acf=dict(zip(lags, at[i], strict=True)),
+            iat=cols["iat"][i],
+            acceptance=mv[i],
+            status=status[i],
+        )
+        for i, (name, variable) in enumerate(zip(selection.names, selection.variables, strict=True))
+    )
+    sampler = sampler_summary(chains)
+    notes = []
+    if n_chains == 1:
+        notes.append("1 chain: R-hat compares the two halves of the chain (split R-hat)")
+    if n_draws < 4 * max(lags):
+        notes.append(f"autocorrelations at lags beyond {n_draws // 4} rest on few pairs of draws")
+    return Report(
+        source=tuple(source),
+        n_chains=n_chains,
+        n_draws=n_draws,
+        thresholds=thresholds,
+        probs=probs,
+        lags=lags,
+        parameters=params,
+        sampler=sampler,
+        checks=tuple(_checks(params, sampler, thresholds)),
+        notes=tuple(notes),
+        draws=x,
+    )
+
+
+_SCALAR_KEYS = (
+    "mean", "sd", "mad", "mcse_mean", "mcse_sd", "ess_bulk", "ess_tail",
+    "rhat", "rhat_split", "ssif", "ess_ssif", "iat",
+)  # fmt: skip
+
+
+def _statuses(s: Mapping[str, Any], flags: Mapping[str, np.ndarray], t: Thresholds) -> list[str]:
+    rhat = np.asarray(s["rhat"], dtype=float)
+    bulk, tail = np.asarray(s["ess_bulk"], dtype=float), np.asarray(s["ess_tail"], dtype=float)
+    with np.errstate(invalid="ignore"):
+        # An undefined (NaN) R-hat or ESS on finite, non-constant draws (too few
+        # draws, chains stuck at different values) cannot establish convergence.
+        bad_rhat = ~(rhat <= t.max_rhat)
+        bad_ess = ~((bulk >= t.min_ess) & (tail >= t.min_ess))
+    # Later assignments win: the most fundamental problem names the status.
+    status = np.full(rhat.shape, "ok", dtype=object)
+    status[bad_ess] = "ess"
+    status[bad_rhat] = "rhat"
+    status[flags["constant"]] = "constant"
+    status[flags["inf"]] = "inf"
+    status[flags["nan"]] = "nan"
+    return status.tolist()
+
+
+def sampler_summary(chains: Chains) -> Sampler:
+    """Acceptance, divergences, tree-depth hits and E-BFMI from the sampler statistics."""
+    st = chains.sample_stats
+    n_chains, n_draws = chains.n_chains, chains.n_draws
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if "acceptance_rate" in st:
+            a = np.asarray(st["acceptance_rate"], dtype=float)
+            ok = np.isfinite(a)
+            per_chain = np.where(ok, a, 0.0).sum(axis=1) / ok.sum(axis=1)
+            overall = np.where(ok, a, 0.0).sum() / ok.sum()
+            acceptance = Acceptance(tuple(per_chain.tolist()), float(overall), ACCEPTANCE_FROM_STATS)
+        else:
+            moved = np.zeros((n_chains, max(n_draws - 1, 0)), dtype=bool)
+            for arr in chains.posterior.values():  # few variables; each is vectorised over chains
+                flat = arr.reshape(n_chains, n_draws, -1)
+                moved |= (flat[:, 1:] != flat[:, :-1]).any(axis=2)
+            per_chain = moved.mean(axis=1) if n_draws > 1 else np.full(n_chains, np.nan)
+            overall = moved.mean() if n_draws > 1 else np.nan
+            acceptance = Acceptance(tuple(per_chain.tolist()), float(overall), ACCEPTANCE_FROM_DRAWS)
+
+        kwargs: dict[str, Any] = {}
+        if "diverging" in st:
+            div = np.asarray(st["diverging"]) != 0
+            kwargs["divergences"] = int(div.sum())
+            kwargs["divergences_per_chain"] = tuple(int(v) for v in div.sum(axis=1))
+        if "tree_depth" in st:
+            max_depth = int(chains.attrs.get("max_treedepth", DEFAULT_MAX_TREEDEPTH))
+            kwargs["max_treedepth"] = max_depth
+            kwargs["treedepth_hits"] = int((np.asarray(st["tree_depth"]) >= max_depth).sum())
+        if "energy" in st:
+            kwargs["ebfmi"] = tuple(ebfmi(np.asarray(st["energy"], dtype=float)).tolist())
+    return Sampler(acceptance=acceptance, transitions=n_chains * n_draws, **kwargs)
+
+
+def ebfmi(energy: np.ndarray) -> np.ndarray:
+    """Energy Bayesian fraction of missing information per chain.
+
+    Parameters
+    ----------
+    energy
+        Hamiltonian energy at each transition, shape ``(chain, draw)``.
+
+    Returns
+    -------
+    ndarray
+        ``(chain,)``: ``sum_n (E_n - E_{n-1})^2 / sum_n (E_n - mean E)^2``, as
+        CmdStan's ``diagnose`` computes it (Betancourt 2016); NaN when undefined.
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        num = np.square(np.diff(energy, axis=1)).sum(axis=1)
+        den = np.square(energy - energy.mean(axis=1, keepdims=True)).sum(axis=1)
+        return num / den
+
+
+def rank_histograms(x: np.ndarray, bins: int) -> np.ndarray:
+    """Counts of pooled ranks per chain, the data of a rank plot (Vehtari et al. 2021).
+
+    Parameters
+    ----------
+    x
+        Draws ``(chain, draw, n)``.
+    bins
+        Number of equal-width rank bins.
+
+    Returns
+    -------
+    ndarray
+        ``(n, chain, bins)`` integer counts. Under convergence every chain's
+        histogram is uniform with ``draw / bins`` per bin.
+    """
+    c, d, n = x.shape
+    pooled = x.transpose(2, 0, 1).reshape(n, c * d)
+    ranks = np.empty_like(pooled, dtype=np.int64)
+    order = np.argsort(pooled, axis=1, kind="stable")
+    np.put_along_axis(ranks, order, np.arange(c * d)[None, :], axis=1)
+    which = (ranks * bins) // (c * d)  # bin of each draw, 0..bins-1
+    which = which.reshape(n, c, d)
+    counts = np.zeros((n, c, bins), dtype=np.int64)
+    np.add.at(counts, (np.arange(n)[:, None, None], np.arange(c)[None, :, None], which), 1)
+    return counts
+
+
+def _names(names: Sequence[str]) -> str:
+    if len(names) <= _MAX_NAMES:
+        return ", ".join(names)
+    return ", ".join(names[:_MAX_NAMES]) + f" and {len(names) - _MAX_NAMES} more"
+
+
+def _checks(params: Sequence[Parameter], sampler: Sampler, t: Thresholds) -> list[Check]:
+    checks: list[Check] = []
+    by = {s: [p.name for p in params if p.status == s] for s in STATUSES}
+    nonfinite = by["nan"] + by["inf"]
+    checks.append(
+        Check("finite", not nonfinite, f"non-finite draws in {_names(nonfinite)}" if nonfinite else "all draws finite", tuple(nonfinite))
+    )
+    bad = [p for p in params if p.status == "rhat"]
+    undefined = [p.name for p in bad if not np.isfinite(p.rhat)]
+    msg = f"R-hat > {t.max_rhat:g} for {_names([p.name for p in bad])}" if bad else f"R-hat <= {t.max_rhat:g}"
+    if undefined:
+        msg += f" (undefined for {_names(undefined)})"
+    checks.append(Check("rhat", not bad, msg, tuple(p.name for p in bad)))
+    # A parameter failing R-hat usually fails ESS too; list it under both so
+    # CI logs show every problem, but the status names the worse one.
+    low = [
+        p.name
+        for p in params
+        if p.status in ("rhat", "ess") and not (p.ess_bulk >= t.min_ess and p.ess_tail >= t.min_ess)
+    ]
+    checks.append(
+        Check("ess", not low, f"bulk or tail ESS < {t.min_ess:g} for {_names(low)}" if low else f"ESS >= {t.min_ess:g}", tuple(low))
+    )
+    if by["constant"]:
+        checks.append(
+            Check("constant", False, f"constant in every draw: {_names(by['constant'])}", tuple(by["constant"]), "warning")
+        )
+    if sampler.divergences is not None:
+        n, pct = sampler.divergences, sampler.divergence_percent or 0.0
+        ok = n <= t.max_divergences
+        msg = f"{n} of {sampler.transitions} ({pct:.2f}%) transitions divergent"
+        if not ok:
+            msg += f" (at most {t.max_divergences} allowed)"
+        checks.append(Check("divergences", ok, msg))
+    if sampler.treedepth_hits is not None:
+        hits = sampler.treedepth_hits
+        ok = hits <= t.max_treedepth_hits
+        msg = f"{hits} of {sampler.transitions} transitions hit the maximum tree depth {sampler.max_treedepth}"
+        checks.append(Check("treedepth", ok, msg, severity="warning"))
+    if sampler.ebfmi is not None:
+        e = np.asarray(sampler.ebfmi)
+        with np.errstate(invalid="ignore"):
+            low_chains = np.flatnonzero(~(e >= t.min_ebfmi))
+        if low_chains.size:
+            msg = "E-BFMI < {:g} in chain {}".format(
+                t.min_ebfmi, ", ".join(f"{c} ({e[c]:.2f})" for c in low_chains.tolist())
+            )
+        else:
+            msg = f"E-BFMI >= {t.min_ebfmi:g} in every chain (min {e.min():.2f})"
+        checks.append(Check("ebfmi", not low_chains.size, msg))
+    disagree = [p.name for p in params if p.ssif_disagrees]
+    if disagree:
+        checks.append(
+            Check(
+                "ssif",
+                False,
+                f"ESS by SSIF differs from bulk ESS by more than {t.ssif_ratio:g}x for {_names(disagree)}",
+                tuple(disagree),
+                "warning",
+            )
+        )
+    return checks
