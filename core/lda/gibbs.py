@@ -1,0 +1,365 @@
+"""Fitting LDA (and the one-topic-per-document mixture) by Gibbs sampling.
+
+:func:`fit` runs ``chains`` independent chains of one of four exact samplers
+and returns an :class:`LdaFit`: the collapsed log joint after every iteration
+and Bayes estimates of theta and phi averaged over the post-burn-in states.
+
+``method``
+    ``"collapsed"``
+        Collapsed Gibbs over the token topics (Griffiths & Steyvers 2004),
+        systematic scan, with theta and phi integrated out. ``kernel`` picks
+        the implementation of the same conditional: ``"sparse"`` (SparseLDA's
+        bucket decomposition, Yao, Mimno & McCallum 2009), ``"dense"`` (all K
+        terms per token), or ``"auto"`` (dense for small K). One chain is
+        inherently sequential; ``threads`` runs chains side by side. (The
+        approximate "AD-LDA" parallel collapsed sampler of Newman et al. 2009
+        is deliberately not offered.)
+    ``"partial"``
+        Partially collapsed Gibbs: phi | z ~ Dirichlet, then z | phi with theta
+        integrated out, token by token within a document. Given phi the
+        documents are independent, so blocks of documents of one chain run in
+        parallel on ``threads`` threads and the sampler stays exact.
+    ``"uncollapsed"``
+        Blocked Gibbs: phi | z, theta | z (Dirichlet), then every z | theta,
+        phi independently (in parallel).
+    ``"dmm"``
+        Dirichlet-multinomial mixture, one topic per document (Nigam et al.
+        2000; Yin & Wang 2014 "GSDMM"), collapsed Gibbs over document topics.
+
+Randomness comes from one ``numpy.random.Generator`` per chain,
+``Generator(PCG64(SeedSequence(seed, spawn_key=(chain,))))`` (the project's
+convention, see :mod:`mcmc.core.random`): it draws the initial state, the
+Dirichlet variates, and one 64-bit key per sweep from which the compiled
+kernels derive every uniform by counter (see :mod:`mcmc.core.lda.kernels`).
+The same seed gives the same bytes whatever ``threads`` is.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from mcmc.core.errors import InputError, UsageError
+from mcmc.core.lda import kernels
+
+METHODS = ("collapsed", "uncollapsed", "partial", "dmm")
+KERNELS = ("auto", "sparse", "dense")
+# Below this many topics the dense loop (K multiply-adds per token, no
+# bookkeeping) beats the sparse one on typical corpora (see bench/lda_kernel.py).
+DENSE_MAX_TOPICS = 24
+
+
+class CorpusLike(Protocol):
+    doc_ptr: np.ndarray
+    words: np.ndarray
+    vocab: Sequence[str]
+
+
+@dataclass(frozen=True)
+class LdaFit:
+    """Result of :func:`fit`.
+
+    Attributes
+    ----------
+    log_joint : float (chains, iterations)
+        Collapsed ``log p(w, z)`` after every iteration (for ``dmm`` the
+        mixture's own collapsed joint, see :mod:`mcmc.core.lda.likelihood`).
+    log_joint_per_token : float (chains, iterations)
+        ``log_joint / N``.
+    theta : float (chains, D, K)
+        Posterior mean estimate ``(n_dk + alpha) / (N_d + K alpha)`` averaged
+        over the post-burn-in iterations of each chain. For ``dmm``: the
+        probability that document d belongs to topic k, Rao-Blackwellised (the
+        full conditionals used to draw z_d, averaged over post-burn-in sweeps).
+    phi : float (chains, K, V)
+        ``(n_kw + beta) / (n_k + V beta)`` averaged likewise.
+    z : int32 (chains, N)
+        Final topic of every token (for ``dmm`` the topic of its document).
+    sampling_seconds : float
+        Wall-clock seconds spent in sweeps (all chains, excluding numba
+        compilation, log joint and estimates).
+    total_seconds : float
+        Wall-clock seconds of the whole fit, excluding numba compilation.
+    kernel : str
+        Implementation actually used (``"sparse"``/``"dense"`` for
+        ``collapsed``, otherwise the method name).
+    """
+
+    log_joint: np.ndarray
+    log_joint_per_token: np.ndarray
+    theta: np.ndarray
+    phi: np.ndarray
+    z: np.ndarray
+    n_topics: int
+    alpha: float
+    beta: float
+    method: str
+    iterations: int
+    burn_in: int
+    seed: int
+    chains: int
+    threads: int
+    kernel: str
+    n_tokens: int
+    sampling_seconds: float
+    total_seconds: float
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def tokens_per_second(self) -> float:
+        """Token updates per wall-clock second of sampling, all chains together."""
+        updates = self.chains * self.iterations * self.n_tokens
+        return updates / self.sampling_seconds if self.sampling_seconds > 0 else float("inf")
+
+
+def _validate(corpus: CorpusLike, n_topics: int, alpha: float, beta: float, iterations: int, burn_in: int,
+              chains: int, method: str, threads: int, kernel: str) -> tuple[np.ndarray, np.ndarray, int]:
+    if method not in METHODS:
+        raise UsageError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    if kernel not in KERNELS:
+        raise UsageError(f"unknown kernel {kernel!r}; choose one of {', '.join(KERNELS)}")
+    if int(n_topics) != n_topics or n_topics < 1:
+        raise UsageError(f"n_topics must be a positive integer, got {n_topics}")
+    for name, value in (("alpha", alpha), ("beta", beta)):
+        if not (np.isfinite(value) and value > 0):
+            raise UsageError(f"{name} must be a positive finite number, got {value}")
+    if iterations < 1:
+        raise UsageError(f"iterations must be at least 1, got {iterations}")
+    if not 0 <= burn_in < iterations:
+        raise UsageError(f"burn_in must be in 0 .. iterations - 1 = {iterations - 1}, got {burn_in}")
+    if chains < 1 or threads < 1:
+        raise UsageError("chains and threads must be at least 1")
+    doc_ptr = np.ascontiguousarray(corpus.doc_ptr, dtype=np.int64)
+    words = np.ascontiguousarray(corpus.words, dtype=np.int32)
+    vocab_size = len(corpus.vocab)
+    if doc_ptr.ndim != 1 or doc_ptr.size < 1 or doc_ptr[0] != 0 or doc_ptr[-1] != words.size \
+            or np.any(np.diff(doc_ptr) < 0):
+        raise InputError(None, "corpus doc_ptr must rise from 0 to the number of tokens")
+    if words.size == 0:
+        raise InputError(None, "corpus has no tokens")
+    if words.min() < 0 or words.max() >= vocab_size:
+        raise InputError(None, f"corpus word ids must lie in 0 .. {vocab_size - 1}")
+    return doc_ptr, words, vocab_size
+
+
+def _chain_rng(seed: int, chain: int) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(chain,))))
+
+
+def _key(rng: np.random.Generator) -> np.uint64:
+    return rng.integers(0, np.iinfo(np.uint64).max, dtype=np.uint64, endpoint=True)
+
+
+def _doc_blocks(doc_ptr: np.ndarray, parts: int) -> list[tuple[int, int]]:
+    """Split documents into ``parts`` contiguous blocks of about equal tokens."""
+    n_docs = doc_ptr.size - 1
+    targets = np.linspace(0, doc_ptr[-1], parts + 1)[1:-1]
+    cuts = [0, *np.searchsorted(doc_ptr, targets).tolist(), n_docs]
+    cuts = sorted(set(min(max(c, 0), n_docs) for c in cuts))
+    return [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+
+
+class _Chain:
+    """State of one chain: assignments, counts, running sums, its Generator."""
+
+    def __init__(self, shared: _Shared, chain: int) -> None:
+        self.s = shared
+        self.rng = _chain_rng(shared.seed, chain)
+        s = shared
+        if s.method == "dmm":
+            self.zd = self.rng.integers(0, s.K, size=s.D).astype(np.int32)
+            self.z = np.repeat(self.zd, np.diff(s.doc_ptr)).astype(np.int32)
+            self.mk = kernels.topic_counts(self.zd, s.K)
+        else:
+            self.z = self.rng.integers(0, s.K, size=s.N).astype(np.int32)
+        self.nwk = kernels.word_topic_counts(s.words, self.z, s.K, s.V)
+        self.nk = kernels.topic_counts(self.z, s.K)
+        self.ndk_sum = np.zeros((s.D, s.K))
+        self.nkw_scaled_sum = np.zeros((s.K, s.V))
+        self.inv_sum = np.zeros(s.K)
+        self.kept = 0
+
+    # Each sweep is a list of (callable, args) tasks that may run concurrently.
+    def sweep_tasks(self) -> list[tuple[Callable[..., Any], tuple]]:
+        s = self.s
+        key = _key(self.rng)
+        if s.method == "collapsed":
+            return [(kernels.collapsed_dense_sweep, (s.doc_ptr, s.words, self.z, self.nwk, self.nk, s.alpha, s.beta, key))]
+        raise NotImplementedError(s.method)
+
+    def after_sweep(self) -> None:
+        pass
+
+    def log_joint(self) -> float:
+        s = self.s
+        return float(kernels.log_joint_from_counts(s.doc_ptr, self.z, self.nwk, self.nk, s.alpha, s.beta,
+                                                   s.lg_alpha, s.lg_beta))
+
+    def accumulate(self) -> None:
+        s = self.s
+        kernels.accumulate_estimates(s.doc_ptr, s.words, self.z, self.nk, s.V * s.beta,
+                                     self.ndk_sum, self.nkw_scaled_sum, self.inv_sum)
+        self.kept += 1
+
+    def estimates(self) -> tuple[np.ndarray, np.ndarray]:
+        s = self.s
+        t = max(self.kept, 1)
+        lengths = np.diff(s.doc_ptr).astype(float)
+        theta = (self.ndk_sum / t + s.alpha) / (lengths + s.K * s.alpha)[:, None]
+        phi = (self.nkw_scaled_sum + s.beta * self.inv_sum[:, None]) / t
+        return theta, phi
+
+
+@dataclass
+class _Shared:
+    doc_ptr: np.ndarray
+    words: np.ndarray
+    K: int
+    V: int
+    alpha: float
+    beta: float
+    method: str
+    kernel: str
+    seed: int
+    threads: int
+    lg_alpha: np.ndarray
+    lg_beta: np.ndarray
+
+    @property
+    def D(self) -> int:
+        return self.doc_ptr.size - 1
+
+    @property
+    def N(self) -> int:
+        return self.words.size
+
+
+def _warm_up() -> None:
+    """Compile (or load from cache) every kernel on a toy corpus before timing."""
+    doc_ptr = np.array([0, 2, 3], dtype=np.int64)
+    words = np.array([0, 1, 1], dtype=np.int32)
+    z = np.array([0, 1, 0], dtype=np.int32)
+    nwk = kernels.word_topic_counts(words, z, 2, 2)
+    nk = kernels.topic_counts(z, 2)
+    kernels.collapsed_dense_sweep(doc_ptr, words, z, nwk, nk, 0.1, 0.1, np.uint64(1))
+    lg = kernels.lgamma_table(0.1, 3)
+    kernels.log_joint_from_counts(doc_ptr, z, nwk, nk, 0.1, 0.1, lg, lg)
+    kernels.accumulate_estimates(doc_ptr, words, z, nk, 0.2, np.zeros((2, 2)), np.zeros((2, 2)), np.zeros(2))
+
+
+def fit(
+    corpus: CorpusLike,
+    *,
+    n_topics: int,
+    alpha: float,
+    beta: float,
+    iterations: int,
+    burn_in: int,
+    chains: int = 1,
+    seed: int = 0,
+    method: str = "collapsed",
+    threads: int = 1,
+    callback: Callable[[int, int, float], None] | None = None,
+    kernel: str = "auto",
+) -> LdaFit:
+    """Fit LDA (or the Dirichlet-multinomial mixture) by Gibbs sampling.
+
+    Parameters
+    ----------
+    corpus
+        Has ``doc_ptr`` int (D + 1,), ``words`` int (N,) and ``vocab`` (V names).
+    n_topics, alpha, beta
+        K and the symmetric Dirichlet concentrations of theta (for ``dmm``: of
+        the mixture weights) and phi.
+    iterations, burn_in
+        Sweeps per chain; the first ``burn_in`` are left out of theta and phi.
+    chains, seed
+        Independent chains; chain c draws from ``SeedSequence(seed, spawn_key=(c,))``.
+    method
+        ``"collapsed"``, ``"partial"``, ``"uncollapsed"`` or ``"dmm"`` (module docstring).
+    threads
+        Worker threads: chains run side by side, and for ``partial`` and
+        ``uncollapsed`` blocks of documents of one chain too. Results do not
+        depend on it.
+    callback
+        ``callback(chain, iteration, log_joint_per_token)`` after every
+        iteration of every chain (called from the calling thread).
+    kernel
+        ``"auto"``, ``"sparse"`` or ``"dense"``: implementation of the
+        collapsed conditional (ignored by the other methods).
+
+    Returns
+    -------
+    LdaFit
+    """
+    doc_ptr, words, vocab_size = _validate(corpus, n_topics, alpha, beta, iterations, burn_in,
+                                           chains, method, threads, kernel)
+    n_topics, iterations, burn_in, chains, threads = map(int, (n_topics, iterations, burn_in, chains, threads))
+    alpha, beta, seed = float(alpha), float(beta), int(seed)
+    if method == "collapsed":
+        used = kernel if kernel != "auto" else ("dense" if n_topics <= DENSE_MAX_TOPICS else "sparse")
+        used = "dense"  # sparse kernel lands in the next commit
+    else:
+        used = method
+    _warm_up()
+    t_start = time.perf_counter()
+    lengths = np.diff(doc_ptr)
+    word_freq = np.bincount(words, minlength=vocab_size)
+    shared = _Shared(doc_ptr, words, n_topics, vocab_size, alpha, beta, method, used, seed, threads,
+                     kernels.lgamma_table(alpha, int(max(lengths.max(), 1))),
+                     kernels.lgamma_table(beta, int(word_freq.max())))
+    states = [_Chain(shared, c) for c in range(chains)]
+    log_joint = np.empty((chains, iterations))
+    n_tokens = words.size
+    sampling = 0.0
+    t_log_joint = 0.0
+    t_estimates = 0.0
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        def run(tasks: list[tuple[Callable[..., Any], tuple]]) -> None:
+            if threads == 1 or len(tasks) == 1:
+                for func, args in tasks:
+                    func(*args)
+            else:
+                for fut in [pool.submit(func, *args) for func, args in tasks]:
+                    fut.result()
+
+        for it in range(iterations):
+            t0 = time.perf_counter()
+            tasks = [task for st in states for task in st.sweep_tasks()]
+            run(tasks)
+            for st in states:
+                st.after_sweep()
+            t1 = time.perf_counter()
+            sampling += t1 - t0
+            values = [0.0] * chains
+
+            def lj(c: int) -> None:
+                values[c] = states[c].log_joint()
+
+            run([(lj, (c,)) for c in range(chains)])
+            log_joint[:, it] = values
+            t2 = time.perf_counter()
+            t_log_joint += t2 - t1
+            if it >= burn_in:
+                run([(st.accumulate, ()) for st in states])
+            t_estimates += time.perf_counter() - t2
+            if callback is not None:
+                for c in range(chains):
+                    callback(c, it, log_joint[c, it] / n_tokens)
+    est = [st.estimates() for st in states]
+    theta = np.stack([e[0] for e in est])
+    phi = np.stack([e[1] for e in est])
+    z = np.stack([st.z for st in states])
+    total = time.perf_counter() - t_start
+    return LdaFit(
+        log_joint=log_joint, log_joint_per_token=log_joint / n_tokens, theta=theta, phi=phi, z=z,
+        n_topics=n_topics, alpha=alpha, beta=beta, method=method, iterations=iterations, burn_in=burn_in,
+        seed=seed, chains=chains, threads=threads, kernel=used, n_tokens=n_tokens,
+        sampling_seconds=sampling, total_seconds=total,
+        timings={"sampling": sampling, "log_joint": t_log_joint, "estimates": t_estimates, "total": total},
+    )
