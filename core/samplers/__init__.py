@@ -1,1 +1,122 @@
-"""Samplers: one module per algorithm, each with ``State``, ``Info``, ``init`` and ``step``."""
+"""Samplers: one module per algorithm, each with ``State``, ``Info``, ``init`` and ``step``.
+
+The protocol (BlackJAX style, vectorized over a leading chain axis)
+-------------------------------------------------------------------
+A sampler is a module (or any object) with
+
+``NAME: str``
+    The name recorded in the chains file (``"rwm"``).
+``State``
+    A NamedTuple whose first two fields are ``position (chains, dim)`` and
+    ``log_density (chains,)``; gradient-based samplers add ``grad``.
+``Info``
+    A NamedTuple of per-chain arrays ``(chains,)`` named as ArviZ names sampler
+    statistics (``acceptance_rate``, ``accepted``, ``diverging``, ``energy``,
+    ``n_steps``, ``step_size``, ``n_evals``...). A field set to ``None`` is
+    left out of the chains file.
+``init(position, target) -> State``
+    Evaluate what the kernel needs at ``position (chains, dim)``.
+``step(rng, state, target, **params) -> (State, Info)``
+    One transition for every chain; ``rng`` is a
+    :class:`~mcmc.core.random.ChainRandom`. Parameters may be scalars or
+    per-chain arrays ``(chains,)``.
+``make_adapter(warmup, state, target, rng, **params) -> Adapter``
+    Optional: the warm-up tuner (see :mod:`mcmc.core.samplers.adapt`). Without
+    it the driver runs warm-up with ``params`` unchanged.
+
+:func:`accept_reject` is the one Metropolis accept/reject step the
+Metropolis-type kernels share. :func:`get_sampler` resolves the command-line
+names.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from mcmc.core.random import ChainRandom
+    from mcmc.core.samplers.adapt import Adapter
+    from mcmc.core.targets.base import Target
+
+S = TypeVar("S")
+
+# Command-line name -> (module, attribute or None for the module itself).
+SAMPLERS: dict[str, tuple[str, str | None]] = {
+    "rwm": ("mcmc.core.samplers.rwm", None),
+    "mh-independence": ("mcmc.core.samplers.mh", "independence"),
+    "mh-lognormal": ("mcmc.core.samplers.mh", "lognormal"),
+    "two-stage": ("mcmc.core.samplers.two_stage", None),
+    "slice": ("mcmc.core.samplers.slice", None),
+    "hmc": ("mcmc.core.samplers.hmc", None),
+}
+
+
+class Sampler(Protocol):
+    """What the driver needs from a sampler module (see the module docstring)."""
+
+    NAME: str
+
+    def init(self, position: np.ndarray, target: Target) -> Any: ...
+
+    def step(self, rng: ChainRandom, state: Any, target: Target, **params: Any) -> tuple[Any, Any]: ...
+
+
+def get_sampler(name: str) -> Sampler:
+    """The sampler registered under ``name`` (``rwm``, ``slice``, ``hmc``, ...).
+
+    Raises
+    ------
+    KeyError
+        For an unknown name (the command line validates names first).
+    """
+    module, attr = SAMPLERS[name]
+    mod = import_module(module)
+    return getattr(mod, attr) if attr else mod  # type: ignore[return-value]
+
+
+def accept_reject(
+    rng: ChainRandom, log_ratio: np.ndarray, proposal: S, current: S
+) -> tuple[S, np.ndarray, np.ndarray]:
+    """Metropolis accept/reject for every chain at once.
+
+    Parameters
+    ----------
+    rng
+        Per-chain random streams (one uniform per chain is consumed).
+    log_ratio
+        ``(chains,)`` log acceptance ratio, Hastings term included. NaN counts
+        as ``-inf`` (a proposal whose density cannot be evaluated is rejected).
+    proposal, current
+        States (NamedTuples of arrays with a leading chain axis).
+
+    Returns
+    -------
+    state
+        Field by field ``proposal`` where accepted, else ``current``.
+    accepted
+        ``(chains,)`` bool.
+    acceptance_rate
+        ``(chains,)`` ``min(1, exp(log_ratio))``: the Rao-Blackwellised
+        acceptance probability, the statistic adaptation should track.
+    """
+    log_ratio = np.where(np.isnan(log_ratio), -np.inf, log_ratio)
+    accepted = rng.log_uniform() < log_ratio
+    with np.errstate(over="ignore"):
+        rate = np.exp(np.minimum(log_ratio, 0.0))
+    return select(accepted, proposal, current), accepted, rate
+
+
+def select(mask: np.ndarray, new: S, old: S) -> S:
+    """``new`` where ``mask (chains,)`` is true, ``old`` elsewhere, for every field of a NamedTuple."""
+    fields = []
+    for a, b in zip(new, old, strict=True):  # type: ignore[call-overload]
+        if a is None:
+            fields.append(b)
+            continue
+        a = np.asarray(a)
+        m = mask.reshape(mask.shape + (1,) * (a.ndim - 1))
+        fields.append(np.where(m, a, b))
+    return type(old)(*fields)  # type: ignore[call-arg]

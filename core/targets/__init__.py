@@ -1,1 +1,64 @@
-"""Targets: log densities the samplers draw from, built in or loaded from a user file."""
+"""Targets: log densities the samplers draw from, built in or loaded from a user file.
+
+:func:`get_target` resolves a name (``gaussian``, ``banana``, ...) or a user
+file (``model.py`` or ``model.py:name``) to a :class:`~mcmc.core.targets.base.Target`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from importlib import import_module
+from typing import Any
+
+from mcmc.core.errors import UsageError
+
+# Name -> (module, factory). Factories take the target's options as keywords.
+TARGETS: dict[str, tuple[str, str]] = {
+    "gaussian": ("mcmc.core.targets.builtin", "gaussian"),
+    "bimodal": ("mcmc.core.targets.builtin", "bimodal"),
+    "banana": ("mcmc.core.targets.builtin", "banana"),
+    "funnel": ("mcmc.core.targets.builtin", "funnel"),
+    "logistic": ("mcmc.core.targets.models", "logistic"),
+    "beta-bernoulli": ("mcmc.core.targets.models", "beta_bernoulli"),
+    "eight-schools": ("mcmc.core.targets.models", "eight_schools"),
+}
+
+
+def is_user_target(name: str) -> bool:
+    """True for ``path.py`` or ``path.py:attr`` (a user file), false for registry names."""
+    return name.split(":", 1)[0].endswith(".py") or "/" in name
+
+
+def get_target(name: str, **options: Any) -> Any:
+    """Build the target ``name`` with ``options`` (only those it accepts).
+
+    Options set to ``None`` count as not given. A user file takes no options.
+
+    Raises
+    ------
+    UsageError
+        Unknown target name, or an option the target does not take.
+    InputError
+        A user file that cannot be loaded or does not define a usable target.
+    """
+    given = {k: v for k, v in options.items() if v is not None}
+    if is_user_target(name):
+        from mcmc.core.targets.user import load_user_target
+
+        if given:
+            raise UsageError(f"option(s) {', '.join(_flag(k) for k in given)} do not apply to a user target file")
+        return load_user_target(name)
+    if name not in TARGETS:
+        raise UsageError(f"unknown target {name!r}; choose from {', '.join(TARGETS)} or give a file model.py[:name]")
+    module, attr = TARGETS[name]
+    factory: Callable[..., Any] = getattr(import_module(module), attr)
+    accepted = set(inspect.signature(factory).parameters)
+    extra = sorted(set(given) - accepted)
+    if extra:
+        raise UsageError(f"option(s) {', '.join(_flag(k) for k in extra)} do not apply to target {name!r}")
+    return factory(**given)
+
+
+def _flag(option: str) -> str:
+    return "--" + option.replace("_", "-")

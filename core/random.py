@@ -1,0 +1,144 @@
+"""Per-chain random streams: one seed, one independent Generator per chain.
+
+Chain ``i`` of a run seeded with ``seed`` draws from
+``Generator(PCG64(SeedSequence(seed, spawn_key=(i,))))``, which is exactly the
+``i``-th child of ``SeedSequence(seed).spawn(n)`` for any ``n > i``. A chain's
+numbers therefore depend only on the seed and its own index, never on how many
+other chains run beside it: running chains 0-3 in one call gives the same bytes
+as running chains 0-1 and 2-3 in two calls (the driver's ``chain_ids``). Every
+sampler keeps that property by drawing all its randomness from a
+:class:`ChainRandom` and adapting per chain.
+
+Looping over ``chains`` Generators on every step would dominate the cost of a
+cheap kernel, so each chain keeps a buffer per distribution (standard normal,
+uniform, standard exponential) refilled in blocks from its own Generator. A
+refill happens when *that chain's* buffer runs short, so what a chain receives
+is still a function of its own request sequence only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import prod
+
+import numpy as np
+
+_BLOCK = 4096  # values per refill per chain and distribution (at least 16 requests' worth)
+
+
+class ChainRandom:
+    """Independent random streams for a batch of chains, served as arrays.
+
+    Parameters
+    ----------
+    seed
+        The run's seed (a non-negative integer).
+    chain_ids
+        Global indices of the chains in this batch (default ``range(chains)``).
+    chains
+        Number of chains when ``chain_ids`` is not given.
+    stream
+        Optional extra key for a second, independent family of streams from the
+        same seed (the driver draws starting points from ``stream=1`` so that
+        retrying a bad start never shifts the sampling stream).
+
+    Every method returns an array whose leading axis is the chain (or the
+    chains selected by ``mask``), e.g. ``normal((dim,))`` has shape
+    ``(chains, dim)``. Values come from each chain's own stream, in order.
+    """
+
+    def __init__(
+        self,
+        seed: int,
+        chain_ids: Sequence[int] | None = None,
+        *,
+        chains: int | None = None,
+        stream: int | None = None,
+    ) -> None:
+        if chain_ids is None:
+            if chains is None:
+                raise ValueError("give chain_ids or chains")
+            chain_ids = range(chains)
+        self.seed = int(seed)
+        self.chain_ids = tuple(int(i) for i in chain_ids)
+        if len(set(self.chain_ids)) != len(self.chain_ids) or any(i < 0 for i in self.chain_ids):
+            raise ValueError(f"chain ids must be distinct non-negative integers, got {self.chain_ids}")
+        self.generators = [
+            np.random.Generator(np.random.PCG64(np.random.SeedSequence(self.seed, spawn_key=key)))
+            for key in ((i,) if stream is None else (i, stream) for i in self.chain_ids)
+        ]
+        self._buffers: dict[str, _Buffer] = {}
+
+    @property
+    def chains(self) -> int:
+        """Number of chains in this batch."""
+        return len(self.chain_ids)
+
+    def normal(self, size: int | tuple[int, ...] = (), mask: np.ndarray | None = None) -> np.ndarray:
+        """Standard normal draws of shape ``(chains, *size)`` (or ``(mask.sum(), *size)``)."""
+        return self._draw("normal", size, mask)
+
+    def uniform(self, size: int | tuple[int, ...] = (), mask: np.ndarray | None = None) -> np.ndarray:
+        """Uniform draws on [0, 1), shape ``(chains, *size)`` (or ``(mask.sum(), *size)``)."""
+        return self._draw("uniform", size, mask)
+
+    def exponential(self, size: int | tuple[int, ...] = (), mask: np.ndarray | None = None) -> np.ndarray:
+        """Standard exponential draws, shape ``(chains, *size)`` (or ``(mask.sum(), *size)``)."""
+        return self._draw("exponential", size, mask)
+
+    def log_uniform(self, mask: np.ndarray | None = None) -> np.ndarray:
+        """``log(u)`` for one uniform per chain, as ``-Exponential(1)`` (never ``-inf``)."""
+        return -self._draw("exponential", (), mask)
+
+    # -- internals ---------------------------------------------------------
+
+    def _fill(self, kind: str, gen: np.random.Generator, n: int) -> np.ndarray:
+        if kind == "normal":
+            return gen.standard_normal(n)
+        if kind == "uniform":
+            return gen.random(n)
+        return gen.standard_exponential(n)
+
+    def _draw(self, kind: str, size: int | tuple[int, ...], mask: np.ndarray | None) -> np.ndarray:
+        shape = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+        k = prod(shape)
+        if mask is None:
+            rows = np.arange(self.chains)
+        else:
+            mask = np.asarray(mask)
+            rows = np.flatnonzero(mask) if mask.dtype == bool else mask.astype(np.int64)
+        if k == 0 or rows.size == 0:
+            return np.zeros((rows.size, *shape))
+        if kind not in self._buffers:
+            self._buffers[kind] = _Buffer(self.chains)
+        b = self._buffers[kind]
+        short = rows[b.pos[rows] + k > b.end[rows]]
+        for c in short:
+            # The chain's unread values, then a fresh block of its own stream
+            # whose length depends only on this request: the chain's sequence
+            # of values never depends on what the other chains asked for.
+            rest = b.data[c, b.pos[c] : b.end[c]].copy()
+            fresh = self._fill(kind, self.generators[c], max(_BLOCK, 16 * k))
+            b.put(c, np.concatenate([rest, fresh]))
+        idx = b.pos[rows][:, None] + np.arange(k)
+        out = b.data[rows[:, None], idx]
+        b.pos[rows] += k
+        return out.reshape(rows.size, *shape)
+
+
+class _Buffer:
+    """Pre-drawn values of one distribution: row ``c`` holds ``data[c, pos[c]:end[c]]`` unread."""
+
+    def __init__(self, chains: int) -> None:
+        self.data = np.empty((chains, 0))
+        self.pos = np.zeros(chains, dtype=np.int64)
+        self.end = np.zeros(chains, dtype=np.int64)
+
+    def put(self, c: int, values: np.ndarray) -> None:
+        if values.size > self.data.shape[1]:
+            wider = np.empty((self.data.shape[0], values.size))
+            wider[:, : self.data.shape[1]] = self.data
+            self.data = wider
+        self.data[c, : values.size] = values
+        self.pos[c] = 0
+        self.end[c] = values.size

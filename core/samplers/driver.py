@@ -1,0 +1,244 @@
+"""The one loop every sampler runs in: starts, warm-up, draws, chains file.
+
+:func:`run` draws starting points, runs warm-up with the sampler's adapter
+(:mod:`mcmc.core.samplers.adapt`), then the sampling iterations, keeping every
+``thin``-th (CmdStan's convention: ``draws`` counts iterations, so
+``ceil(draws / thin)`` are kept). Per-iteration ``Info`` fields become
+``(chain, draw)`` sampler statistics under their ArviZ names, plus ``lp`` (the
+log density in the sampling space, Jacobian included, as Stan reports it).
+
+Reproducibility: all randomness comes from :class:`~mcmc.core.random.ChainRandom`
+streams keyed by the global chain index, and adaptation is per chain, so
+``run(..., chain_ids=[0, 1])`` and ``run(..., chain_ids=[2, 3])`` give,
+concatenated, exactly the arrays of ``run(..., chains=4)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from mcmc.core.chains import Chains
+from mcmc.core.errors import InputError, UsageError
+from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import Sampler
+from mcmc.core.samplers.adapt import FixedParams
+from mcmc.core.targets.base import Target
+
+INIT_ATTEMPTS = 100  # as Stan: redraw a start with non-finite log density up to this many times
+
+# Attributes that change from run to run of the same seed (timings); tests of
+# byte-identical output leave them out.
+VOLATILE_ATTRS = ("wall_time_s", "warmup_time_s", "sampling_time_s")
+
+
+class Counter:
+    """Counts log-density and gradient evaluations (one per chain row evaluated)."""
+
+    def __init__(self) -> None:
+        self.density = 0
+        self.gradient = 0
+
+    def wrap(self, target: Target) -> Target:
+        """A copy of ``target`` whose functions count their evaluations here."""
+
+        def counted(fn: Callable[..., Any] | None, dens: int, grad: int) -> Callable[..., Any] | None:
+            if fn is None:
+                return None
+
+            def wrapper(x: np.ndarray) -> Any:
+                n = np.shape(x)[0] if np.ndim(x) else 1
+                self.density += dens * n
+                self.gradient += grad * n
+                return fn(x)
+
+            return wrapper
+
+        return dataclasses.replace(
+            target,
+            log_density=counted(target.log_density, 1, 0),
+            grad_log_density=counted(target.grad_log_density, 0, 1),
+            value_and_grad_fn=counted(target.value_and_grad_fn, 1, 1),
+            # Stage-one (prior) evaluations of two-stage MH are counted by the
+            # sampler itself; the likelihood is the expensive part.
+            log_likelihood=counted(target.log_likelihood, 1, 0),
+        )
+
+
+def run(
+    sampler: Sampler,
+    target: Target,
+    *,
+    chains: int = 4,
+    warmup: int = 1000,
+    draws: int = 1000,
+    thin: int = 1,
+    seed: int | None = None,
+    chain_ids: Sequence[int] | None = None,
+    init: np.ndarray | None = None,
+    params: Mapping[str, Any] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Chains:
+    """Run ``sampler`` on ``target`` and return the chains.
+
+    Parameters
+    ----------
+    sampler
+        A sampler module or object (see :mod:`mcmc.core.samplers`).
+    target
+        The distribution to sample.
+    chains
+        Number of chains (ignored when ``chain_ids`` is given).
+    warmup, draws
+        Iterations of warm-up (adaptation; discarded) and of sampling.
+    thin
+        Keep every ``thin``-th sampling iteration.
+    seed
+        Non-negative integer; ``None`` picks one from OS entropy (recorded in
+        ``attrs["seed"]``, so the run can be repeated).
+    chain_ids
+        Global indices of the chains to run (default ``range(chains)``); the
+        ``i``-th chain's draws depend only on ``seed`` and ``i``.
+    init
+        Starting points ``(dim,)`` (shared) or ``(chains, dim)``; default
+        ``target.initial``, redrawn while the log density is not finite.
+    params
+        Keyword parameters of the sampler (initial values of tuned ones).
+    progress
+        Called as ``progress(done, total)`` about a hundred times per run.
+
+    Returns
+    -------
+    Chains
+        ``posterior`` from ``target.to_variables`` (reported space),
+        ``sample_stats`` from the sampler's ``Info`` plus ``lp``, and
+        ``attrs``: sampler, target, target options, seed, chains, chain ids,
+        warmup, draws, thin, the parameters used after warm-up (per chain),
+        evaluation counts and timings.
+    """
+    if warmup < 0 or draws < 1 or thin < 1:
+        raise UsageError(f"need warmup >= 0, draws >= 1 and thin >= 1 (got {warmup}, {draws}, {thin})")
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy % (2**63))  # type: ignore[operator]
+    if seed < 0:
+        raise UsageError(f"seed must be non-negative, got {seed}")
+    ids = tuple(range(chains)) if chain_ids is None else tuple(int(i) for i in chain_ids)
+    n_chains = len(ids)
+    if n_chains < 1:
+        raise UsageError("need at least one chain")
+    params = dict(params or {})
+
+    counter = Counter()
+    counted = counter.wrap(target)
+    rng = ChainRandom(seed, ids)
+    t0 = time.perf_counter()
+    position = _starting_points(counted, seed, ids, init)
+    state = sampler.init(position, counted)
+
+    make_adapter = getattr(sampler, "make_adapter", None)
+    adapter = (
+        make_adapter(warmup, state, counted, rng, **params) if make_adapter is not None else FixedParams(**params)
+    )
+    total = warmup + draws
+    every = max(1, total // 100)
+    done = 0
+    for _ in range(warmup):
+        state, info = sampler.step(rng, state, counted, **adapter.params())
+        adapter.update(state, info)
+        done += 1
+        if progress is not None and done % every == 0:
+            progress(done, total)
+    t1 = time.perf_counter()
+    evals_warmup = (counter.density, counter.gradient)
+
+    final = adapter.final()
+    kept = -(-draws // thin)
+    positions = np.empty((n_chains, kept, target.dim))
+    stats: dict[str, list[np.ndarray]] = {}
+    k = 0
+    for i in range(draws):
+        state, info = sampler.step(rng, state, counted, **final)
+        if i % thin == 0:
+            positions[:, k] = state.position
+            for name, value in info._asdict().items():
+                if value is not None:
+                    stats.setdefault(name, []).append(np.asarray(value))
+            if "lp" not in info._fields:
+                stats.setdefault("lp", []).append(np.asarray(state.log_density, dtype=float))
+            k += 1
+        done += 1
+        if progress is not None and (done % every == 0 or done == total):
+            progress(done, total)
+    t2 = time.perf_counter()
+
+    sample_stats = {name: np.stack(values, axis=1) for name, values in stats.items()}
+    attrs: dict[str, Any] = {
+        "sampler": getattr(sampler, "NAME", getattr(sampler, "__name__", "unknown")),
+        "target": target.name,
+        "target_options": dict(target.options),
+        "seed": int(seed),
+        "chains": n_chains,
+        "chain_ids": list(ids),
+        "warmup": warmup,
+        "draws": draws,
+        "thin": thin,
+        "params": {name: _jsonable(value, n_chains) for name, value in final.items()},
+        "n_density_evals_warmup": evals_warmup[0],
+        "n_gradient_evals_warmup": evals_warmup[1],
+        "n_density_evals": counter.density - evals_warmup[0],
+        "n_gradient_evals": counter.gradient - evals_warmup[1],
+        "warmup_time_s": round(t1 - t0, 6),
+        "sampling_time_s": round(t2 - t1, 6),
+        "wall_time_s": round(t2 - t0, 6),
+    }
+    extra = getattr(sampler, "run_attrs", None)
+    if extra is not None:
+        attrs.update(extra(state, final))
+    return Chains(target.to_variables(positions), sample_stats, attrs)
+
+
+def _starting_points(target: Target, seed: int, ids: tuple[int, ...], init: np.ndarray | None) -> np.ndarray:
+    n = len(ids)
+    if init is not None:
+        x = np.asarray(init, dtype=float)
+        if x.shape == (target.dim,):
+            x = np.broadcast_to(x, (n, target.dim)).copy()
+        if x.shape != (n, target.dim):
+            raise InputError(None, f"initial point has shape {x.shape}; expected ({target.dim},) or ({n}, {target.dim})")
+        lp = np.asarray(target.log_density(x))
+        if not np.all(np.isfinite(lp)):
+            raise InputError(None, "the log density is not finite at the initial point")
+        return x
+    # A separate stream family for starts, so redrawing a bad start for one
+    # chain never shifts the numbers its sampler sees.
+    init_rng = ChainRandom(seed, ids, stream=1)
+    x = target.initial(init_rng, n)
+    ok = np.isfinite(np.asarray(target.log_density(x)))
+    for _ in range(INIT_ATTEMPTS - 1):
+        if ok.all():
+            break
+        candidate = target.initial(init_rng, n)
+        # Only chains still looking take a new candidate: chain i's start is the
+        # first finite one in its own stream.
+        bad = ~ok
+        x[bad] = candidate[bad]
+        ok[bad] = np.isfinite(np.asarray(target.log_density(candidate[bad])))
+    if not ok.all():
+        raise InputError(
+            None,
+            f"no starting point with finite log density after {INIT_ATTEMPTS} tries "
+            f"(chains {[ids[i] for i in np.flatnonzero(~ok)]}); give one with --init",
+        )
+    return x
+
+
+def _jsonable(value: Any, n_chains: int) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

@@ -1,0 +1,80 @@
+"""Random-walk Metropolis with a Gaussian proposal, vectorized over chains.
+
+Proposal ``x' = x + s * z`` with ``z ~ N(0, I)`` and per-chain scale ``s``;
+accepted with probability ``min(1, pi(x') / pi(x))`` (Metropolis, Rosenbluth,
+Rosenbluth, Teller & Teller 1953). Warm-up tunes ``s`` per chain by
+Robbins-Monro toward acceptance 0.234 (``dim > 1``; Roberts, Gelman & Gilks
+1997) or 0.44 (``dim = 1``), see :mod:`mcmc.core.samplers.adapt`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import accept_reject
+from mcmc.core.samplers.adapt import RobbinsMonroScale, optimal_acceptance
+from mcmc.core.targets.base import Target
+
+NAME = "rwm"
+
+
+class State(NamedTuple):
+    position: np.ndarray  # (chains, dim)
+    log_density: np.ndarray  # (chains,)
+
+
+class Info(NamedTuple):
+    acceptance_rate: np.ndarray  # (chains,) min(1, exp(log ratio))
+    accepted: np.ndarray  # (chains,) bool
+    step_size: np.ndarray  # (chains,) the proposal scale s
+
+
+def init(position: np.ndarray, target: Target) -> State:
+    """State at ``position (chains, dim)``."""
+    position = np.asarray(position, dtype=float)
+    return State(position, np.asarray(target.log_density(position), dtype=float))
+
+
+def default_scale(dim: int) -> float:
+    """``2.38 / sqrt(dim)``: optimal for a standard Gaussian target (Gelman et al. 1996)."""
+    return 2.38 / np.sqrt(dim)
+
+
+def step(rng: ChainRandom, state: State, target: Target, *, scale: float | np.ndarray | None = None) -> tuple[State, Info]:
+    """One random-walk Metropolis transition for every chain.
+
+    Parameters
+    ----------
+    scale
+        Proposal standard deviation, scalar or per chain ``(chains,)``;
+        default ``2.38 / sqrt(dim)``.
+    """
+    x = state.position
+    s = np.broadcast_to(np.asarray(default_scale(x.shape[1]) if scale is None else scale, dtype=float), (x.shape[0],))
+    proposal = x + s[:, None] * rng.normal((x.shape[1],))
+    lp = np.asarray(target.log_density(proposal), dtype=float)
+    new, accepted, rate = accept_reject(rng, lp - state.log_density, State(proposal, lp), state)
+    return new, Info(rate, accepted, s.copy())
+
+
+def make_adapter(
+    warmup: int,
+    state: State,
+    target: Target,
+    rng: ChainRandom,
+    *,
+    scale: float | np.ndarray | None = None,
+    target_accept: float | None = None,
+) -> RobbinsMonroScale:
+    """Robbins-Monro tuning of ``scale`` per chain (toward 0.234, or 0.44 in 1-D)."""
+    dim = state.position.shape[1]
+    return RobbinsMonroScale(
+        warmup,
+        default_scale(dim) if scale is None else scale,
+        state.position.shape[0],
+        optimal_acceptance(dim) if target_accept is None else target_accept,
+    )
+

@@ -1,0 +1,192 @@
+"""Synthetic targets with known moments: Gaussians, a bimodal mixture, a banana, Neal's funnel.
+
+* ``gaussian``: ``N(0, D R D)`` with ``D = diag(scales)`` and ``R`` the
+  equicorrelation matrix ``(1 - rho) I + rho 1 1^T``; ``scales="unit"`` (all 1)
+  or ``"log"`` (log-spaced from 0.01 to 1: condition number 10^4, the
+  ill-conditioned case).
+* ``bimodal``: independently per coordinate ``0.5 N(-3, 1) + 0.5 N(3, 1)``
+  (``2^dim`` modes; mean 0, sd ``sqrt(10)``); local samplers do not cross
+  between modes and R-hat should say so.
+* ``banana``: Haario, Saksman & Tamminen's (1999) twisted Gaussian: ``x0 ~
+  N(0, 10^2)``, ``x1 | x0 ~ N(b (x0^2 - 100), 1)`` and further coordinates
+  ``N(0, 1)``; ``b = 0.03`` is their moderately twisted case. Exact moments:
+  mean 0, ``sd(x0) = 10``, ``sd(x1) = sqrt(1 + 2 b^2 10^4)``.
+* ``funnel``: Neal's (2003, "Slice sampling", section 8) funnel: ``v ~
+  N(0, 3^2)``, ``x_i | v ~ N(0, e^v)``, ``i < dim - 1``; mean 0, ``sd(v) = 3``,
+  ``sd(x_i) = exp(9/4)``.
+
+All gradients are analytic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mcmc.core.errors import UsageError
+from mcmc.core.random import ChainRandom
+from mcmc.core.targets.base import Target, flat_names
+
+LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+def _check_dim(dim: int, minimum: int = 1) -> int:
+    if int(dim) != dim or dim < minimum:
+        raise UsageError(f"--dim must be an integer >= {minimum}, got {dim}")
+    return int(dim)
+
+
+def _gaussian_start(sd: np.ndarray, spread: float = 2.0):  # noqa: ANN202
+    """Overdispersed starts: ``N(0, (spread * sd)^2)`` per coordinate."""
+
+    def initial_point(rng: ChainRandom, chains: int) -> np.ndarray:
+        return spread * sd * rng.normal((sd.size,))
+
+    return initial_point
+
+
+def gaussian(dim: int = 10, rho: float = 0.0, scales: str = "unit") -> Target:
+    """Zero-mean Gaussian, optionally equicorrelated (``rho``) and ill-conditioned (``scales="log"``)."""
+    dim = _check_dim(dim)
+    if scales == "unit":
+        d = np.ones(dim)
+    elif scales == "log":
+        d = np.logspace(-2, 0, dim) if dim > 1 else np.ones(1)
+    else:
+        raise UsageError(f"--scales must be 'unit' or 'log', got {scales!r}")
+    rho = float(rho)
+    if not (-1.0 / max(dim - 1, 1) < rho < 1.0) and rho != 0.0:
+        raise UsageError(f"--rho must lie in (-1/(dim-1), 1) = ({-1.0 / max(dim - 1, 1):.4g}, 1) for dim {dim}, got {rho}")
+    # R^{-1} = (I - c 1 1^T) / (1 - rho), c = rho / (1 + (dim - 1) rho)
+    c = rho / (1.0 + (dim - 1) * rho)
+    log_det = 2.0 * np.log(d).sum() + (dim - 1) * np.log1p(-rho) + np.log1p((dim - 1) * rho)
+    const = -0.5 * (dim * LOG_2PI + log_det)
+
+    def precision_times(y: np.ndarray) -> np.ndarray:
+        return (y - c * y.sum(axis=-1, keepdims=True)) / (1.0 - rho)
+
+    def log_density(x: np.ndarray) -> np.ndarray:
+        y = x / d
+        return const - 0.5 * np.einsum("ij,ij->i", y, precision_times(y))
+
+    def grad(x: np.ndarray) -> np.ndarray:
+        return -precision_times(x / d) / d
+
+    def value_and_grad(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        y = x / d
+        py = precision_times(y)
+        return const - 0.5 * np.einsum("ij,ij->i", y, py), -py / d
+
+    return Target(
+        name="gaussian",
+        dim=dim,
+        log_density=log_density,
+        grad_log_density=grad,
+        value_and_grad_fn=value_and_grad,
+        mean=np.zeros(dim),
+        sd=d.copy(),
+        initial_point=_gaussian_start(d),
+        options={"dim": dim, "rho": rho, "scales": scales},
+    )
+
+
+def bimodal(dim: int = 1) -> Target:
+    """Per coordinate ``0.5 N(-3, 1) + 0.5 N(3, 1)``: mean 0, sd ``sqrt(10)``."""
+    dim = _check_dim(dim)
+    const = dim * (-np.log(2.0) - 0.5 * LOG_2PI)
+
+    def log_density(x: np.ndarray) -> np.ndarray:
+        return const + np.logaddexp(-0.5 * (x + 3.0) ** 2, -0.5 * (x - 3.0) ** 2).sum(axis=-1)
+
+    def grad(x: np.ndarray) -> np.ndarray:
+        # Responsibility of the +3 component: sigmoid of the log-density difference (= 6 x).
+        w = 0.5 * (1.0 + np.tanh(3.0 * x))
+        return -(x + 3.0) * (1.0 - w) - (x - 3.0) * w
+
+    return Target(
+        name="bimodal",
+        dim=dim,
+        log_density=log_density,
+        grad_log_density=grad,
+        mean=np.zeros(dim),
+        sd=np.full(dim, np.sqrt(10.0)),
+        initial_point=_gaussian_start(np.full(dim, np.sqrt(10.0))),
+        options={"dim": dim},
+    )
+
+
+def banana(dim: int = 2, b: float = 0.03) -> Target:
+    """Haario et al.'s twisted Gaussian (``x1 + b (x0^2 - 100)`` is standard normal)."""
+    dim = _check_dim(dim, 2)
+    b = float(b)
+    const = -0.5 * dim * LOG_2PI - np.log(10.0)
+
+    def log_density(x: np.ndarray) -> np.ndarray:
+        x0, u = x[:, 0], x[:, 1] - b * (x[:, 0] ** 2 - 100.0)
+        return const - 0.5 * ((x0 / 10.0) ** 2 + u**2 + (x[:, 2:] ** 2).sum(axis=1))
+
+    def grad(x: np.ndarray) -> np.ndarray:
+        g = -x.copy()
+        u = x[:, 1] - b * (x[:, 0] ** 2 - 100.0)
+        g[:, 0] = -x[:, 0] / 100.0 + 2.0 * b * x[:, 0] * u
+        g[:, 1] = -u
+        return g
+
+    sd = np.ones(dim)
+    sd[0], sd[1] = 10.0, np.sqrt(1.0 + 2.0 * b**2 * 1e4)
+
+    def initial_point(rng: ChainRandom, chains: int) -> np.ndarray:
+        # Overdispersed along the banana: draw exactly, then double the spread.
+        z = 2.0 * rng.normal((dim,))
+        x = z.copy()
+        x[:, 0] = 10.0 * z[:, 0]
+        x[:, 1] = z[:, 1] + b * (x[:, 0] ** 2 - 100.0)
+        return x
+
+    return Target(
+        name="banana",
+        dim=dim,
+        log_density=log_density,
+        grad_log_density=grad,
+        mean=np.zeros(dim),
+        sd=sd,
+        initial_point=initial_point,
+        options={"dim": dim, "b": b},
+    )
+
+
+def funnel(dim: int = 10) -> Target:
+    """Neal's funnel: ``v ~ N(0, 9)``, ``x_i | v ~ N(0, e^v)`` (``dim - 1`` of them)."""
+    dim = _check_dim(dim, 2)
+    k = dim - 1
+    const = -0.5 * dim * LOG_2PI - np.log(3.0)
+
+    def log_density(x: np.ndarray) -> np.ndarray:
+        v, z = x[:, 0], x[:, 1:]
+        return const - v**2 / 18.0 - 0.5 * k * v - 0.5 * np.exp(-v) * (z**2).sum(axis=1)
+
+    def grad(x: np.ndarray) -> np.ndarray:
+        v, z = x[:, 0], x[:, 1:]
+        g = np.empty_like(x)
+        e = np.exp(-v)
+        g[:, 0] = -v / 9.0 - 0.5 * k + 0.5 * e * (z**2).sum(axis=1)
+        g[:, 1:] = -e[:, None] * z
+        return g
+
+    variables = (("v", ()), ("x", (k,)))
+
+    def initial_point(rng: ChainRandom, chains: int) -> np.ndarray:
+        # Stan-style Uniform(-2, 2): the funnel's neck is where starts go wrong.
+        return 4.0 * rng.uniform((dim,)) - 2.0
+
+    return Target(
+        name="funnel",
+        dim=dim,
+        log_density=log_density,
+        grad_log_density=grad,
+        names=flat_names(variables),
+        variables=variables,
+        mean=np.zeros(dim),
+        sd=np.concatenate([[3.0], np.full(k, np.exp(9.0 / 4.0))]),
+        initial_point=initial_point,
+        options={"dim": dim},
+    )
