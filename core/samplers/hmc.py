@@ -1,0 +1,374 @@
+"""Hamiltonian Monte Carlo with a jittered path length, vectorized over chains.
+
+One transition, for every chain at once:
+
+1. Momentum: ``p = M^{1/2} z`` with ``z ~ N(0, I)`` drawn afresh (plain HMC,
+   ``persistence = 0``) or partially refreshed, ``z <- a z + sqrt(1 - a^2) e``,
+   ``e ~ N(0, I)`` (``persistence = a``; the generalized HMC of Horowitz 1991,
+   Neal 2011 section 5.5.3). Both leave ``N(0, M)`` invariant.
+2. Path length: ``L ~ path_length * U(1 - jitter, 1 + jitter)`` (default
+   ``U(0.5, 1.5)``), ``n = ceil(L / eps)`` leapfrog steps, at most
+   ``max_steps`` (a hit is reported as ``reached_max_steps``). Jittering
+   breaks the periodicities that make a fixed length fail on near-Gaussian
+   targets (Neal 2011, section 5.4.2.2; Mackenzie 1989).
+3. Integrate with :func:`mcmc.core.samplers.leapfrog.integrate`; the trajectory
+   diverges when the energy error exceeds ``max_energy_error`` (1000, as
+   Stan) or is not finite; a divergent proposal is rejected.
+4. Accept ``(x', -p')`` with probability ``min(1, exp(-dH))``,
+   ``dH = H(x', p') - H(x, p)``, then negate the momentum. With ``a = 0`` the
+   two negations are invisible (the momentum is redrawn). With ``a > 0`` they
+   matter: an accepted move keeps going the same way, a rejected one reverses
+   the momentum. This is what keeps the chain exact: each of the three
+   pieces (partial refreshment, the Metropolis-corrected reversible proposal,
+   the momentum flip) leaves the joint ``pi(x) N(p; 0, M)`` invariant, though
+   their composition does not satisfy detailed balance (Horowitz 1991; Neal
+   2011, section 5.5.3). The state carries the momentum (whitened, as ``z``)
+   for that reason.
+
+The inverse mass matrix is diagonal and per chain. During warm-up
+:func:`make_adapter` tunes the step size by dual averaging toward
+``target_accept`` (0.8) and the diagonal mass matrix in Stan's windows
+(:mod:`mcmc.core.samplers.hmc_adapt`), each chain on its own draws.
+
+Statistics (ArviZ names): ``acceptance_rate`` ``min(1, exp(-dH))`` (0 for a
+divergence), ``accepted``, ``diverging``, ``energy`` (the Hamiltonian at the
+state kept, for E-BFMI), ``step_size``, ``n_steps`` (leapfrog steps = gradient
+evaluations), ``reached_max_steps``, ``lp``.
+
+References
+----------
+Neal, R. M. (2011). MCMC using Hamiltonian dynamics. In *Handbook of Markov
+Chain Monte Carlo*, chapter 5. Chapman & Hall/CRC.
+Horowitz, A. M. (1991). A generalized guided Monte Carlo algorithm.
+*Physics Letters B* 268, 247-252.
+Hoffman, M. D. & Gelman, A. (2014). The No-U-Turn sampler: adaptively setting
+path lengths in Hamiltonian Monte Carlo. *JMLR* 15, 1593-1623.
+Stan Development Team. *Stan Reference Manual*, "MCMC Sampling" (HMC
+algorithm parameters, adaptation windows, divergent transitions).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from mcmc.core.errors import UsageError
+from mcmc.core.random import ChainRandom
+from mcmc.core.samplers.hmc_adapt import DualAveraging, Welford, window_ends
+from mcmc.core.samplers.leapfrog import ValueAndGrad, integrate, kinetic_energy
+from mcmc.core.targets.base import Target
+
+NAME = "hmc"
+
+PATH_LENGTH = 2.0
+"""Default integration time in units of the adapted metric (a standard normal's period is 2 pi)."""
+JITTER = 0.5
+MAX_STEPS = 1024
+MAX_ENERGY_ERROR = 1000.0
+TARGET_ACCEPT = 0.8
+
+
+class State(NamedTuple):
+    position: np.ndarray  # (chains, dim)
+    log_density: np.ndarray  # (chains,)
+    grad: np.ndarray  # (chains, dim)
+    momentum: np.ndarray  # (chains, dim) whitened: p = z / sqrt(inv_mass); kept for persistence
+
+
+class Info(NamedTuple):
+    acceptance_rate: np.ndarray  # (chains,) min(1, exp(-dH)), 0 if diverging
+    accepted: np.ndarray  # (chains,) bool
+    diverging: np.ndarray  # (chains,) bool
+    energy: np.ndarray  # (chains,) Hamiltonian at the state kept
+    step_size: np.ndarray  # (chains,)
+    n_steps: np.ndarray  # (chains,) leapfrog steps taken
+    reached_max_steps: np.ndarray  # (chains,) bool: ceil(L / eps) was capped at max_steps
+    lp: np.ndarray  # (chains,) log density of the state kept
+
+
+def _value_and_grad(target: Target) -> ValueAndGrad:
+    if not target.has_grad:
+        raise UsageError(
+            f"hmc needs grad_log_density; target {target.name!r} has no gradient "
+            "(add grad_log_density(x) to the target, or use --sampler slice or rwm)"
+        )
+    return target.value_and_grad
+
+
+def init(position: np.ndarray, target: Target) -> State:
+    """State at ``position (chains, dim)``: log density, gradient, zero momentum.
+
+    Raises
+    ------
+    UsageError
+        When ``target`` has no gradient.
+    """
+    vg = _value_and_grad(target)
+    x = np.array(position, dtype=float)
+    lp, g = vg(x)
+    return State(x, np.asarray(lp, dtype=float), np.asarray(g, dtype=float), np.zeros_like(x))
+
+
+def _per_chain(value: Any, chains: int, name: str) -> np.ndarray:
+    arr = np.broadcast_to(np.asarray(value, dtype=float), (chains,)).copy()
+    if not np.all(np.isfinite(arr) & (arr > 0)):
+        raise UsageError(f"hmc: {name} must be positive and finite, got {value!r}")
+    return arr
+
+
+def _inv_mass(value: Any, chains: int, dim: int) -> np.ndarray:
+    if value is None:
+        return np.ones((chains, dim))
+    arr = np.asarray(value, dtype=float)
+    try:
+        arr = np.broadcast_to(arr, (chains, dim))
+    except ValueError:
+        raise UsageError(f"hmc: inv_mass has shape {arr.shape}; expected (dim,) or (chains, dim)") from None
+    if not np.all(np.isfinite(arr) & (arr > 0)):
+        raise UsageError("hmc: inv_mass must be positive and finite")
+    return arr
+
+
+def _check_scalars(persistence: float, jitter: float, max_steps: int, max_energy_error: float) -> None:
+    if not 0.0 <= persistence < 1.0:
+        raise UsageError(f"hmc: persistence must be in [0, 1), got {persistence}")
+    if not 0.0 <= jitter < 1.0:
+        raise UsageError(f"hmc: jitter must be in [0, 1), got {jitter}")
+    if max_steps < 1:
+        raise UsageError(f"hmc: max_steps must be at least 1, got {max_steps}")
+    if not max_energy_error > 0:
+        raise UsageError(f"hmc: max_energy_error must be positive, got {max_energy_error}")
+
+
+def step(
+    rng: ChainRandom,
+    state: State,
+    target: Target,
+    *,
+    step_size: float | np.ndarray = 0.1,
+    inv_mass: np.ndarray | None = None,
+    path_length: float | np.ndarray | None = None,
+    persistence: float | None = None,
+    jitter: float = JITTER,
+    max_steps: int = MAX_STEPS,
+    max_energy_error: float | None = None,
+    target_accept: float | None = None,
+) -> tuple[State, Info]:
+    """One HMC transition for every chain.
+
+    Parameters
+    ----------
+    rng
+        Per-chain streams: each chain draws ``dim`` normals and two uniforms.
+    state
+        Current state (see :func:`init`).
+    target
+        Must have a gradient.
+    step_size
+        Leapfrog step size, scalar or ``(chains,)``.
+    inv_mass
+        Diagonal inverse mass matrix, ``(dim,)`` or ``(chains, dim)``; default identity.
+    path_length
+        Mean integration time ``L``, scalar or ``(chains,)``; default 2.
+    persistence
+        Momentum persistence ``a`` in [0, 1); 0 (default) is plain HMC.
+    jitter
+        ``L`` is drawn from ``U(1 - jitter, 1 + jitter) * path_length``.
+    max_steps
+        Cap on leapfrog steps per transition.
+    max_energy_error
+        Energy error above which a trajectory diverges (default 1000).
+    target_accept
+        Ignored here (used by :func:`make_adapter`).
+
+    Returns
+    -------
+    state, info
+        The new state and per-chain statistics (see the module docstring).
+    """
+    del target_accept
+    vg = _value_and_grad(target)
+    x = state.position
+    chains, dim = x.shape
+    a = 0.0 if persistence is None else float(persistence)
+    max_err = MAX_ENERGY_ERROR if max_energy_error is None else float(max_energy_error)
+    _check_scalars(a, jitter, max_steps, max_err)
+    eps = _per_chain(step_size, chains, "step_size")
+    length = _per_chain(PATH_LENGTH if path_length is None else path_length, chains, "path_length")
+    minv = _inv_mass(inv_mass, chains, dim)
+
+    noise = rng.normal((dim,))
+    z = a * state.momentum + np.sqrt(1.0 - a * a) * noise if a > 0 else noise
+    p0 = z / np.sqrt(minv)
+    wanted = np.ceil(length * (1.0 + jitter * (2.0 * rng.uniform() - 1.0)) / eps)
+    n = np.clip(wanted, 1, max_steps).astype(np.int64)
+    traj = integrate(vg, x, p0, state.log_density, state.grad, eps, n, minv, max_err)
+
+    h0 = -state.log_density + kinetic_energy(p0, minv)
+    h1 = -traj.log_density + kinetic_energy(traj.momentum, minv)
+    with np.errstate(invalid="ignore"):
+        dh = h1 - h0
+    diverging = traj.diverged | ~np.isfinite(dh)
+    log_alpha = np.where(diverging, -np.inf, -dh)
+    accepted = rng.log_uniform() < log_alpha
+    rate = np.exp(np.minimum(log_alpha, 0.0))
+
+    keep = accepted[:, None]
+    # After the flip: forward momentum if accepted, reversed if rejected.
+    z_new = np.where(keep, traj.momentum * np.sqrt(minv), -z)
+    new = State(
+        np.where(keep, traj.position, x),
+        np.where(accepted, traj.log_density, state.log_density),
+        np.where(keep, traj.grad, state.grad),
+        z_new,
+    )
+    info = Info(
+        acceptance_rate=rate,
+        accepted=accepted,
+        diverging=diverging,
+        energy=np.where(accepted, h1, h0),
+        step_size=eps,
+        n_steps=traj.n_steps,
+        reached_max_steps=wanted > max_steps,
+        lp=new.log_density.copy(),
+    )
+    return new, info
+
+
+def find_reasonable_step_size(
+    rng: ChainRandom,
+    state: State,
+    target: Target,
+    step_size: np.ndarray,
+    inv_mass: np.ndarray,
+    max_iter: int = 100,
+) -> np.ndarray:
+    """Per-chain initial step size (Hoffman & Gelman 2014, Algorithm 4, as in Stan).
+
+    From ``step_size (chains,)``, double (or halve) each chain's step size
+    until the acceptance probability of one leapfrog step crosses 0.8, and
+    return the first step size past the crossing. Each chain draws one
+    momentum (``dim`` normals) for the whole search, so the numbers a chain
+    consumes do not depend on how long the other chains search.
+
+    Returns
+    -------
+    ndarray
+        Shape ``(chains,)``, within ``[1e-10, 1e7]``.
+    """
+    vg = _value_and_grad(target)
+    x, lp, g = state.position, state.log_density, state.grad
+    chains, dim = x.shape
+    p = rng.normal((dim,)) / np.sqrt(inv_mass)
+    h0 = -lp + kinetic_energy(p, inv_mass)
+    eps = np.array(step_size, dtype=float)
+    log_08 = np.log(0.8)
+
+    def delta(rows: np.ndarray) -> np.ndarray:
+        t = integrate(vg, x[rows], p[rows], lp[rows], g[rows], eps[rows], 1, inv_mass[rows])
+        with np.errstate(invalid="ignore"):
+            d = h0[rows] + t.log_density - kinetic_energy(t.momentum, inv_mass[rows])
+        return np.where(np.isnan(d), -np.inf, d)
+
+    rows = np.arange(chains)
+    up = delta(rows) > log_08
+    for _ in range(max_iter):
+        if rows.size == 0:
+            break
+        eps[rows] = np.where(up[rows], 2.0 * eps[rows], 0.5 * eps[rows])
+        d = delta(rows)
+        crossed = np.where(up[rows], ~(d > log_08), ~(d < log_08))
+        stuck = (eps[rows] > 1e7) | (eps[rows] < 1e-10)
+        rows = rows[~(crossed | stuck)]
+    return np.clip(eps, 1e-10, 1e7)
+
+
+class Adapter:
+    """Stan-style warm-up for HMC: dual-averaged step size, windowed diagonal mass matrix.
+
+    Parameters
+    ----------
+    warmup
+        Number of warm-up iterations.
+    state
+        The starting state.
+    target, rng
+        Used for the step-size search at the start and after each slow window.
+    step_size
+        Initial guess for the search (default 1, as Stan), scalar or ``(chains,)``.
+    inv_mass
+        Initial diagonal inverse mass ``(dim,)`` or ``(chains, dim)`` (default identity).
+    target_accept
+        Mean acceptance statistic dual averaging aims at (default 0.8).
+    adapt_mass
+        Adapt the mass matrix in windows (default true).
+    **fixed
+        Other :func:`step` parameters, passed through unchanged.
+    """
+
+    def __init__(
+        self,
+        warmup: int,
+        state: State,
+        target: Target,
+        rng: ChainRandom,
+        *,
+        step_size: float | np.ndarray | None = None,
+        inv_mass: np.ndarray | None = None,
+        target_accept: float | None = None,
+        adapt_mass: bool = True,
+        **fixed: Any,
+    ) -> None:
+        chains, dim = state.position.shape
+        self.target = target
+        self.rng = rng
+        self.fixed = {k: v for k, v in fixed.items() if v is not None}
+        _check_scalars(
+            float(self.fixed.get("persistence", 0.0)),
+            float(self.fixed.get("jitter", JITTER)),
+            int(self.fixed.get("max_steps", MAX_STEPS)),
+            float(self.fixed.get("max_energy_error", MAX_ENERGY_ERROR)),
+        )
+        self.target_accept = TARGET_ACCEPT if target_accept is None else float(target_accept)
+        if not 0.0 < self.target_accept < 1.0:
+            raise UsageError(f"hmc: target_accept must be in (0, 1), got {target_accept}")
+        self.inv_mass = _inv_mass(inv_mass, chains, dim).copy()
+        self.warmup = warmup
+        self.start, self.ends = window_ends(warmup) if adapt_mass else (warmup, [])
+        self.t = 0
+        self.welford = Welford.empty(chains, dim)
+        eps = _per_chain(1.0 if step_size is None else step_size, chains, "step_size")
+        if warmup > 0 or step_size is None:
+            eps = find_reasonable_step_size(rng, state, target, eps, self.inv_mass)
+        self.da = DualAveraging.start(eps, self.target_accept)
+
+    def params(self) -> dict[str, Any]:
+        return {**self.fixed, "step_size": self.da.step_size, "inv_mass": self.inv_mass}
+
+    def update(self, state: State, info: Info) -> None:
+        self.da.update(info.acceptance_rate)
+        if self.ends and self.start <= self.t <= self.ends[-1]:
+            self.welford.add(state.position)
+        if self.t in self.ends:
+            self.inv_mass = self.welford.regularized_variance()
+            self.welford = Welford.empty(*state.position.shape)
+            # A new metric changes the scale of everything: search the step
+            # size again and restart dual averaging from it (as Stan does).
+            eps = find_reasonable_step_size(self.rng, state, self.target, self.da.step_size, self.inv_mass)
+            self.da = DualAveraging.start(eps, self.target_accept)
+        self.t += 1
+
+    def final(self) -> dict[str, Any]:
+        return {**self.fixed, "step_size": self.da.final_step_size, "inv_mass": self.inv_mass}
+
+
+def make_adapter(
+    warmup: int, state: State, target: Target, rng: ChainRandom, **params: Any
+) -> Adapter:
+    """The warm-up adapter the driver uses (see :class:`Adapter`).
+
+    With ``warmup = 0`` the parameters are used as given, except that a
+    missing ``step_size`` is found once by :func:`find_reasonable_step_size`.
+    """
+    return Adapter(warmup, state, target, rng, **params)
