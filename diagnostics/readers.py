@@ -1,0 +1,391 @@
+"""Read chains files of every common kind into one :class:`~mcmc.core.chains.Chains`.
+
+``mcmc diagnose`` (and every other command that reads draws) calls
+:func:`read_chains` with the paths the user typed. Supported:
+
+* ``.npz``: this project's chains files and ArviZ's example files (variables
+  by name, statistics under ``sample_stats__NAME``, attributes as JSON in
+  ``__attrs__``). Loaded without ``allow_pickle``: an object array is refused.
+* ``.nc``: ArviZ netCDF-4 (``InferenceData``/``DataTree`` written by ArviZ,
+  PyMC, NumPyro, ``mcmc sample -o x.nc``): groups ``posterior`` and, if
+  present, ``sample_stats`` (Kumar et al. 2019, "ArviZ a unified library for
+  exploratory analysis of Bayesian models in Python", JOSS 4(33), 1143).
+* CmdStan CSV, one file per chain (see :mod:`mcmc.diagnostics.cmdstan`).
+* CSV with ``chain`` and ``draw`` columns (R ``posterior::as_draws_df``).
+* ``.npy`` of shape ``(chain, draw)`` or ``(chain, draw, dim)``: variable ``x``.
+* ``-``: standard input, its format told by its first bytes.
+
+Several files are concatenated along the chain axis (the CmdStan case: one
+file per chain). A pattern the shell left unexpanded (quoted ``'out_*.csv'``)
+is expanded here, in natural order so ``out_10`` follows ``out_9``.
+
+Every problem with the input raises :class:`~mcmc.core.errors.InputError`
+naming the file and saying what is wrong in one line.
+"""
+
+from __future__ import annotations
+
+import glob
+import io
+import json
+import os
+import re
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from mcmc.core.chains import ATTRS_KEY, NETCDF_ATTRS_KEY, STATS_PREFIX, Chains
+from mcmc.core.errors import InputError
+from mcmc.diagnostics.cmdstan import is_cmdstan, read_cmdstan, read_draws_table
+
+SUPPORTED = (
+    "supported: chains .npz, ArviZ netCDF .nc, CmdStan CSV, CSV with chain and draw columns, "
+    ".npy of shape (chain, draw[, dim])"
+)
+
+_MAGIC = {
+    b"PK\x03\x04": "npz",
+    b"PK\x05\x06": "npz",  # an empty zip archive
+    b"\x93NUMPY": "npy",
+    b"\x89HDF\r\n\x1a\n": "nc",
+    b"CDF\x01": "nc3",
+    b"CDF\x02": "nc3",
+}
+_DESCRIBE = {
+    "npz": "an .npz (zip) archive",
+    "npy": "a NumPy .npy array",
+    "nc": "an HDF5/netCDF-4 file",
+    "nc3": "a netCDF-3 file",
+    "text": "text",
+    None: "binary data of unknown format",
+}
+_EXTENSIONS = {
+    ".npz": "npz",
+    ".npy": "npy",
+    ".nc": "nc",
+    ".nc4": "nc",
+    ".netcdf": "nc",
+    ".h5": "nc",
+    ".hdf5": "nc",
+    ".csv": "text",
+    ".txt": "text",
+}
+
+
+def read_chains(sources: Sequence[str], *, stdin: BinaryIO | None = None) -> Chains:
+    """Read one or more chains files into a single :class:`Chains`.
+
+    Parameters
+    ----------
+    sources
+        Paths as the user typed them; ``"-"`` is standard input; a pattern
+        with ``*``, ``?`` or ``[`` that names no existing file is expanded.
+    stdin
+        Binary stream read for ``"-"`` (the CLI passes ``sys.stdin.buffer``).
+
+    Returns
+    -------
+    Chains
+        Variables ``(chain, draw, *shape)`` and statistics ``(chain, draw)``,
+        validated. With several files the chains are stacked in file order;
+        attributes equal in every file are kept as they are, those that differ
+        (a CmdStan ``chain_id``, say) become a list with one value per file,
+        and ``attrs["source_files"]`` names the file of each chain.
+
+    Raises
+    ------
+    InputError
+        Missing file, directory, unknown or corrupt format, bad cells, ragged
+        chains, files whose variables disagree; the message names the file.
+    """
+    if isinstance(sources, (str, os.PathLike)):
+        sources = [os.fspath(sources)]
+    if not sources:
+        raise InputError(None, "no chains file given")
+    labels = _expand(sources)
+    parts = [(label, _read_one(label, stdin)) for label in labels]
+    if len(parts) == 1:
+        return parts[0][1]
+    return _concatenate(parts)
+
+
+# --- which files --------------------------------------------------------------
+
+
+def _expand(sources: Sequence[str]) -> list[str]:
+    labels: list[str] = []
+    for source in sources:
+        source = os.fspath(source)
+        if source != "-" and not os.path.lexists(source) and re.search(r"[*?\[]", source):
+            matches = sorted(glob.glob(source), key=_natural_key)
+            if not matches:
+                raise InputError(source, "no such file (the pattern matches nothing)")
+            labels.extend(matches)
+        else:
+            labels.append(source)
+    seen: dict[str, str] = {}
+    for label in labels:
+        key = label if label == "-" else os.path.realpath(label)
+        if key in seen:
+            # The same chain twice would make R-hat look better than it is.
+            raise InputError(label, f"given twice (also as {seen[key]!r})")
+        seen[key] = label
+    return labels
+
+
+def _natural_key(name: str) -> list[Any]:
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)]
+
+
+# --- one file -------------------------------------------------------------------
+
+
+def _read_one(label: str, stdin: BinaryIO | None) -> Chains:
+    if label == "-":
+        if stdin is None:
+            raise InputError("-", "standard input is not available here")
+        data = stdin.read()
+        if not data:
+            raise InputError("-", "standard input is empty")
+        kind = _sniff(data)
+        if kind is None:
+            raise InputError("-", f"unrecognised format ({SUPPORTED})")
+        return _parse(kind, data, label)
+
+    path = Path(label)
+    if path.is_dir():
+        raise InputError(label, "is a directory, not a chains file")
+    if not path.exists():
+        raise InputError(label, "no such file")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(label, (exc.strerror or str(exc)).lower()) from None
+    if not data:
+        raise InputError(label, "empty file")
+    found = _sniff(data)
+    expected = _EXTENSIONS.get(path.suffix.lower())
+    if expected is None:
+        if found is None:
+            raise InputError(label, f"unrecognised format ({SUPPORTED})")
+        return _parse(found, data, label)
+    if expected == "text" and found in ("cmdstan", "csv"):
+        return _parse(found, data, label)
+    if expected == "nc" and found == "nc3":
+        return _parse(found, data, label)
+    if found != expected:
+        shown = "text" if found in ("cmdstan", "csv") else found
+        raise InputError(
+            label, f"named {path.suffix} but the content is {_DESCRIBE[shown]}, not {_DESCRIBE[expected]}"
+        )
+    return _parse(found, data, label)
+
+
+def _sniff(data: bytes) -> str | None:
+    """Format of ``data`` from its first bytes: npz, npy, nc, nc3, cmdstan, csv or None."""
+    for magic, kind in _MAGIC.items():
+        if data.startswith(magic):
+            return kind
+    text = _decode(data)
+    if text is None:
+        return None
+    if is_cmdstan(text):
+        return "cmdstan"
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    return "csv" if "," in first else None
+
+
+def _decode(data: bytes) -> str | None:
+    if b"\x00" in data[:4096]:
+        return None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+
+
+def _parse(kind: str, data: bytes, label: str) -> Chains:
+    if kind == "npz":
+        return _read_npz(data, label)
+    if kind == "npy":
+        return _read_npy(data, label)
+    if kind == "nc":
+        return _read_netcdf(data, label)
+    if kind == "nc3":
+        raise InputError(label, "netCDF-3 file; ArviZ chains are netCDF-4 (HDF5) with a posterior group")
+    text = _decode(data)
+    if text is None:
+        raise InputError(label, "not UTF-8 text")
+    if kind == "cmdstan":
+        return read_cmdstan(text, label)
+    return read_draws_table(text, label)
+
+
+# --- binary formats ---------------------------------------------------------------
+
+
+def _load_error(label: str, what: str, exc: BaseException) -> InputError:
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if "allow_pickle" in reason or "pickled" in reason:
+        return InputError(label, f"{what} holds Python objects (a pickle); refusing to unpickle it")
+    return InputError(label, f"corrupt or truncated {what} ({reason})")
+
+
+def _read_npz(data: bytes, label: str) -> Chains:
+    try:
+        archive = np.load(io.BytesIO(data), allow_pickle=False)
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise _load_error(label, "npz archive", exc) from None
+    posterior: dict[str, np.ndarray] = {}
+    stats: dict[str, np.ndarray] = {}
+    attrs: dict[str, Any] = {}
+    with archive:
+        for key in archive.files:
+            try:
+                array = archive[key]
+            except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+                raise _load_error(label, f"array {key!r} of the npz archive", exc) from None
+            if not isinstance(array, np.ndarray):
+                raise InputError(label, f"member {key!r} of the archive is not a NumPy array")
+            if key == ATTRS_KEY:
+                attrs = _attrs_from_json(array, label)
+            elif key.startswith(STATS_PREFIX):
+                stats[key[len(STATS_PREFIX) :]] = array
+            else:
+                posterior[key] = array
+    return Chains(posterior, stats, attrs).validate(label)
+
+
+def _attrs_from_json(array: np.ndarray, label: str) -> dict[str, Any]:
+    if array.ndim != 0 or array.dtype.kind not in "US":
+        raise InputError(label, f"{ATTRS_KEY} must be a 0-d string array, not {array.dtype} {array.shape}")
+    try:
+        attrs = json.loads(str(array[()].decode() if array.dtype.kind == "S" else array[()]))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(label, f"{ATTRS_KEY} is not valid JSON ({exc})") from None
+    if not isinstance(attrs, dict):
+        raise InputError(label, f"{ATTRS_KEY} is JSON but not an object")
+    return attrs
+
+
+def _read_npy(data: bytes, label: str) -> Chains:
+    try:
+        array = np.load(io.BytesIO(data), allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise _load_error(label, ".npy array", exc) from None
+    if array.ndim < 2:
+        raise InputError(label, f".npy array has shape {array.shape}; expected (chain, draw) or (chain, draw, dim)")
+    return Chains({"x": array}).validate(label)
+
+
+def _read_netcdf(data: bytes, label: str) -> Chains:
+    import importlib.util
+
+    if importlib.util.find_spec("h5py") is None or importlib.util.find_spec("xarray") is None:
+        raise InputError(label, "reading netCDF needs the h5py and xarray packages (pip install h5py)")
+    import xarray as xr  # lazy: xarray and h5py take a second to import
+
+    try:
+        tree = xr.open_datatree(io.BytesIO(data), engine="h5netcdf")
+    except Exception as exc:  # noqa: BLE001 -- h5py/xarray raise many types for a bad file
+        raise _load_error(label, "netCDF file", exc) from None
+    try:
+        groups = sorted(tree.children)
+        if "posterior" in tree.children:
+            posterior_ds = tree["posterior"].to_dataset()
+        elif {"chain", "draw"} <= set(tree.to_dataset().dims):
+            posterior_ds = tree.to_dataset()  # a bare posterior Dataset written by xarray
+        else:
+            raise InputError(label, f"no 'posterior' group (groups: {', '.join(groups) or 'none'})")
+        posterior = {str(name): _draws(da, label, "variable") for name, da in posterior_ds.data_vars.items()}
+        stats: dict[str, np.ndarray] = {}
+        dropped: list[str] = []
+        if "sample_stats" in tree.children:
+            for name, da in tree["sample_stats"].to_dataset().data_vars.items():
+                # Chains keeps (chain, draw) numbers; PyMC also stores warnings and per-draw vectors.
+                if set(da.dims) == {"chain", "draw"} and da.dtype.kind in "biuf":
+                    stats[str(name)] = _draws(da, label, "statistic")
+                else:
+                    dropped.append(str(name))
+        attrs = _netcdf_attrs(tree, posterior_ds)
+        if dropped:
+            attrs["dropped_sample_stats"] = dropped
+    finally:
+        tree.close()
+    return Chains(posterior, stats, attrs).validate(label)
+
+
+def _draws(da: Any, label: str, group: str) -> np.ndarray:
+    if "chain" not in da.dims or "draw" not in da.dims:
+        raise InputError(label, f"{group} {da.name!r} has dimensions {tuple(da.dims)}; expected chain and draw")
+    return np.asarray(da.transpose("chain", "draw", ...).values)
+
+
+def _netcdf_attrs(tree: Any, posterior_ds: Any) -> dict[str, Any]:
+    root = dict(tree.attrs)
+    if NETCDF_ATTRS_KEY in root:  # written by write_chains: the exact dict
+        try:
+            attrs = json.loads(str(root[NETCDF_ATTRS_KEY]))
+            if isinstance(attrs, dict):
+                return attrs
+        except ValueError:
+            pass
+    merged = {**dict(posterior_ds.attrs), **root}
+    merged.pop(NETCDF_ATTRS_KEY, None)
+    return {str(key): _plain(value) for key, value in merged.items()}
+
+
+def _plain(value: Any) -> Any:
+    """netCDF attribute -> JSON-serialisable value."""
+    if isinstance(value, bytes):
+        return value.decode(errors="replace")
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+# --- several files ------------------------------------------------------------------
+
+
+def _concatenate(parts: list[tuple[str, Chains]]) -> Chains:
+    first_label, first = parts[0]
+    draws = {label: chains.n_draws for label, chains in parts}
+    if len(set(draws.values())) > 1:
+        bad = next(label for label, n in draws.items() if n != first.n_draws)
+        listed = ", ".join(f"{label} has {n}" for label, n in draws.items())
+        raise InputError(bad, f"ragged chains: {listed} draws")
+    for label, chains in parts[1:]:
+        if set(chains.posterior) != set(first.posterior):
+            only_here = sorted(set(chains.posterior) - set(first.posterior))
+            missing = sorted(set(first.posterior) - set(chains.posterior))
+            raise InputError(
+                label,
+                f"variables differ from {first_label}: only here {', '.join(only_here) or 'none'}; "
+                f"only there {', '.join(missing) or 'none'}",
+            )
+        for name, array in chains.posterior.items():
+            if array.shape[2:] != first.posterior[name].shape[2:]:
+                raise InputError(
+                    label,
+                    f"variable {name!r} has shape {array.shape[2:]} per draw but "
+                    f"{first.posterior[name].shape[2:]} in {first_label}",
+                )
+    posterior = {
+        name: np.concatenate([chains.posterior[name] for _, chains in parts]) for name in first.posterior
+    }
+    common = [name for name in first.sample_stats if all(name in c.sample_stats for _, c in parts)]
+    stats = {name: np.concatenate([chains.sample_stats[name] for _, chains in parts]) for name in common}
+    attrs: dict[str, Any] = {}
+    keys = list(dict.fromkeys(key for _, chains in parts for key in chains.attrs))
+    for key in keys:
+        values = [chains.attrs.get(key) for _, chains in parts]
+        attrs[key] = values[0] if all(v == values[0] for v in values) else values
+    attrs["source_files"] = [label for label, chains in parts for _ in range(chains.n_chains)]
+    return Chains(posterior, stats, attrs).validate(first_label)
