@@ -1,0 +1,191 @@
+"""HMC: adaptation pieces, divergences, reproducibility, and the shared statistical harness."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mcmc.core.chains import npz_bytes
+from mcmc.core.errors import UsageError
+from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import driver, hmc
+from mcmc.core.samplers.hmc_adapt import DualAveraging, Welford, window_ends
+from mcmc.core.targets.base import Target
+
+
+def gaussian(dim: int, scales: np.ndarray | None = None, name: str = "gaussian") -> Target:
+    s = np.ones(dim) if scales is None else np.asarray(scales, dtype=float)
+    return Target(
+        name, dim, lambda x: -0.5 * np.sum((x / s) ** 2, axis=1), lambda x: -x / s**2, mean=np.zeros(dim), sd=s
+    )
+
+
+def funnel(dim: int = 10) -> Target:
+    """Neal's funnel: v ~ N(0, 3^2), x_i | v ~ N(0, e^v)."""
+
+    def lp(z: np.ndarray) -> np.ndarray:
+        v, x = z[:, 0], z[:, 1:]
+        return -(v**2) / 18.0 - 0.5 * (dim - 1) * v - 0.5 * np.exp(-v) * np.sum(x**2, axis=1)
+
+    def grad(z: np.ndarray) -> np.ndarray:
+        v, x = z[:, :1], z[:, 1:]
+        ss = np.sum(x**2, axis=1, keepdims=True)
+        return np.concatenate([-v / 9.0 - 0.5 * (dim - 1) + 0.5 * np.exp(-v) * ss, -np.exp(-v) * x], axis=1)
+
+    return Target("funnel", dim, lp, grad)
+
+
+# -- adaptation pieces ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "warmup, start, ends",
+    [
+        # Stan's default: windows of 25, 50, 100, 200 and a stretched 500.
+        (1000, 75, [99, 149, 249, 449, 949]),
+        (2000, 75, [99, 149, 249, 449, 849, 1949]),
+        (150, 75, [99]),  # exactly 75 + 25 + 50
+        (100, 15, [89]),  # shorter: 15% / 75% / 10%
+        (10, 10, []),  # under 20: no metric adaptation
+    ],
+)
+def test_window_schedule_matches_stan(warmup: int, start: int, ends: list[int]) -> None:
+    assert window_ends(warmup) == (start, ends)
+
+
+def test_dual_averaging_finds_the_step_size_of_the_target_acceptance() -> None:
+    # Noise-free acceptance exp(-eps): the fixed point is eps = -log(0.8).
+    # Dual averaging forgets its start only like 1/sqrt(t): 3% after 3000.
+    da = DualAveraging.start(np.array([1e-3, 1.0, 50.0]))
+    for _ in range(3000):
+        da.update(np.exp(-da.step_size))
+    np.testing.assert_allclose(da.final_step_size, -np.log(0.8), rtol=0.03)
+
+
+def test_welford_regularized_variance() -> None:
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(30, 2, 3)) * [1.0, 5.0, 0.1]
+    w = Welford.empty(2, 3)
+    for row in x:
+        w.add(row)
+    n = 30
+    expected = n / (n + 5) * x.var(axis=0, ddof=1) + 1e-3 * 5 / (n + 5)
+    np.testing.assert_allclose(w.regularized_variance(), expected, rtol=1e-12)
+
+
+def test_adapted_mass_matrix_tracks_the_variances() -> None:
+    s = np.logspace(-2, 0, 8)
+    chains = driver.run(hmc, gaussian(8, s), chains=2, warmup=400, draws=10, seed=3)
+    inv_mass = np.array(chains.attrs["params"]["inv_mass"])
+    assert inv_mass.shape == (2, 8)
+    # 200 draws in the last window, autocorrelated: a loose but telling check
+    # (the scales span a factor 10^4 in variance).
+    np.testing.assert_allclose(inv_mass / s**2, 1.0, rtol=0.5)
+
+
+# -- errors, divergences -----------------------------------------------------
+
+
+def test_no_gradient_is_a_usage_error() -> None:
+    t = Target("nograd", 2, lambda x: -0.5 * np.sum(x**2, axis=1))
+    with pytest.raises(UsageError, match="hmc needs grad_log_density.*--sampler slice or rwm"):
+        driver.run(hmc, t, chains=2, warmup=10, draws=10, seed=1)
+
+
+@pytest.mark.parametrize("bad", [{"persistence": 1.0}, {"step_size": -1.0}, {"path_length": 0.0}])
+def test_bad_parameters_are_usage_errors(bad: dict) -> None:
+    with pytest.raises(UsageError, match="hmc:"):
+        driver.run(hmc, gaussian(2), chains=2, warmup=0, draws=2, seed=1, params=bad)
+
+
+def test_huge_step_size_diverges_and_is_rejected() -> None:
+    t = gaussian(5)
+    x0 = np.full((3, 5), 0.5)
+    chains = driver.run(hmc, t, chains=3, warmup=0, draws=20, seed=2, init=x0, params={"step_size": 30.0})
+    st = chains.sample_stats
+    assert st["diverging"].all()
+    assert not st["accepted"].any() and (st["acceptance_rate"] == 0).all()
+    np.testing.assert_array_equal(chains.posterior["x"], np.broadcast_to(x0[:, None], (3, 20, 5)))
+
+
+def test_divergent_proposals_are_rejected_even_when_metropolis_would_accept() -> None:
+    # A tiny threshold flags energy errors that min(1, exp(-dH)) would often
+    # accept: flagged transitions must be rejected all the same.
+    chains = driver.run(
+        hmc, gaussian(10), chains=4, warmup=0, draws=100, seed=8,
+        params={"step_size": 0.7, "max_energy_error": 0.05},
+    )
+    st = chains.sample_stats
+    assert 20 < st["diverging"].sum() < st["diverging"].size
+    assert not st["accepted"][st["diverging"]].any()
+    assert st["accepted"][~st["diverging"]].mean() > 0.5
+
+
+def test_no_divergences_on_a_standard_gaussian() -> None:
+    chains = driver.run(hmc, gaussian(10), chains=4, warmup=300, draws=300, seed=5)
+    assert not chains.sample_stats["diverging"].any()
+
+
+def test_divergences_flagged_on_the_funnel() -> None:
+    # With the identity metric, the curvature of the funnel (~ (dim-1)/2 along
+    # v, e^-v along x) makes step size 1 unstable in much of the typical set:
+    # divergences must be flagged, and a divergent transition never moves.
+    chains = driver.run(
+        hmc, funnel(10), chains=4, warmup=0, draws=400, seed=6, params={"step_size": 1.0, "path_length": 2.0}
+    )
+    div = chains.sample_stats["diverging"]
+    assert div.sum() >= 20
+    assert not chains.sample_stats["accepted"][div].any()
+    x = chains.posterior["x"]
+    moved = np.any(x[:, 1:] != x[:, :-1], axis=2)
+    assert not moved[div[:, 1:]].any()
+
+
+def test_max_steps_hits_are_reported() -> None:
+    chains = driver.run(
+        hmc, gaussian(3), chains=2, warmup=0, draws=5, seed=1, params={"step_size": 0.01, "max_steps": 20}
+    )
+    assert chains.sample_stats["reached_max_steps"].all()
+    assert (chains.sample_stats["n_steps"] == 20).all()
+
+
+# -- reproducibility ---------------------------------------------------------
+
+
+def _bytes(chains) -> bytes:
+    for key in driver.VOLATILE_ATTRS:
+        chains.attrs.pop(key, None)
+    return npz_bytes(chains)
+
+
+@pytest.mark.parametrize("persistence", [0.0, 0.7])
+def test_same_seed_same_bytes_and_chain_batches_agree(persistence: float) -> None:
+    t = gaussian(4, [0.1, 0.5, 1.0, 3.0])
+    kw = dict(warmup=120, draws=30, seed=11, params={"persistence": persistence})
+    whole = driver.run(hmc, t, chains=4, **kw)
+    again = driver.run(hmc, t, chains=4, **kw)
+    assert _bytes(whole) == _bytes(again)
+    a = driver.run(hmc, t, chain_ids=[0, 1], **kw)
+    b = driver.run(hmc, t, chain_ids=[2, 3], **kw)
+    for name in whole.posterior:
+        np.testing.assert_array_equal(whole.posterior[name], np.concatenate([a.posterior[name], b.posterior[name]]))
+    for name in whole.sample_stats:
+        np.testing.assert_array_equal(
+            whole.sample_stats[name], np.concatenate([a.sample_stats[name], b.sample_stats[name]])
+        )
+    np.testing.assert_array_equal(
+        np.array(whole.attrs["params"]["step_size"]),
+        np.concatenate([a.attrs["params"]["step_size"], b.attrs["params"]["step_size"]]),
+    )
+
+
+def test_step_size_search_per_chain() -> None:
+    # Chains in very different places get their own step sizes.
+    t = gaussian(2, [0.01, 1.0])
+    state = hmc.init(np.array([[0.0, 0.0], [0.0, 0.0]]), t)
+    eps = hmc.find_reasonable_step_size(
+        ChainRandom(1, chains=2), state, t, np.array([1.0, 1.0]), np.array([[1.0, 1.0], [1e-4, 1.0]])
+    )
+    # Identity metric: the stiff coordinate (sd 0.01) limits eps to ~0.01;
+    # the adapted metric lifts the limit to ~1.
+    assert eps[0] < 0.1 < eps[1]
