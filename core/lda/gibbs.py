@@ -175,33 +175,60 @@ class _Chain:
             self.zd = self.rng.integers(0, s.K, size=s.D).astype(np.int32)
             self.z = np.repeat(self.zd, np.diff(s.doc_ptr)).astype(np.int32)
             self.mk = kernels.topic_counts(self.zd, s.K)
+            self.prob_sum = np.zeros((s.D, s.K))
         else:
             self.z = self.rng.integers(0, s.K, size=s.N).astype(np.int32)
         self.nwk = kernels.word_topic_counts(s.words, self.z, s.K, s.V)
         self.nk = kernels.topic_counts(self.z, s.K)
+        if s.kernel == "sparse":
+            self.wt_ptr, self.wt_len, self.wt = kernels.word_topic_lists(self.nwk, s.word_freq)
         self.ndk_sum = np.zeros((s.D, s.K))
         self.nkw_scaled_sum = np.zeros((s.K, s.V))
         self.inv_sum = np.zeros(s.K)
         self.kept = 0
 
-    # Each sweep is a list of (callable, args) tasks that may run concurrently.
-    def sweep_tasks(self) -> list[tuple[Callable[..., Any], tuple]]:
+    # A sweep is a list of (callable, args) tasks that may run concurrently.
+    def sweep_tasks(self, record: bool) -> list[tuple[Callable[..., Any], tuple]]:
         s = self.s
-        key = _key(self.rng)
         if s.method == "collapsed":
-            return [(kernels.collapsed_dense_sweep, (s.doc_ptr, s.words, self.z, self.nwk, self.nk, s.alpha, s.beta, key))]
-        raise NotImplementedError(s.method)
+            key = _key(self.rng)
+            if s.kernel == "sparse":
+                return [(kernels.collapsed_sparse_sweep, (s.doc_ptr, s.words, self.z, self.nwk, self.nk, self.wt_ptr,
+                                                          self.wt_len, self.wt, s.alpha, s.beta, key))]
+            return [(kernels.collapsed_dense_sweep, (s.doc_ptr, s.words, self.z, self.nwk, self.nk,
+                                                     s.alpha, s.beta, key))]
+        if s.method == "dmm":
+            key = _key(self.rng)
+            return [(kernels.dmm_sweep, (s.dw_ptr, s.dw_word, s.dw_count, self.zd, self.mk, self.nwk, self.nk,
+                                         s.alpha, s.beta, key, self.prob_sum, record))]
+        phi_wk = draw_phi(self.rng, self.nwk, s.beta)
+        if s.method == "partial":
+            cphi = kernels.cumulative_rows(phi_wk)
+            key = _key(self.rng)
+            return [(kernels.partial_sweep, (s.doc_ptr, s.words, self.z, phi_wk, cphi, s.alpha, key, a, b))
+                    for a, b in s.blocks]
+        theta = draw_theta(self.rng, kernels.doc_topic_counts(s.doc_ptr, self.z, s.K), s.alpha)
+        key = _key(self.rng)
+        return [(kernels.uncollapsed_sweep, (s.doc_ptr, s.words, self.z, theta, phi_wk, key, a, b))
+                for a, b in s.blocks]
 
     def after_sweep(self) -> None:
-        pass
+        s = self.s
+        if s.method in ("partial", "uncollapsed"):
+            self.nwk = kernels.word_topic_counts(s.words, self.z, s.K, s.V)
+            self.nk = kernels.topic_counts(self.z, s.K)
 
     def log_joint(self) -> float:
         s = self.s
+        if s.method == "dmm":
+            return float(kernels.dmm_log_joint_from_counts(self.mk, self.nwk, self.nk, s.alpha, s.beta, s.lg_beta))
         return float(kernels.log_joint_from_counts(s.doc_ptr, self.z, self.nwk, self.nk, s.alpha, s.beta,
                                                    s.lg_alpha, s.lg_beta))
 
     def accumulate(self) -> None:
         s = self.s
+        if s.method == "dmm":
+            kernels.expand_doc_topics(s.doc_ptr, self.zd, self.z)
         kernels.accumulate_estimates(s.doc_ptr, s.words, self.z, self.nk, s.V * s.beta,
                                      self.ndk_sum, self.nkw_scaled_sum, self.inv_sum)
         self.kept += 1
@@ -210,7 +237,11 @@ class _Chain:
         s = self.s
         t = max(self.kept, 1)
         lengths = np.diff(s.doc_ptr).astype(float)
-        theta = (self.ndk_sum / t + s.alpha) / (lengths + s.K * s.alpha)[:, None]
+        if s.method == "dmm":
+            kernels.expand_doc_topics(s.doc_ptr, self.zd, self.z)
+            theta = self.prob_sum / t
+        else:
+            theta = (self.ndk_sum / t + s.alpha) / (lengths + s.K * s.alpha)[:, None]
         phi = (self.nkw_scaled_sum + s.beta * self.inv_sum[:, None]) / t
         return theta, phi
 
@@ -229,6 +260,11 @@ class _Shared:
     threads: int
     lg_alpha: np.ndarray
     lg_beta: np.ndarray
+    word_freq: np.ndarray
+    blocks: list[tuple[int, int]]
+    dw_ptr: np.ndarray | None = None
+    dw_word: np.ndarray | None = None
+    dw_count: np.ndarray | None = None
 
     @property
     def D(self) -> int:
@@ -239,6 +275,22 @@ class _Shared:
         return self.words.size
 
 
+def draw_phi(rng: np.random.Generator, nwk: np.ndarray, beta: float) -> np.ndarray:
+    """phi | z: every topic ~ Dirichlet(beta + n_k.), returned word-major (V, K)."""
+    g = rng.standard_gamma(nwk + beta)
+    g /= g.sum(axis=0)
+    return g
+
+
+def draw_theta(rng: np.random.Generator, ndk: np.ndarray, alpha: float) -> np.ndarray:
+    """theta | z: every document ~ Dirichlet(alpha + n_d.), (D, K)."""
+    g = rng.standard_gamma(ndk + alpha)
+    # A row of zeros (all Gamma(alpha) variates underflowing, only possible for
+    # an empty document) is left as zeros: such a document has no token to draw.
+    g /= np.maximum(g.sum(axis=1, keepdims=True), np.finfo(float).tiny)
+    return g
+
+
 def _warm_up() -> None:
     """Compile (or load from cache) every kernel on a toy corpus before timing."""
     doc_ptr = np.array([0, 2, 3], dtype=np.int64)
@@ -247,9 +299,23 @@ def _warm_up() -> None:
     nwk = kernels.word_topic_counts(words, z, 2, 2)
     nk = kernels.topic_counts(z, 2)
     kernels.collapsed_dense_sweep(doc_ptr, words, z, nwk, nk, 0.1, 0.1, np.uint64(1))
+    ptr, length, topics = kernels.word_topic_lists(nwk, np.array([1, 2]))
+    kernels.collapsed_sparse_sweep(doc_ptr, words, z, nwk, nk, ptr, length, topics, 0.1, 0.1, np.uint64(1))
     lg = kernels.lgamma_table(0.1, 3)
     kernels.log_joint_from_counts(doc_ptr, z, nwk, nk, 0.1, 0.1, lg, lg)
     kernels.accumulate_estimates(doc_ptr, words, z, nk, 0.2, np.zeros((2, 2)), np.zeros((2, 2)), np.zeros(2))
+    phi = np.full((2, 2), 0.5)
+    kernels.partial_sweep(doc_ptr, words, z, phi, kernels.cumulative_rows(phi), 0.1, np.uint64(1), 0, 2)
+    kernels.uncollapsed_sweep(doc_ptr, words, z, phi, phi, np.uint64(1), 0, 2)
+    kernels.doc_topic_counts(doc_ptr, z, 2)
+    dw_ptr, dw_word, dw_count = kernels.doc_word_counts(doc_ptr, words, 2)
+    zd = np.array([0, 1], dtype=np.int32)
+    mk = kernels.topic_counts(zd, 2)
+    kernels.expand_doc_topics(doc_ptr, zd, z)
+    nwk = kernels.word_topic_counts(words, z, 2, 2)
+    nk = kernels.topic_counts(z, 2)
+    kernels.dmm_sweep(dw_ptr, dw_word, dw_count, zd, mk, nwk, nk, 0.1, 0.1, np.uint64(1), phi, False)
+    kernels.dmm_log_joint_from_counts(mk, nwk, nk, 0.1, 0.1, lg)
 
 
 def fit(
@@ -303,7 +369,6 @@ def fit(
     alpha, beta, seed = float(alpha), float(beta), int(seed)
     if method == "collapsed":
         used = kernel if kernel != "auto" else ("dense" if n_topics <= DENSE_MAX_TOPICS else "sparse")
-        used = "dense"  # sparse kernel lands in the next commit
     else:
         used = method
     _warm_up()
@@ -312,7 +377,10 @@ def fit(
     word_freq = np.bincount(words, minlength=vocab_size)
     shared = _Shared(doc_ptr, words, n_topics, vocab_size, alpha, beta, method, used, seed, threads,
                      kernels.lgamma_table(alpha, int(max(lengths.max(), 1))),
-                     kernels.lgamma_table(beta, int(word_freq.max())))
+                     kernels.lgamma_table(beta, int(word_freq.max())), word_freq,
+                     _doc_blocks(doc_ptr, threads if method in ("partial", "uncollapsed") else 1))
+    if method == "dmm":
+        shared.dw_ptr, shared.dw_word, shared.dw_count = kernels.doc_word_counts(doc_ptr, words, vocab_size)
     states = [_Chain(shared, c) for c in range(chains)]
     log_joint = np.empty((chains, iterations))
     n_tokens = words.size
@@ -330,7 +398,7 @@ def fit(
 
         for it in range(iterations):
             t0 = time.perf_counter()
-            tasks = [task for st in states for task in st.sweep_tasks()]
+            tasks = [task for st in states for task in st.sweep_tasks(it >= burn_in)]
             run(tasks)
             for st in states:
                 st.after_sweep()

@@ -164,6 +164,184 @@ def collapsed_dense_sweep(
 
 
 # ---------------------------------------------------------------------------
+# Collapsed Gibbs, sparse (SparseLDA)
+
+
+@njit(cache=True, nogil=True)
+def word_topic_lists(nwk: np.ndarray, word_freq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Topics with a nonzero count for every word, for the sparse sweep.
+
+    Word w owns the slots ``topics[ptr[w]:ptr[w] + min(K, freq_w)]`` (it can
+    never be in more topics than it has tokens), of which the first
+    ``length[w]`` hold its topics with ``n_wk > 0`` in no particular order.
+
+    Returns
+    -------
+    ptr : int64 (V + 1,), length : int32 (V,), topics : int32 (sum_w min(K, freq_w),)
+    """
+    vocab_size, n_topics = nwk.shape
+    ptr = np.zeros(vocab_size + 1, dtype=np.int64)
+    for w in range(vocab_size):
+        ptr[w + 1] = ptr[w] + min(n_topics, word_freq[w])
+    length = np.zeros(vocab_size, dtype=np.int32)
+    topics = np.zeros(ptr[vocab_size], dtype=np.int32)
+    for w in range(vocab_size):
+        base = ptr[w]
+        for k in range(n_topics):
+            if nwk[w, k] > 0:
+                topics[base + length[w]] = k
+                length[w] += 1
+    return ptr, length, topics
+
+
+@njit(cache=True, nogil=True)
+def collapsed_sparse_sweep(
+    doc_ptr: np.ndarray,
+    words: np.ndarray,
+    z: np.ndarray,
+    nwk: np.ndarray,
+    nk: np.ndarray,
+    wt_ptr: np.ndarray,
+    wt_len: np.ndarray,
+    wt: np.ndarray,
+    alpha: float,
+    beta: float,
+    key: np.uint64,
+) -> None:
+    """One collapsed Gibbs sweep with SparseLDA's exact bucket decomposition.
+
+    ``(n_dk + a)(n_kw + b)/(n_k + V b) = a b/(n_k + V b) + n_dk b/(n_k + V b)
+    + (n_dk + a) n_kw/(n_k + V b)``: the smoothing bucket s (all topics), the
+    document bucket r (topics with n_dk > 0) and the word bucket q (topics
+    with n_kw > 0). s and r are kept up to date as counts change (s is
+    recomputed exactly at every document, r at every document), and
+    ``coef_k = (n_dk + a)/(n_k + V b)`` is cached, so a token costs
+    O(#topics of its word) plus, rarely, a walk of the document's topics or of
+    all K. A single uniform ``u`` times ``s + r + q`` selects the bucket and
+    the topic inside it, which is an exact draw from the full conditional.
+
+    Parameters are those of :func:`collapsed_dense_sweep` plus the word topic
+    lists of :func:`word_topic_lists` (kept in step with ``nwk``).
+    """
+    n_topics = nk.size
+    vbeta = nwk.shape[0] * beta
+    ab = alpha * beta
+    inv = np.empty(n_topics)
+    coef = np.empty(n_topics)
+    for k in range(n_topics):
+        inv[k] = 1.0 / (nk[k] + vbeta)
+        coef[k] = alpha * inv[k]
+    ndk = np.zeros(n_topics, dtype=np.int32)
+    dt = np.empty(n_topics, dtype=np.int32)  # topics of the document
+    dpos = np.empty(n_topics, dtype=np.int32)  # position of a topic in dt
+    qbuf = np.empty(n_topics)
+    for d in range(doc_ptr.size - 1):
+        start, stop = doc_ptr[d], doc_ptr[d + 1]
+        n_dt = 0
+        for i in range(start, stop):
+            k = z[i]
+            if ndk[k] == 0:
+                dt[n_dt] = k
+                dpos[k] = n_dt
+                n_dt += 1
+            ndk[k] += 1
+        s = 0.0
+        for k in range(n_topics):
+            s += inv[k]
+        s *= ab
+        r = 0.0
+        for j in range(n_dt):
+            k = dt[j]
+            r += ndk[k] * inv[k]
+            coef[k] = (alpha + ndk[k]) * inv[k]
+        r *= beta
+        for i in range(start, stop):
+            w = words[i]
+            t = z[i]
+            # -- take token i out of topic t
+            s -= ab * inv[t]
+            r -= beta * ndk[t] * inv[t]
+            ndk[t] -= 1
+            nk[t] -= 1
+            nwk[w, t] -= 1
+            inv[t] = 1.0 / (nk[t] + vbeta)
+            s += ab * inv[t]
+            r += beta * ndk[t] * inv[t]
+            coef[t] = (alpha + ndk[t]) * inv[t]
+            if ndk[t] == 0:
+                n_dt -= 1
+                last = dt[n_dt]
+                dt[dpos[t]] = last
+                dpos[last] = dpos[t]
+            base = wt_ptr[w]
+            n_wt = wt_len[w]
+            if nwk[w, t] == 0:
+                for j in range(n_wt):
+                    if wt[base + j] == t:
+                        n_wt -= 1
+                        wt[base + j] = wt[base + n_wt]
+                        break
+                wt_len[w] = n_wt
+            # -- word bucket
+            q = 0.0
+            for j in range(n_wt):
+                k = wt[base + j]
+                v = coef[k] * nwk[w, k]
+                qbuf[j] = v
+                q += v
+            u = uniform(key, i) * (s + r + q)
+            if u < q:
+                t = wt[base + n_wt - 1]
+                for j in range(n_wt):
+                    u -= qbuf[j]
+                    if u < 0.0:
+                        t = wt[base + j]
+                        break
+            else:
+                u -= q
+                if u < r:
+                    u /= beta
+                    t = dt[n_dt - 1] if n_dt > 0 else n_topics - 1
+                    for j in range(n_dt):
+                        k = dt[j]
+                        u -= ndk[k] * inv[k]
+                        if u < 0.0:
+                            t = k
+                            break
+                else:
+                    u = (u - r) / ab
+                    t = n_topics - 1
+                    for k in range(n_topics):
+                        u -= inv[k]
+                        if u < 0.0:
+                            t = k
+                            break
+            # -- put token i into topic t
+            z[i] = t
+            s -= ab * inv[t]
+            r -= beta * ndk[t] * inv[t]
+            ndk[t] += 1
+            nk[t] += 1
+            nwk[w, t] += 1
+            inv[t] = 1.0 / (nk[t] + vbeta)
+            s += ab * inv[t]
+            r += beta * ndk[t] * inv[t]
+            coef[t] = (alpha + ndk[t]) * inv[t]
+            if ndk[t] == 1:
+                dt[n_dt] = t
+                dpos[t] = n_dt
+                n_dt += 1
+            if nwk[w, t] == 1:
+                wt[base + n_wt] = t
+                wt_len[w] = n_wt + 1
+        # leave the caches as an empty document would see them
+        for j in range(n_dt):
+            k = dt[j]
+            ndk[k] = 0
+            coef[k] = alpha * inv[k]
+
+
+# ---------------------------------------------------------------------------
 # Collapsed log joint and running estimates
 
 
@@ -280,3 +458,262 @@ def dmm_log_joint_from_counts(
             if c > 0:
                 total += lg_beta[c] - lg0
     return total
+
+
+# ---------------------------------------------------------------------------
+# Partially collapsed and uncollapsed Gibbs (given phi, documents independent)
+
+
+@njit(cache=True, nogil=True)
+def doc_topic_counts(doc_ptr: np.ndarray, z: np.ndarray, n_topics: int) -> np.ndarray:
+    """Document-topic counts ``n_dk`` (D, K) int32."""
+    ndk = np.zeros((doc_ptr.size - 1, n_topics), dtype=np.int32)
+    for d in range(doc_ptr.size - 1):
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            ndk[d, z[i]] += 1
+    return ndk
+
+
+@njit(cache=True, nogil=True)
+def cumulative_rows(phi_wk: np.ndarray) -> np.ndarray:
+    """Running sums along topics of the word-major ``phi_wk`` (V, K)."""
+    vocab_size, n_topics = phi_wk.shape
+    out = np.empty((vocab_size, n_topics))
+    for w in range(vocab_size):
+        acc = 0.0
+        for k in range(n_topics):
+            acc += phi_wk[w, k]
+            out[w, k] = acc
+    return out
+
+
+@njit(cache=True, nogil=True)
+def partial_sweep(
+    doc_ptr: np.ndarray,
+    words: np.ndarray,
+    z: np.ndarray,
+    phi_wk: np.ndarray,
+    cphi_wk: np.ndarray,
+    alpha: float,
+    key: np.uint64,
+    d0: int,
+    d1: int,
+) -> None:
+    """z | phi with theta integrated out, for documents ``d0 .. d1 - 1``.
+
+    ``p(z_i = k | z_-i, phi) ∝ (n_dk^-i + alpha) phi_kw = n_dk^-i phi_kw +
+    alpha phi_kw``: the first term runs over the document's topics, the second
+    is drawn by bisection in the cumulative row ``cphi_wk[w]`` of
+    :func:`cumulative_rows`, so a token costs O(#topics in its document +
+    log K). Exact; documents are independent given phi, so disjoint blocks can
+    run concurrently.
+
+    Parameters
+    ----------
+    phi_wk : float (V, K)
+        Topic-word probabilities, word-major (``phi_wk[w, k] = phi_k[w]``).
+    cphi_wk : float (V, K)
+        ``cumulative_rows(phi_wk)``.
+    """
+    n_topics = phi_wk.shape[1]
+    ndk = np.zeros(n_topics, dtype=np.int32)
+    dt = np.empty(n_topics, dtype=np.int32)
+    dpos = np.empty(n_topics, dtype=np.int32)
+    buf = np.empty(n_topics)
+    for d in range(d0, d1):
+        start, stop = doc_ptr[d], doc_ptr[d + 1]
+        n_dt = 0
+        for i in range(start, stop):
+            k = z[i]
+            if ndk[k] == 0:
+                dt[n_dt] = k
+                dpos[k] = n_dt
+                n_dt += 1
+            ndk[k] += 1
+        for i in range(start, stop):
+            w = words[i]
+            t = z[i]
+            ndk[t] -= 1
+            if ndk[t] == 0:
+                n_dt -= 1
+                last = dt[n_dt]
+                dt[dpos[t]] = last
+                dpos[last] = dpos[t]
+            r = 0.0
+            for j in range(n_dt):
+                k = dt[j]
+                v = ndk[k] * phi_wk[w, k]
+                buf[j] = v
+                r += v
+            u = uniform(key, i) * (r + alpha * cphi_wk[w, n_topics - 1])
+            if u < r:
+                t = dt[n_dt - 1]
+                for j in range(n_dt):
+                    u -= buf[j]
+                    if u < 0.0:
+                        t = dt[j]
+                        break
+            else:
+                u = (u - r) / alpha
+                lo = 0
+                hi = n_topics - 1
+                while lo < hi:  # first k with cphi > u
+                    mid = (lo + hi) >> 1
+                    if cphi_wk[w, mid] > u:
+                        hi = mid
+                    else:
+                        lo = mid + 1
+                t = lo
+            z[i] = t
+            ndk[t] += 1
+            if ndk[t] == 1:
+                dt[n_dt] = t
+                dpos[t] = n_dt
+                n_dt += 1
+        for j in range(n_dt):
+            ndk[dt[j]] = 0
+
+
+@njit(cache=True, nogil=True)
+def uncollapsed_sweep(
+    doc_ptr: np.ndarray,
+    words: np.ndarray,
+    z: np.ndarray,
+    theta: np.ndarray,
+    phi_wk: np.ndarray,
+    key: np.uint64,
+    d0: int,
+    d1: int,
+) -> None:
+    """Every z_i | theta, phi independently, ``∝ theta_dk phi_kw``, documents d0 .. d1 - 1.
+
+    ``theta`` (D, K), ``phi_wk`` (V, K) word-major.
+    """
+    n_topics = phi_wk.shape[1]
+    cum = np.empty(n_topics)
+    for d in range(d0, d1):
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            w = words[i]
+            total = 0.0
+            for k in range(n_topics):
+                total += theta[d, k] * phi_wk[w, k]
+                cum[k] = total
+            u = uniform(key, i) * total
+            t = 0
+            while t < n_topics - 1 and cum[t] <= u:
+                t += 1
+            z[i] = t
+
+
+# ---------------------------------------------------------------------------
+# Dirichlet-multinomial mixture (one topic per document)
+
+
+@njit(cache=True, nogil=True)
+def doc_word_counts(doc_ptr: np.ndarray, words: np.ndarray, vocab_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct words of every document and their counts (CSR).
+
+    Returns ``ptr`` int64 (D + 1,), ``word`` int32, ``count`` int32.
+    """
+    n_docs = doc_ptr.size - 1
+    seen = np.full(vocab_size, -1, dtype=np.int64)
+    ptr = np.zeros(n_docs + 1, dtype=np.int64)
+    word = np.empty(words.size, dtype=np.int32)
+    count = np.zeros(words.size, dtype=np.int32)
+    n = 0
+    for d in range(n_docs):
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            w = words[i]
+            if seen[w] < ptr[d]:
+                seen[w] = n
+                word[n] = w
+                n += 1
+            count[seen[w]] += 1
+        ptr[d + 1] = n
+    return ptr, word[:n].copy(), count[:n].copy()
+
+
+@njit(cache=True, nogil=True)
+def dmm_sweep(
+    dw_ptr: np.ndarray,
+    dw_word: np.ndarray,
+    dw_count: np.ndarray,
+    zd: np.ndarray,
+    mk: np.ndarray,
+    nwk: np.ndarray,
+    nk: np.ndarray,
+    alpha: float,
+    beta: float,
+    key: np.uint64,
+    prob_sum: np.ndarray,
+    record: bool,
+) -> None:
+    """One collapsed Gibbs sweep over the document topics of the mixture.
+
+    ``p(z_d = k | z_-d, w) ∝ (m_k + alpha) prod_w prod_{j < c_dw} (n_kw + beta + j)
+    / prod_{j < N_d} (n_k + V beta + j)`` with the counts of the other
+    documents (Yin & Wang 2014, eq. 4 with repeated words), computed in logs.
+
+    Parameters
+    ----------
+    dw_ptr, dw_word, dw_count : :func:`doc_word_counts` of the corpus
+    zd : int32 (D,) topic of every document, updated in place
+    mk : int32 (K,) documents per topic; nwk : int32 (V, K); nk : int32 (K,)
+    prob_sum : float (D, K)
+        If ``record``, the normalised conditional of every document is added
+        to it (the Rao-Blackwellised estimate of p(z_d = k | w)).
+    """
+    n_topics = nk.size
+    vbeta = nwk.shape[0] * beta
+    logp = np.empty(n_topics)
+    for d in range(dw_ptr.size - 1):
+        start, stop = dw_ptr[d], dw_ptr[d + 1]
+        length = 0
+        for j in range(start, stop):
+            length += dw_count[j]
+        t = zd[d]
+        mk[t] -= 1
+        nk[t] -= length
+        for j in range(start, stop):
+            nwk[dw_word[j], t] -= dw_count[j]
+        top = -np.inf
+        for k in range(n_topics):
+            lp = math.log(mk[k] + alpha)
+            for j in range(start, stop):
+                base = nwk[dw_word[j], k] + beta
+                for c in range(dw_count[j]):
+                    lp += math.log(base + c)
+            base = nk[k] + vbeta
+            for c in range(length):
+                lp -= math.log(base + c)
+            logp[k] = lp
+            if lp > top:
+                top = lp
+        total = 0.0
+        for k in range(n_topics):
+            logp[k] = math.exp(logp[k] - top)
+            total += logp[k]
+        u = uniform(key, d) * total
+        t = n_topics - 1
+        acc = 0.0
+        for k in range(n_topics):
+            acc += logp[k]
+            if u < acc:
+                t = k
+                break
+        if record:
+            for k in range(n_topics):
+                prob_sum[d, k] += logp[k] / total
+        zd[d] = t
+        mk[t] += 1
+        nk[t] += length
+        for j in range(start, stop):
+            nwk[dw_word[j], t] += dw_count[j]
+
+
+@njit(cache=True, nogil=True)
+def expand_doc_topics(doc_ptr: np.ndarray, zd: np.ndarray, z: np.ndarray) -> None:
+    """Token topics from document topics: ``z[doc_ptr[d]:doc_ptr[d+1]] = zd[d]``."""
+    for d in range(doc_ptr.size - 1):
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            z[i] = zd[d]
