@@ -19,6 +19,7 @@ TARGETS: dict[str, tuple[str, str]] = {
     "bimodal": ("mcmc.core.targets.builtin", "bimodal"),
     "banana": ("mcmc.core.targets.builtin", "banana"),
     "funnel": ("mcmc.core.targets.builtin", "funnel"),
+    "gamma": ("mcmc.core.targets.builtin", "gamma"),
     "logistic": ("mcmc.core.targets.models", "logistic"),
     "beta-bernoulli": ("mcmc.core.targets.models", "beta_bernoulli"),
     "eight-schools": ("mcmc.core.targets.models", "eight_schools"),

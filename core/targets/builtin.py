@@ -11,6 +11,9 @@
   N(0, 10^2)``, ``x1 | x0 ~ N(b (x0^2 - 100), 1)`` and further coordinates
   ``N(0, 1)``; ``b = 0.03`` is their moderately twisted case. Exact moments:
   mean 0, ``sd(x0) = 10``, ``sd(x1) = sqrt(1 + 2 b^2 10^4)``.
+* ``gamma``: independent ``Gamma(shape, rate)`` coordinates on ``(0, inf)``
+  (``-inf`` elsewhere): the positive target of the multiplicative log-normal
+  Metropolis-Hastings proposal. Mean ``shape / rate``, sd ``sqrt(shape) / rate``.
 * ``funnel``: Neal's (2003, "Slice sampling", section 8) funnel: ``v ~
   N(0, 3^2)``, ``x_i | v ~ N(0, e^v)``, ``i < dim - 1``; mean 0, ``sd(v) = 3``,
   ``sd(x_i) = exp(9/4)``.
@@ -189,4 +192,39 @@ def funnel(dim: int = 10) -> Target:
         sd=np.concatenate([[3.0], np.full(k, np.exp(9.0 / 4.0))]),
         initial_point=initial_point,
         options={"dim": dim},
+    )
+
+
+def gamma(dim: int = 1, shape: float = 2.0, rate: float = 1.0) -> Target:
+    """Independent ``Gamma(shape, rate)`` coordinates, on the positive orthant (not transformed)."""
+    from math import lgamma
+
+    dim = _check_dim(dim)
+    k, r = float(shape), float(rate)
+    if k <= 0 or r <= 0:
+        raise UsageError(f"gamma needs shape > 0 and rate > 0, got {k}, {r}")
+    const = dim * (k * np.log(r) - lgamma(k))
+
+    def log_density(x: np.ndarray) -> np.ndarray:
+        positive = np.all(x > 0, axis=1)
+        safe = np.where(x > 0, x, 1.0)
+        return np.where(positive, const + ((k - 1.0) * np.log(safe) - r * safe).sum(axis=1), -np.inf)
+
+    def grad(x: np.ndarray) -> np.ndarray:
+        safe = np.where(x > 0, x, 1.0)
+        return np.where(x > 0, (k - 1.0) / safe - r, 0.0)
+
+    def initial_point(rng: ChainRandom, chains: int) -> np.ndarray:
+        # Overdispersed on the log scale around the mean; always positive.
+        return (k / r) * np.exp(rng.normal((dim,)))
+
+    return Target(
+        name="gamma",
+        dim=dim,
+        log_density=log_density,
+        grad_log_density=grad,
+        mean=np.full(dim, k / r),
+        sd=np.full(dim, np.sqrt(k) / r),
+        initial_point=initial_point,
+        options={"dim": dim, "shape": k, "rate": r},
     )
