@@ -154,29 +154,33 @@ def _autocov(b: np.ndarray) -> np.ndarray:
 
 
 def _avg_ranks(a: np.ndarray) -> np.ndarray:
-    """Average ranks (1-based, ties get the mean of their positions) along the last axis.
+    """Average ranks (1-based, ties get the mean of their positions) along the last axis of 2-D ``a``.
 
     Equal to ``scipy.stats.rankdata(method="average")`` row by row.
     """
+    rows, n = a.shape
     order = np.argsort(a, axis=-1)
-    s = np.take_along_axis(a, order, axis=-1)
-    n = a.shape[-1]
-    idx = np.arange(n, dtype=np.float64)
+    flat_order = (order + (np.arange(rows) * n)[:, None]).ravel()
+    s = a.ravel()[flat_order].reshape(rows, n)
     starts = np.empty(s.shape, dtype=bool)
-    starts[..., 0] = True
-    np.not_equal(s[..., 1:], s[..., :-1], out=starts[..., 1:])
-    if starts.all():
-        ranked = np.broadcast_to(idx + 1.0, s.shape)
-    else:
-        ends = np.empty_like(starts)
-        ends[..., -1] = True
-        ends[..., :-1] = starts[..., 1:]
-        first = np.maximum.accumulate(np.where(starts, idx, 0.0), axis=-1)
-        last = np.minimum.accumulate(np.where(ends, idx, float(n))[..., ::-1], axis=-1)[..., ::-1]
-        ranked = (first + last) / 2.0 + 1.0
-    ranks = np.empty_like(s)
-    np.put_along_axis(ranks, order, ranked, axis=-1)
-    return ranks
+    starts[:, 0] = True
+    np.not_equal(s[:, 1:], s[:, :-1], out=starts[:, 1:])
+    ranked = np.broadcast_to(np.arange(1.0, n + 1.0), s.shape).ravel()
+    tied = np.flatnonzero(~starts)  # sorted positions equal to their predecessor: few
+    if tied.size:
+        # a run of equal values at sorted positions i..j (never across rows, as
+        # every row starts a run) gets the rank (i + j) / 2 + 1
+        new_run = np.diff(tied, prepend=-2) != 1
+        run = np.cumsum(new_run) - 1
+        run_first = tied[new_run] - 1
+        run_last = tied[np.append(new_run[1:], True)]
+        avg = (run_first % n + run_last % n) / 2.0 + 1.0
+        ranked = ranked.copy()
+        ranked[run_first] = avg
+        ranked[tied] = avg[run]
+    ranks = np.empty(a.size)
+    ranks[flat_order] = ranked
+    return ranks.reshape(rows, n)
 
 
 def _z_scale(a: np.ndarray) -> np.ndarray:
@@ -209,13 +213,19 @@ def _ess_core(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """ESS and integrated autocorrelation time of ``(n, M, S)`` sequences (Geyer 1992).
 
     Follows Vehtari et al. (2021, eqs. 10-13) exactly as ArviZ implements it:
-    autocorrelations ``rho_t = 1 - (W - mean_m acov_m(t)) / var_plus``;
-    sums of consecutive pairs ``P_k = rho_{2k} + rho_{2k+1}`` (with
-    ``rho_0 = 1``) are kept while positive (Geyer's initial positive sequence,
-    up to lag ``S - 2``), then made non-increasing (initial monotone
-    sequence); ``tau = -1 + 2 sum_k P_k + rho_{2K}`` (the last even lag if
-    positive), floored at ``1 / log10(M S)`` (the antithetic cap, ESS at most
-    ``M S log10(M S)``). ``ess = M S / tau``.
+    autocorrelations ``rho_t = 1 - (W - mean_m acov_m(t)) / var_plus`` with
+    ``W`` the mean within-sequence variance (``ddof=1``) and ``var_plus`` the
+    pooled variance estimate; sums of consecutive pairs
+    ``P_k = rho_{2k} + rho_{2k+1}`` (with ``rho_0 = 1``) are kept while
+    positive (Geyer's initial positive sequence, up to lag ``S - 2``), then made
+    non-increasing (initial monotone sequence);
+    ``tau = -1 + 2 sum_k P_k + rho_{2K}`` (the next even lag, if positive),
+    floored at ``1 / log10(M S)`` (the antithetic cap: ESS at most
+    ``M S log10(M S)``); ``ess = M S / tau``.
+
+    The chain-averaged autocovariance is the inverse FFT of the chain-averaged
+    periodogram (linearity), one inverse transform per parameter instead of one
+    per sequence; it differs from ArviZ's per-chain transforms by rounding only.
 
     Sequences constant to within ``finfo.resolution`` (absolute, as ArviZ) get
     ``ess = M S`` and ``tau = 1``.
@@ -226,15 +236,19 @@ def _ess_core(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     n, n_seq, s = a.shape
     size = n_seq * s
-    acov = _autocov(a)
-    mean_var = acov[..., 0].mean(axis=-1) * s / (s - 1.0)
+    chain_mean = a.mean(axis=-1)
+    m = _next_fast_len(2 * s)
+    f = np.fft.rfft(a - chain_mean[..., None], n=m, axis=-1)
+    power = (f.real**2 + f.imag**2).mean(axis=1)  # (n, m // 2 + 1)
+    mean_acov = np.fft.irfft(power, n=m, axis=-1)[:, :s]
+    mean_acov /= s
+    mean_var = mean_acov[:, 0] * s / (s - 1.0)
     var_plus = mean_var * (s - 1.0) / s
     if n_seq > 1:
-        var_plus = var_plus + np.var(a.mean(axis=-1), axis=-1, ddof=1)
+        var_plus = var_plus + np.var(chain_mean, axis=-1, ddof=1)
     k_max = max(0, (s - 3) // 2)
     lags = 2 * k_max + 2
-    mean_acov = acov[..., :lags].mean(axis=1)  # (n, lags)
-    rho = 1.0 - (mean_var[:, None] - mean_acov) / var_plus[:, None]
+    rho = 1.0 - (mean_var[:, None] - mean_acov[:, :lags]) / var_plus[:, None]
 
     pairs = rho[:, 0::2] + rho[:, 1::2]  # (n, k_max + 1)
     pairs[:, 0] = 1.0 + rho[:, 1]  # ArviZ takes rho_0 = 1 exactly
@@ -321,18 +335,23 @@ class _Work:
 
     def _z_folded(self):
         sp = self.split
-        med = np.median(_flat(sp), axis=-1)
+        if self.draws % 2 == 0:  # same draws: the median from the sort
+            srt, mid = self.sorted, self.sorted.shape[-1] // 2
+            med = srt[:, mid] if srt.shape[-1] % 2 else (srt[:, mid - 1] + srt[:, mid]) / 2
+        else:
+            med = np.median(_flat(sp), axis=-1)
         return _z_scale(np.abs(sp - med[:, None, None]))
 
     def _ess_tau_mean(self):
         return _ess_core(self.split)
 
-    def _centered(self):
-        return self.b - self.mean[:, None, None]
+    def _centered2(self):
+        c = self.b - self.mean[:, None, None]
+        return c * c
 
     def _ess_var(self):
         # ESS of the squared deviations: ArviZ's ess(method="sd") and the ESS inside mcse_sd
-        return _ess_core(_split(self.centered**2))[0]
+        return _ess_core(_split(self.centered2))[0]
 
     def _ess_quantiles(self):
         # ESS of the indicators x <= q_p and x <= q_{1-p} (Vehtari et al. 2021, sec. 4.3);
@@ -397,9 +416,9 @@ class _Work:
 
     def _mcse_sd(self):
         # delta method: Var(s^2) ~ (m4 - m2^2) / ess, sd(s) ~ sqrt(Var(s^2) / (4 m2)); ArviZ's mcse_sd
-        c = _flat(self.centered)
-        evar = (c**2).mean(axis=-1)
-        varvar = ((c**4).mean(axis=-1) - evar**2) / self.ess_var
+        c2 = _flat(self.centered2)
+        evar = c2.mean(axis=-1)
+        varvar = ((c2 * c2).mean(axis=-1) - evar**2) / self.ess_var
         return _nan_where(np.sqrt(varvar / evar / 4), self.moment_ok)
 
     def acf(self, lags: Sequence[int]) -> np.ndarray:
