@@ -1,0 +1,392 @@
+"""Scoring a fitted topic model: held-out perplexity, coherence, topic recovery.
+
+Held-out perplexity by document completion
+------------------------------------------
+Wallach, Murray, Salakhutdinov & Mimno (2009), "Evaluation methods for topic
+models" (ICML), review ways to estimate ``p(w_test | training data)``. We use
+*document completion* (their Section 4; Rosen-Zvi et al. 2004): a fraction of
+the documents is held out before training; each held-out document's tokens
+are split by a fixed rule into an observed half (even positions) and a target
+half (odd positions). With ``phi`` fixed at the trained estimate, ``theta_d`` is
+estimated from the observed half by Gibbs sampling of its topic assignments
+(``p(z_i = k | z_-i) ∝ (n_dk^-i + alpha) phi_k,w_i``; the first sweep assigns
+tokens one by one, then ``sweeps`` full sweeps, the last ``sweeps - burn_in``
+averaged into ``theta_d = (n_dk + alpha) / (n_d + K alpha)``), and the target
+half is scored as ``sum_i log sum_k theta_dk phi_k,w_i``. Perplexity is
+``exp(-sum log p / number of target tokens)``. This plugs in a point estimate
+of ``theta_d`` (it is not the left-to-right marginal likelihood of Wallach et
+al.'s Section 4.2), which is the usual and fast variant; because tokens within
+a document are grouped by word, alternating positions split each word's count
+evenly between the halves.
+
+Coherence
+---------
+Both scores use *document* co-occurrence in the training corpus over the
+top-``M`` words ``v_1, ..., v_M`` of a topic (``D(v)`` = documents containing
+``v``, ``D(v, u)`` = documents containing both, ``D`` = documents):
+
+* UMass (Mimno, Wallach, Talley, Leenders & McCallum 2011):
+  ``log((D(v_m, v_l) + 1) / D(v_l))`` for ``l < m``. Mimno et al. sum over the
+  ``M(M-1)/2`` pairs; we report the mean over pairs (as gensim does) so values
+  do not depend on ``M``. Higher (closer to 0) is better.
+* NPMI (Bouma 2009): ``log(P(u, v) / (P(u) P(v))) / -log P(u, v)`` with
+  ``P(v) = D(v) / D``; ``-1`` when the pair never co-occurs, ``1`` when
+  ``P(u, v) = 1``; the mean over pairs, in ``[-1, 1]``. Röder, Both & Hinneburg
+  (2015) estimate these probabilities from a sliding window over a reference
+  corpus; here they come from whole-document co-occurrence in the training
+  corpus.
+
+Topic recovery
+--------------
+For synthetic data with known ``phi``: Hellinger distances between fitted and
+true topics, matched one to one by the Hungarian algorithm
+(``scipy.optimize.linear_sum_assignment``) to minimise the total distance.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from mcmc.core.errors import UsageError
+from mcmc.core.lda.corpus import Corpus
+
+# -- held-out documents ------------------------------------------------------------
+
+
+def split_documents(corpus: Corpus, fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Choose ``round(fraction * D)`` documents to hold out (at least one, at most D - 1).
+
+    Returns
+    -------
+    train, test
+        Sorted int64 document indices, disjoint, together ``0..D-1``.
+    """
+    if not 0 < fraction < 1:
+        raise UsageError(f"--holdout must be a fraction in (0, 1), got {fraction}")
+    d = corpus.n_docs
+    if d < 2:
+        raise UsageError("--holdout needs at least two documents")
+    n_test = min(max(1, round(fraction * d)), d - 1)
+    test = np.sort(rng.permutation(d)[:n_test])
+    mask = np.ones(d, dtype=bool)
+    mask[test] = False
+    return np.flatnonzero(mask), test
+
+
+def completion_halves(corpus: Corpus) -> tuple[Corpus, Corpus]:
+    """Split every document's tokens: even positions observed, odd positions to predict.
+
+    Returns
+    -------
+    observed, target
+        Two corpora with the same documents and vocabulary; a document of
+        ``n`` tokens has ``ceil(n / 2)`` observed and ``floor(n / 2)`` target tokens.
+    """
+    pos = np.arange(corpus.n_tokens) - np.repeat(corpus.doc_ptr[:-1], corpus.doc_lengths)
+    even = pos % 2 == 0
+    doc = corpus.doc_of_token()
+    halves = []
+    for keep in (even, ~even):
+        lengths = np.bincount(doc[keep], minlength=corpus.n_docs)
+        halves.append(Corpus(np.concatenate([[0], np.cumsum(lengths)]), corpus.words[keep], corpus.vocab))
+    return halves[0], halves[1]
+
+
+@dataclass(frozen=True, eq=False)
+class Completion:
+    """Document-completion result per chain.
+
+    Attributes
+    ----------
+    log_likelihood
+        shape ``(chains,)``: ``sum log p(target tokens | theta, phi)``.
+    n_tokens
+        Number of target tokens scored.
+    perplexity
+        shape ``(chains,)``: ``exp(-log_likelihood / n_tokens)``.
+    theta
+        shape ``(chains, D_test, K)``: the estimates from the observed halves.
+    """
+
+    log_likelihood: np.ndarray
+    n_tokens: int
+    perplexity: np.ndarray
+    theta: np.ndarray
+
+
+def _fold_in_sweep(words, doc_ptr, phi_t, alpha, z, ndk, u, first):  # pragma: no cover - compiled
+    # phi_t: (C, V, K); z: (C, N); ndk: (C, D, K); u: (C, N) uniforms, one per token.
+    n_chains, _, k_topics = phi_t.shape
+    p = np.empty(k_topics)
+    for c in range(n_chains):
+        for d in range(doc_ptr.size - 1):
+            for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                w = words[i]
+                if not first:
+                    ndk[c, d, z[c, i]] -= 1
+                total = 0.0
+                for k in range(k_topics):
+                    total += (ndk[c, d, k] + alpha) * phi_t[c, w, k]
+                    p[k] = total
+                target = u[c, i] * total
+                k_new = 0
+                while k_new < k_topics - 1 and p[k_new] <= target:
+                    k_new += 1
+                z[c, i] = k_new
+                ndk[c, d, k_new] += 1
+
+
+def _token_log_likelihood(words, doc_ptr, phi_t, theta):  # pragma: no cover - compiled
+    # Per chain: sum over tokens of log sum_k theta[c, d, k] phi_t[c, w, k].
+    n_chains, _, k_topics = phi_t.shape
+    out = np.zeros(n_chains)
+    for c in range(n_chains):
+        for d in range(doc_ptr.size - 1):
+            for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                w = words[i]
+                s = 0.0
+                for k in range(k_topics):
+                    s += theta[c, d, k] * phi_t[c, w, k]
+                out[c] += np.log(s)
+    return out
+
+
+@functools.cache
+def _kernels():
+    # numba is imported, and the kernels compiled (or loaded from the on-disk cache), on first use only.
+    from numba import njit
+
+    return njit(cache=True, nogil=True)(_fold_in_sweep), njit(cache=True, nogil=True)(_token_log_likelihood)
+
+
+def document_completion(
+    phi: np.ndarray,
+    heldout: Corpus,
+    alpha: float,
+    rng: np.random.Generator,
+    *,
+    sweeps: int = 50,
+    burn_in: int = 10,
+) -> Completion:
+    """Document-completion log-likelihood and perplexity of held-out documents.
+
+    Parameters
+    ----------
+    phi
+        shape ``(chains, K, V)`` or ``(K, V)``: topic-word distributions (rows sum to 1).
+    heldout
+        The held-out documents (never seen in training).
+    alpha
+        Symmetric Dirichlet parameter of ``theta`` used in training.
+    rng
+        Source of the uniforms driving the fold-in Gibbs sampler.
+    sweeps, burn_in
+        Gibbs sweeps over the observed halves and how many to discard before averaging.
+
+    Returns
+    -------
+    Completion
+        Per chain (each chain's ``phi`` is scored on its own: topic labels differ between chains).
+    """
+    phi = np.asarray(phi, dtype=np.float64)
+    if phi.ndim == 2:
+        phi = phi[None]
+    if not 0 <= burn_in < sweeps:
+        raise UsageError(f"fold-in needs 0 <= burn_in < sweeps, got {burn_in} and {sweeps}")
+    if phi.shape[2] != heldout.vocab_size:
+        raise UsageError(f"phi has {phi.shape[2]} words but the corpus has {heldout.vocab_size}")
+    fold_in_sweep, token_log_likelihood = _kernels()
+    observed, target = completion_halves(heldout)
+    n_chains, k, _ = phi.shape
+    phi_t = np.ascontiguousarray(phi.transpose(0, 2, 1))
+    z = np.zeros((n_chains, observed.n_tokens), dtype=np.int64)
+    ndk = np.zeros((n_chains, observed.n_docs, k), dtype=np.int64)
+    theta_sum = np.zeros((n_chains, observed.n_docs, k))
+    norm = (observed.doc_lengths + k * alpha)[None, :, None]
+    for sweep in range(sweeps + 1):  # sweep 0 assigns tokens sequentially from empty counts
+        u = rng.random((n_chains, observed.n_tokens))
+        fold_in_sweep(observed.words, observed.doc_ptr, phi_t, float(alpha), z, ndk, u, sweep == 0)
+        if sweep > burn_in:
+            theta_sum += (ndk + alpha) / norm
+    theta = theta_sum / (sweeps - burn_in)
+    ll = token_log_likelihood(target.words, target.doc_ptr, phi_t, theta)
+    n = target.n_tokens
+    perplexity = np.exp(-ll / n) if n else np.full(n_chains, np.nan)
+    return Completion(ll, n, perplexity, theta)
+
+
+# -- coherence -------------------------------------------------------------------
+
+
+def top_words(phi: np.ndarray, n: int) -> np.ndarray:
+    """Indices of the ``n`` most probable words per topic, most probable first.
+
+    ``phi`` of shape ``(..., K, V)`` gives shape ``(..., K, n)``; ties go to the lower id.
+    """
+    phi = np.asarray(phi)
+    n = min(n, phi.shape[-1])
+    return np.argsort(-phi, axis=-1, kind="stable")[..., :n]
+
+
+def _cooccurrence(top: np.ndarray, corpus: Corpus) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Document frequencies restricted to the words in ``top``.
+
+    Returns ``(cols, df, codf)``: ``top`` remapped to column indices, ``D(v)`` per
+    column and the ``D(v, u)`` matrix, from a sparse binary doc-word incidence.
+    """
+    import scipy.sparse
+
+    union, cols = np.unique(top, return_inverse=True)
+    col_of = np.full(corpus.vocab_size, -1, dtype=np.int64)
+    col_of[union] = np.arange(union.size)
+    c = col_of[corpus.words]
+    keep = c >= 0
+    x = scipy.sparse.csr_matrix(
+        (np.ones(int(keep.sum()), dtype=np.int64), (corpus.doc_of_token()[keep], c[keep])),
+        shape=(corpus.n_docs, union.size),
+    )
+    x.sum_duplicates()
+    x.data[:] = 1  # counts -> incidence: co-occurrence counts documents, not tokens
+    codf = (x.T @ x).toarray()
+    return cols.reshape(top.shape), np.diag(codf).copy(), codf
+
+
+def umass_coherence(top: np.ndarray, corpus: Corpus) -> np.ndarray:
+    """UMass coherence (Mimno et al. 2011) per topic, averaged over word pairs.
+
+    Parameters
+    ----------
+    top
+        int, shape ``(K, M)``: word ids per topic, most probable first (:func:`top_words`).
+    corpus
+        The reference corpus (the training documents).
+
+    Returns
+    -------
+    ndarray
+        shape ``(K,)``: mean over ``l < m`` of ``log((D(v_m, v_l) + 1) / D(v_l))``;
+        pairs whose ``v_l`` occurs in no document are skipped (NaN if all are).
+    """
+    top = np.asarray(top)
+    cols, df, codf = _cooccurrence(top, corpus)
+    m = top.shape[1]
+    hi, lo = np.tril_indices(m, k=-1)  # hi = m (later word), lo = l (earlier word)
+    joint = codf[cols[:, hi], cols[:, lo]]
+    base = df[cols[:, lo]].astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scores = np.where(base > 0, np.log((joint + 1) / base), np.nan)
+    return _nanmean_rows(scores)
+
+
+def npmi_coherence(top: np.ndarray, corpus: Corpus) -> np.ndarray:
+    """NPMI coherence (Bouma 2009) per topic from document co-occurrence, mean over pairs.
+
+    Parameters
+    ----------
+    top
+        int, shape ``(K, M)``: word ids per topic.
+    corpus
+        The reference corpus (the training documents).
+
+    Returns
+    -------
+    ndarray
+        shape ``(K,)``, in ``[-1, 1]``; pairs with a word that occurs in no document are skipped.
+    """
+    top = np.asarray(top)
+    cols, df, codf = _cooccurrence(top, corpus)
+    d = corpus.n_docs
+    m = top.shape[1]
+    i, j = np.triu_indices(m, k=1)
+    p_ij = codf[cols[:, i], cols[:, j]] / d
+    p_i = df[cols[:, i]] / d
+    p_j = df[cols[:, j]] / d
+    with np.errstate(divide="ignore", invalid="ignore"):
+        npmi = np.log(p_ij / (p_i * p_j)) / -np.log(p_ij)
+    npmi = np.where(p_ij == 0, -1.0, np.where(p_ij == 1, 1.0, npmi))
+    npmi = np.where((p_i == 0) | (p_j == 0), np.nan, npmi)
+    return _nanmean_rows(npmi)
+
+
+def _nanmean_rows(a: np.ndarray) -> np.ndarray:
+    ok = ~np.isnan(a)
+    count = ok.sum(axis=1)
+    total = np.where(ok, a, 0.0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+# -- recovery of known topics -------------------------------------------------------
+
+
+def hellinger(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Hellinger distances between the rows of ``p`` (A, V) and ``q`` (B, V): shape ``(A, B)``, in [0, 1]."""
+    sp, sq = np.sqrt(np.asarray(p, dtype=np.float64)), np.sqrt(np.asarray(q, dtype=np.float64))
+    bc = np.clip(sp @ sq.T, 0.0, 1.0)  # Bhattacharyya coefficient
+    return np.sqrt(1.0 - bc)
+
+
+@dataclass(frozen=True, eq=False)
+class Recovery:
+    """Fitted topics matched one to one to true topics.
+
+    Attributes
+    ----------
+    true_topic
+        int, shape ``(K,)``: the true topic matched to fitted topic ``k``.
+    hellinger
+        shape ``(K,)``: Hellinger distance of each matched pair.
+    cosine
+        shape ``(K,)``: cosine similarity of each matched pair.
+    baseline
+        Mean Hellinger distance between non-matched (fitted, true) pairs: what a
+        random matching would score, for scale.
+    """
+
+    true_topic: np.ndarray
+    hellinger: np.ndarray
+    cosine: np.ndarray
+    baseline: float
+
+    @property
+    def mean_hellinger(self) -> float:
+        return float(self.hellinger.mean())
+
+
+def topic_recovery(phi_hat: np.ndarray, phi_true: np.ndarray) -> Recovery:
+    """Match fitted topics to true ones (Hungarian algorithm on Hellinger distance).
+
+    Parameters
+    ----------
+    phi_hat
+        shape ``(K, V)``: fitted topics of one chain.
+    phi_true
+        shape ``(K', V)`` with ``K' >= K`` or ``K' < K`` (then only ``K'`` fitted
+        topics are matched and the others get ``true_topic = -1`` and NaN scores).
+
+    Returns
+    -------
+    Recovery
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    phi_hat = np.asarray(phi_hat, dtype=np.float64)
+    phi_true = np.asarray(phi_true, dtype=np.float64)
+    dist = hellinger(phi_hat, phi_true)
+    rows, cols = linear_sum_assignment(dist)
+    k = phi_hat.shape[0]
+    true_topic = np.full(k, -1, dtype=np.int64)
+    true_topic[rows] = cols
+    h = np.full(k, np.nan)
+    h[rows] = dist[rows, cols]
+    norm_hat = np.linalg.norm(phi_hat, axis=1)
+    norm_true = np.linalg.norm(phi_true, axis=1)
+    cos = np.full(k, np.nan)
+    cos[rows] = np.einsum("ij,ij->i", phi_hat[rows], phi_true[cols]) / (norm_hat[rows] * norm_true[cols])
+    off = np.ones_like(dist, dtype=bool)
+    off[rows, cols] = False
+    baseline = float(dist[off].mean()) if off.any() else float("nan")
+    return Recovery(true_topic, h, cos, baseline)
