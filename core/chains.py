@@ -155,7 +155,9 @@ def netcdf_bytes(chains: Chains) -> bytes:
     groups: dict[str, Mapping[str, np.ndarray]] = {"posterior": chains.posterior}
     if chains.sample_stats:
         groups["sample_stats"] = chains.sample_stats
-    tree = from_dict(groups)
+    # Our arrays are (chain, draw) by construction; ArviZ's check would warn
+    # (an error under -W error) whenever a short run has more chains than draws.
+    tree = from_dict(groups, check_conventions=False)
     for key, value in chains.attrs.items():
         plain = isinstance(value, (str, int, float, np.integer, np.floating))
         if plain and not isinstance(value, (bool, np.bool_)):

@@ -21,6 +21,7 @@ over the cells run, to read R's ``NA`` and to name the bad line and column.
 
 from __future__ import annotations
 
+import csv
 import math
 import re
 from dataclasses import dataclass
@@ -111,7 +112,8 @@ def parse_table(text: str, source: str) -> Table:
             numbers.append(number)
     if header is None:
         raise InputError(source, "no header line (the file is empty or only comments)")
-    columns = [name.strip().strip('"').strip("'").strip() for name in header.split(",")]
+    # csv for the header only: R quotes names like "theta[1,2]" whose commas are not separators.
+    columns = [name.strip() for name in next(csv.reader([header], skipinitialspace=True))]
     seen: set[str] = set()
     for name in columns:
         if name in seen and name:
@@ -134,14 +136,13 @@ def parse_table(text: str, source: str) -> Table:
 def _parse_cells_slowly(rows: list[str], numbers: list[int], columns: list[str], source: str) -> np.ndarray:
     """Cell-by-cell fallback: reads ``NA`` as NaN and names the first bad cell."""
     out = np.empty((len(rows), len(columns)))
-    for i, (row, number) in enumerate(zip(rows, numbers, strict=True)):
-        cells = row.split(",")
+    for i, (cells, number) in enumerate(zip(csv.reader(rows), numbers, strict=True)):
         if len(cells) != len(columns):
             raise InputError(
                 source, f"line {number}: {len(cells)} fields but the header has {len(columns)} columns"
             )
         for j, cell in enumerate(cells):
-            cell = cell.strip().strip('"')
+            cell = cell.strip()
             if cell in _MISSING:
                 out[i, j] = math.nan
                 continue
@@ -247,7 +248,7 @@ def _stat_array(name: str, column: np.ndarray) -> np.ndarray:
 def is_cmdstan(text: str) -> bool:
     """Whether CSV ``text`` looks like CmdStan output rather than a draws table."""
     header = _first_data_line(text)
-    names = {name.strip().strip('"') for name in (header or "").split(",")}
+    names = {name.strip() for name in next(csv.reader([header or ""]), [])}
     if names & set(CHAIN_COLUMNS):
         return False
     return text.lstrip("\ufeff \t\r\n").startswith("#") or "lp__" in names
