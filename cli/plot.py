@@ -73,16 +73,14 @@ def plot_report(report: Report, path: str, *, cap: int | None = 8) -> None:
         ax_r.set_xlim(0, bins)
         ax_r.set_xticks([])
         ax_r.set_ylim(0, max(float(ranks[row].max()) * 1.1, expected + 1.2 * half))
-        ax_a.bar(np.arange(max_lag + 1), np.nan_to_num(rho[row]), width=0.8, color="0.35")
+        # One LineCollection instead of a patch per lag: bars cost seconds with 8 rows.
+        ax_a.vlines(np.arange(max_lag + 1), 0, np.nan_to_num(rho[row]), color="0.3", lw=2.2)
         ax_a.axhline(0, color="0.3", lw=0.6)
         ax_a.set_xlim(-0.5, max_lag + 0.5)
         ax_a.set_ylim(min(-0.2, float(np.nanmin(rho[row], initial=0.0)) - 0.05), 1.05)
         for ax in (ax_t, ax_r, ax_a):
             ax.tick_params(labelsize=7.5)
             ax.spines[["top", "right"]].set_visible(False)
-    axes[0, 0].set_title(
-        axes[0, 0].get_title(loc="left"), fontsize=8.5, loc="left", color=axes[0, 0].title.get_color()
-    )
     axes[0, 1].set_title(f"rank plot ({bins} bins, 99% band)", fontsize=9)
     axes[0, 2].set_title("autocorrelation (chain mean)", fontsize=9)
     axes[-1, 0].set_xlabel("draw", fontsize=8.5)
@@ -97,4 +95,4 @@ def plot_report(report: Report, path: str, *, cap: int | None = 8) -> None:
         suptitle += f" (first {n} of {len(report.parameters)} parameters; select others with --var)"
     fig.suptitle(suptitle, fontsize=10)
     with atomic_output(path) as fh:
-        fig.savefig(fh, format=fmt, dpi=110)
+        fig.savefig(fh, format=fmt, dpi=100)

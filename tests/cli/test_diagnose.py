@@ -1,0 +1,275 @@
+"""`mcmc diagnose` end to end: formats, exit codes, schema, config, bad input, plots."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import struct
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mcmc.core.chains import Chains, write_chains
+
+FIX = Path(__file__).parents[1] / "data" / "fixtures"
+MIX = [str(FIX / "cmdstan" / "mix_output.1.csv"), str(FIX / "cmdstan" / "mix_output.2.csv")]
+EIGHT_NPZ = str(FIX / "centered_eight_posterior.npz")
+EIGHT_CSV = str(FIX / "cmdstan" / "eight_schools_output.csv")
+
+TOP_KEYS = {
+    "schema", "source", "chains", "draws", "thresholds", "passed", "verdict",
+    "checks", "sampler", "notes", "parameters",
+}  # fmt: skip
+PARAM_KEYS = {
+    "name", "variable", "mean", "sd", "mad", "quantiles", "mcse_mean", "mcse_sd", "ess_bulk", "ess_tail",
+    "rhat", "rhat_split", "ssif", "ess_ssif", "ssif_disagrees", "acf", "iat", "acceptance", "status",
+}  # fmt: skip
+
+
+def strict_json(text: str) -> dict:
+    def refuse(name: str) -> None:
+        raise ValueError(f"non-standard JSON constant {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.fixture
+def good_npz(tmp_path: Path) -> str:
+    """Well-mixed iid chains: every check passes."""
+    rng = np.random.default_rng(11)
+    path = tmp_path / "good.npz"
+    write_chains(Chains({"a": rng.standard_normal((4, 1000)), "b": rng.standard_normal((4, 1000, 2))}), path)
+    return str(path)
+
+
+def test_pass_exits_0_with_one_verdict_line(mcmc, good_npz: str) -> None:
+    r = mcmc("diagnose", good_npz)
+    assert r.code == 0, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("PASS: 3 parameters, R-hat <= 1.01")
+    for name in ("a", "b[0]", "b[1]", "estimated from draws"):
+        assert name in r.out
+
+
+def test_mix_fails_with_exit_1_naming_the_parameters(mcmc) -> None:
+    r = mcmc("diagnose", *MIX)
+    assert r.code == 1
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith("FAIL: R-hat > 1.01 for mu[0], mu[1], sigma[0], theta")
+    assert "sigma[1]" not in line.split(";")[0]
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "csv", "md"])
+@pytest.mark.parametrize("files", [[EIGHT_NPZ], MIX, [EIGHT_CSV]], ids=["npz", "cmdstan2", "cmdstan1"])
+def test_every_format_on_real_fixtures(mcmc, fmt: str, files: list[str]) -> None:
+    r = mcmc("diagnose", "--format", fmt, *files)
+    assert r.code == 1  # all three fixtures fail some check
+    assert r.stderr.startswith("FAIL: ") and len(r.stderr.strip().splitlines()) == 1
+    if fmt == "json":
+        doc = strict_json(r.out)
+        assert doc["schema"] == "mcmc.diagnose/1" and doc["source"] == files and doc["passed"] is False
+    elif fmt == "csv":
+        rows = list(csv.DictReader(io.StringIO(r.out)))
+        assert rows and rows[0]["name"] and {"5%", "50%", "95%", "acf_1", "status"} <= set(rows[0])
+    elif fmt == "md":
+        assert r.out.startswith("## mcmc diagnose") and "| parameter |" in r.out
+    else:
+        assert "R-hat" in r.out and "ESS SSIF" in r.out and "E-BFMI" in r.out
+
+
+def test_json_schema_keys_are_stable(mcmc) -> None:
+    doc = strict_json(mcmc("diagnose", "-f", "json", EIGHT_NPZ).out)
+    assert set(doc) == TOP_KEYS
+    assert set(doc["thresholds"]) == {"max_rhat", "min_ess", "max_divergences", "min_ebfmi", "max_treedepth_hits", "ssif_ratio"}
+    assert set(doc["sampler"]) == {
+        "acceptance", "transitions", "divergences", "divergences_per_chain", "divergence_percent",
+        "max_treedepth", "treedepth_hits", "ebfmi",
+    }  # fmt: skip
+    assert set(doc["sampler"]["acceptance"]) == {"per_chain", "overall", "source"}
+    assert all(set(c) == {"name", "passed", "severity", "message", "parameters"} for c in doc["checks"])
+    assert [p["name"] for p in doc["parameters"]] == ["mu", *(f"theta[{i}]" for i in range(8)), "tau"]
+    p = doc["parameters"][1]
+    assert set(p) == PARAM_KEYS
+    assert list(p["quantiles"]) == ["5%", "50%", "95%"] and list(p["acf"]) == ["1", "2", "5", "10", "20", "50"]
+    assert doc["chains"] == 4 and doc["draws"] == 500 and doc["sampler"]["divergences"] == 19
+
+
+def test_json_values_equal_arviz_stats(mcmc) -> None:
+    from arviz_stats.base import array_stats
+
+    doc = strict_json(mcmc("diagnose", "-f", "json", EIGHT_NPZ).out)
+    got = {p["name"]: p for p in doc["parameters"]}
+    with np.load(EIGHT_NPZ) as f:
+        draws = {"mu": f["mu"], "theta[3]": f["theta"][:, :, 3], "tau": f["tau"]}
+    for name, x in draws.items():
+        p = got[name]
+        expected = {
+            "rhat": array_stats.rhat(x, method="rank"),
+            "rhat_split": array_stats.rhat(x, method="split"),
+            "ess_bulk": array_stats.ess(x, method="bulk"),
+            "ess_tail": array_stats.ess(x, method="tail", prob=(0.05, 0.95)),
+            "mcse_mean": array_stats.mcse(x, method="mean"),
+            "mcse_sd": array_stats.mcse(x, method="sd"),
+        }
+        for key, value in expected.items():
+            assert p[key] == pytest.approx(float(value), rel=1e-8), (name, key)
+        assert p["mean"] == pytest.approx(float(x.mean()), rel=1e-12)
+
+
+def test_var_regex_and_exact_names(mcmc) -> None:
+    doc = strict_json(mcmc("diagnose", "-f", "json", "--var", r"theta\[[0-2]\]", "--var", "tau", EIGHT_NPZ).out)
+    assert [p["name"] for p in doc["parameters"]] == ["theta[0]", "theta[1]", "theta[2]", "tau"]
+    r = mcmc("diagnose", "--var", "sigma", EIGHT_NPZ)
+    assert r.code == 2
+    assert "available variables: mu, theta, tau" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_thresholds_from_options_change_the_verdict(mcmc) -> None:
+    args = ("diagnose", "-f", "csv", "--max-rhat", "1.05", "--min-ess", "10", "--max-divergences", "7", "--min-ebfmi", "0.25")
+    r = mcmc(*args, EIGHT_CSV)
+    assert r.code == 0 and r.stderr.startswith("PASS: 10 parameters, R-hat <= 1.05, bulk and tail ESS >= 10")
+    assert mcmc(*args[:-2], EIGHT_CSV).code == 1  # E-BFMI 0.26 < 0.3 again
+
+
+def test_quantiles_and_lags_options(mcmc, good_npz: str) -> None:
+    doc = strict_json(mcmc("diagnose", "-f", "json", "--quantiles", "0.025,0.975", "--lags", "1,3", good_npz).out)
+    p = doc["parameters"][0]
+    assert list(p["quantiles"]) == ["2.5%", "97.5%"] and list(p["acf"]) == ["1", "3"]
+    r = mcmc("diagnose", "--quantiles", "0.5,abc", good_npz)
+    assert r.code == 2 and "--quantiles" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_pyproject_config_and_option_override(mcmc, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.mcmc.diagnose]\nmax-rhat = 1.05\nmin_ess = 10\nmax-divergences = 7\nmin-ebfmi = 0.25\n"
+        'var = ["mu", "tau"]\nquantiles = [0.1, 0.9]\nformat = "json"\n'
+    )
+    sub = tmp_path / "project" / "analysis"
+    sub.mkdir(parents=True)
+    monkeypatch.chdir(sub)  # the nearest parent's pyproject.toml applies
+    r = mcmc("diagnose", EIGHT_CSV)
+    assert r.code == 0, r.stderr
+    doc = strict_json(r.out)
+    assert [p["name"] for p in doc["parameters"]] == ["mu", "tau"]
+    assert doc["thresholds"]["max_rhat"] == 1.05 and list(doc["parameters"][0]["quantiles"]) == ["10%", "90%"]
+    r = mcmc("diagnose", "--min-ess", "400", "--format", "csv", EIGHT_CSV)  # options override the file
+    assert r.code == 1 and r.out.startswith("name,variable,")
+
+
+def test_pyproject_unknown_key_is_a_usage_error(mcmc, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.mcmc.diagnose]\nmax-rhatt = 1.05\n")
+    monkeypatch.chdir(tmp_path)
+    r = mcmc("diagnose", EIGHT_CSV)
+    assert r.code == 2
+    (line,) = r.stderr.strip().splitlines()
+    assert "pyproject.toml" in line and "'max-rhatt'" in line and "Traceback" not in line
+
+
+def _npz_with(path: Path, **arrays: np.ndarray) -> str:
+    np.savez(path, **arrays)
+    return str(path)
+
+
+def _bad_inputs(tmp: Path) -> dict[str, str]:
+    good = tmp / "good.npz"
+    np.savez(good, x=np.zeros((2, 10)))
+    truncated = tmp / "truncated.npz"
+    truncated.write_bytes(good.read_bytes()[:60])
+    pickled = tmp / "pickled.npz"
+    with zipfile.ZipFile(pickled, "w") as zf:  # what np.savez writes for an object array
+        buf = io.BytesIO()
+        np.lib.format.write_array(buf, np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
+        zf.writestr("x.npy", buf.getvalue())
+    text = tmp / "notes.npz"
+    text.write_text("these are not draws\n")
+    return {
+        "corrupt archive": str(truncated),
+        "pickled object array": str(pickled),
+        "ragged chains": _npz_with(tmp / "ragged.npz", x=np.zeros((2, 10)), y=np.zeros((2, 9))),
+        "zero draws": _npz_with(tmp / "empty.npz", x=np.zeros((2, 0))),
+        "text named .npz": str(text),
+        "missing file": str(tmp / "nope.npz"),
+    }
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["corrupt archive", "pickled object array", "ragged chains", "zero draws", "text named .npz", "missing file"],
+)
+def test_bad_input_is_one_line_exit_2(mcmc, tmp_path: Path, case: str) -> None:
+    path = _bad_inputs(tmp_path)[case]
+    r = mcmc("diagnose", path)
+    assert r.code == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert path in lines[0] and "Traceback" not in r.stderr and "internal error" not in r.stderr
+    assert r.out == ""
+
+
+def test_constant_nan_inf_parameters_get_their_status(mcmc, tmp_path: Path) -> None:
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((4, 500, 4))
+    x[:, :, 1] = 0.0
+    x[2, 7, 2] = np.nan
+    x[0, 0, 3] = -np.inf
+    path = tmp_path / "odd.npz"
+    write_chains(Chains({"x": x}), path)
+    r = mcmc("diagnose", "-f", "json", str(path))
+    assert r.code == 1 and "non-finite draws in x[2], x[3]" in r.stderr
+    doc = strict_json(r.out)  # NaN and inf statistics come out as null, never as NaN
+    assert [p["status"] for p in doc["parameters"]] == ["ok", "constant", "nan", "inf"]
+    for fmt in ("table", "csv", "md"):
+        assert mcmc("diagnose", "-f", fmt, str(path)).code == 1
+
+
+def test_single_chain_reports_split_rhat(mcmc) -> None:
+    doc = strict_json(mcmc("diagnose", "-f", "json", str(FIX / "cmdstan" / "bernoulli_chain_1.csv")).out)
+    assert doc["chains"] == 1
+    (p,) = doc["parameters"]
+    assert p["rhat"] is not None and p["rhat_split"] is not None and abs(p["rhat_split"] - 1) < 0.05
+    assert any("split" in n for n in doc["notes"])
+
+
+def test_output_file_is_written_and_stdout_stays_empty(mcmc, tmp_path: Path, good_npz: str) -> None:
+    out = tmp_path / "report.json"
+    r = mcmc("diagnose", "-f", "json", "-o", str(out), good_npz)
+    assert r.code == 0 and r.out == "" and r.stderr.startswith("PASS")
+    assert strict_json(out.read_text())["passed"] is True
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary left behind
+
+
+def test_stdin(mcmc, monkeypatch: pytest.MonkeyPatch, good_npz: str) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(Path(good_npz).read_bytes())))
+    r = mcmc("diagnose", "-f", "csv", "-")
+    assert r.code == 0 and len(r.out.strip().splitlines()) == 4
+
+
+def test_plot_writes_a_png(mcmc, tmp_path: Path) -> None:
+    png = tmp_path / "diag.png"
+    r = mcmc("diagnose", "-f", "json", "--plot", str(png), EIGHT_NPZ)
+    assert r.code == 1
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    assert 1000 <= width <= 2000 and 800 <= height <= 3000  # 8 rows (capped) of three panels
+    assert len(data) > 50_000
+    r = mcmc("diagnose", "--plot", str(tmp_path / "diag.gif"), EIGHT_NPZ)
+    assert r.code == 2 and ".png" in r.stderr
+
+
+def test_help_speaks_to_statisticians(mcmc) -> None:
+    r = mcmc("diagnose", "--help")
+    assert r.code == 0
+    for phrase in ("Vehtari et al. (2021)", "E-BFMI", "pyproject.toml", "[default: 1.01]"):
+        assert phrase in r.out
+
+
+def test_pickled_fixture_is_really_an_object_array(tmp_path: Path) -> None:
+    # Guard for the bad-input case above: the file must need allow_pickle to load.
+    path = _bad_inputs(tmp_path)["pickled object array"]
+    with np.load(path, allow_pickle=False) as f, pytest.raises(ValueError, match="allow_pickle"):
+        f["x"]
