@@ -42,11 +42,14 @@ class Counter:
     def __init__(self) -> None:
         self.density = 0
         self.gradient = 0
+        self.likelihood = 0
 
     def wrap(self, target: Target) -> Target:
         """A copy of ``target`` whose functions count their evaluations here."""
 
-        def counted(fn: Callable[..., Any] | None, dens: int, grad: int) -> Callable[..., Any] | None:
+        def counted(
+            fn: Callable[..., Any] | None, dens: int, grad: int, lik: int = 0
+        ) -> Callable[..., Any] | None:
             if fn is None:
                 return None
 
@@ -54,6 +57,7 @@ class Counter:
                 n = np.shape(x)[0] if np.ndim(x) else 1
                 self.density += dens * n
                 self.gradient += grad * n
+                self.likelihood += lik * n
                 return fn(x)
 
             return wrapper
@@ -63,9 +67,9 @@ class Counter:
             log_density=counted(target.log_density, 1, 0),
             grad_log_density=counted(target.grad_log_density, 0, 1),
             value_and_grad_fn=counted(target.value_and_grad_fn, 1, 1),
-            # Stage-one (prior) evaluations of two-stage MH are counted by the
-            # sampler itself; the likelihood is the expensive part.
-            log_likelihood=counted(target.log_likelihood, 1, 0),
+            # Two-stage MH evaluates the factors separately: the likelihood is
+            # the expensive one, prior evaluations are not counted.
+            log_likelihood=counted(target.log_likelihood, 0, 0, 1),
         )
 
 
@@ -153,7 +157,7 @@ def run(
         if progress is not None and done % every == 0:
             progress(done, total)
     t1 = time.perf_counter()
-    evals_warmup = (counter.density, counter.gradient)
+    evals_warmup = (counter.density, counter.gradient, counter.likelihood)
 
     final = adapter.final()
     kept = -(-draws // thin)
@@ -191,6 +195,8 @@ def run(
         "n_gradient_evals_warmup": evals_warmup[1],
         "n_density_evals": counter.density - evals_warmup[0],
         "n_gradient_evals": counter.gradient - evals_warmup[1],
+        "n_likelihood_evals_warmup": evals_warmup[2],
+        "n_likelihood_evals": counter.likelihood - evals_warmup[2],
         "warmup_time_s": round(t1 - t0, 6),
         "sampling_time_s": round(t2 - t1, 6),
         "wall_time_s": round(t2 - t0, 6),
