@@ -45,8 +45,9 @@ STAT_NAMES = {
 _INTEGER_STATS = ("tree_depth", "n_steps")
 
 #: Columns that index rows of a plain draws table rather than hold draws.
-CHAIN_COLUMNS = ("chain", ".chain")
-DRAW_COLUMNS = (".iteration", "iteration", "draw", ".draw")  # first present orders the draws
+# posterior's as_draws_df writes .chain/.iteration/.draw; CmdStanPy's draws_pd chain__/iter__/draw__.
+CHAIN_COLUMNS = ("chain", ".chain", "chain__")
+DRAW_COLUMNS = (".iteration", "iteration", "iter__", "draw", ".draw", "draw__")  # first present orders
 
 # R writes missing values as NA; Stan writes NaN, inf, +inf, -inf (float() reads those).
 _MISSING = frozenset({"NA", "na", "N/A", ""})
@@ -383,8 +384,8 @@ def read_draws_table(text: str, source: str) -> Chains:
     """Read a CSV with one row per draw and ``chain``/``draw`` columns.
 
     Rows may come in any order: they are sorted by chain, then by the first of
-    ``.iteration``, ``iteration``, ``draw``, ``.draw`` present (file order when
-    none is). Chains are numbered in the sorted order of their labels. Columns
+    ``.iteration``, ``iteration``, ``iter__``, ``draw``, ``.draw``, ``draw__``
+    present (file order when none is). Chains are numbered in the sorted order of their labels. Columns
     ending in ``__`` are sampler statistics as in CmdStan; an unnamed first
     column (R's row names) is ignored.
 

@@ -148,6 +148,8 @@ def _read_one(label: str, stdin: BinaryIO | None) -> Chains:
         if stdin is None:
             raise InputError("-", "standard input is not available here")
         data = stdin.read()
+        if isinstance(data, str):  # handed sys.stdin rather than sys.stdin.buffer
+            data = data.encode()
         if not data:
             raise InputError("-", "standard input is empty")
         kind = _sniff(data)
@@ -172,8 +174,9 @@ def _read_one(label: str, stdin: BinaryIO | None) -> Chains:
         if found is None:
             raise InputError(label, f"unrecognised format ({SUPPORTED})")
         return _parse(found, data, label)
-    if expected == "text" and found in ("cmdstan", "csv"):
-        return _parse(found, data, label)
+    if expected == "text" and found not in _MAGIC.values():
+        # A .csv that is not comma-separated still gets the draws-table reader's message.
+        return _parse(found if found == "cmdstan" else "csv", data, label)
     if expected == "nc" and found == "nc3":
         return _parse(found, data, label)
     if found != expected:

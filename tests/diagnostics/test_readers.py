@@ -269,6 +269,19 @@ def test_plain_csv_from_r(data_dir: Path) -> None:
     np.testing.assert_allclose(chains.sample_stats["lp"], -chain - iteration / 10)
 
 
+def test_cmdstanpy_draws_pd_csv(tmp_path: Path) -> None:
+    # CmdStanPy's fit.draws_pd().to_csv(): pandas index, chain__/iter__/draw__, and lp__.
+    path = tmp_path / "pd.csv"
+    path.write_text(
+        ",chain__,iter__,draw__,lp__,divergent__,mu\n"
+        "0,2,1,3,-1,0,0.7\n1,1,2,2,-2,1,0.6\n2,1,1,1,-3,0,0.5\n3,2,2,4,-4,0,0.8\n"
+    )
+    chains = read_chains([str(path)])
+    np.testing.assert_array_equal(chains.posterior["mu"], [[0.5, 0.6], [0.7, 0.8]])
+    np.testing.assert_array_equal(chains.sample_stats["diverging"], [[False, True], [False, False]])
+    assert list(chains.posterior) == ["mu"]
+
+
 def test_plain_csv_ragged_and_repeated(tmp_path: Path) -> None:
     path = tmp_path / "d.csv"
     path.write_text("chain,draw,x\n1,1,0.5\n1,2,0.7\n2,1,0.1\n")
@@ -278,6 +291,8 @@ def test_plain_csv_ragged_and_repeated(tmp_path: Path) -> None:
     err = input_error([str(path)])
     assert "appears twice" in err.message and "line 3" in err.message
     path.write_text("draw,x\n1,0.5\n")
+    assert "no 'chain' column" in input_error([str(path)]).message
+    path.write_text("x\n0.5\n0.7\n")  # one column: not comma-separated, still a draws table
     assert "no 'chain' column" in input_error([str(path)]).message
 
 
