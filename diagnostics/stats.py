@@ -307,6 +307,7 @@ class _Work:
         if flat.shape[1]:
             f = flat[self.finite]
             self.constant[self.finite] = f.max(axis=-1) == f.min(axis=-1)
+        self.size = self.chains * self.draws
         enough = self.draws >= MIN_DRAWS
         # rank-based diagnostics are defined with infinite draws, moment-based are not
         self.rank_ok = ~(self.nan | self.constant) & enough
@@ -367,54 +368,88 @@ class _Work:
         rho[stuck] = 1.0
         return rho
 
-    # -- statistics (unmasked)
+    # -- statistics; the diagnostics are not computed at all below MIN_DRAWS
     def _mean(self):
+        if not self.size:
+            return np.full(self.n, np.nan)
         return _flat(self.b).mean(axis=-1)
 
     def _sd(self):
-        return _nan_where(_flat(self.b).std(axis=-1, ddof=1), np.full(self.n, self.b[0].size >= 2))
+        if self.size < 2:
+            return np.full(self.n, np.nan)
+        return _flat(self.b).std(axis=-1, ddof=1)
 
     def _mad(self):
+        if not self.size:
+            return np.full(self.n, np.nan)
         med = self.quantile((0.5,))[0]
         return np.median(np.abs(_flat(self.b) - med[:, None]), axis=-1)
 
     def quantile(self, probs: Sequence[float]) -> np.ndarray:
+        probs = np.asarray(probs, dtype=np.float64).reshape(-1)
+        if not self.size:
+            return np.full((probs.size, self.n), np.nan)
         with np.errstate(all="ignore"):
-            out = np.quantile(self.sorted, np.asarray(probs, dtype=np.float64), axis=-1)
+            out = np.quantile(self.sorted, probs, axis=-1)
         return _nan_where(out.T, ~self.nan).T
 
+    def _nans(self):
+        return np.full(self.n, np.nan)
+
     def _rhat_bulk(self):
+        if self.draws < MIN_DRAWS:
+            return self.nans
         return _nan_where(_rhat_core(self.z_bulk), self.rank_ok)
 
     def _rhat_tail(self):
+        if self.draws < MIN_DRAWS:
+            return self.nans
         return _nan_where(_rhat_core(self.z_folded), self.rank_ok)
 
     def _rhat(self):
-        return np.maximum(self.rhat_bulk, self.rhat_tail)
+        # fmax: when the folded draws are all tied (two values symmetric about the
+        # median) the tail R-hat is 0/0 and the bulk R-hat stands, as in ArviZ
+        return np.fmax(self.rhat_bulk, self.rhat_tail)
 
     def _rhat_split(self):
+        if self.draws < MIN_DRAWS:
+            return self.nans
         return _nan_where(_rhat_core(self.split), self.moment_ok)
 
     def _ess_bulk(self):
+        if self.draws < MIN_DRAWS:
+            return self.nans
         return _nan_where(_ess_core(self.z_bulk)[0], self.rank_ok)
 
     def _ess_tail(self):
+        if self.draws < MIN_DRAWS:
+            return self.nans
         low, high = self.ess_quantiles
         return _nan_where(np.minimum(low, high), self.rank_ok)
 
     def _ess_mean(self):
+        if self.draws < MIN_DRAWS:
+            return self.nans
         return _nan_where(self.ess_tau_mean[0], self.moment_ok)
 
     def _iat(self):
+        if self.draws < MIN_DRAWS:
+            return self.nans
         return _nan_where(self.ess_tau_mean[1], self.moment_ok)
 
     def _ess_sd(self):
+        if self.draws < MIN_DRAWS:
+            return self.nans
         return _nan_where(self.ess_var, self.moment_ok)
 
     def _mcse_mean(self):
+        if self.draws < MIN_DRAWS:
+            return self.nans
         return _nan_where(self.sd / np.sqrt(self.ess_mean), self.moment_ok)
 
     def _mcse_sd(self):
+        if self.draws < MIN_DRAWS:
+            return self.nans
         # delta method: Var(s^2) ~ (m4 - m2^2) / ess, sd(s) ~ sqrt(Var(s^2) / (4 m2)); ArviZ's mcse_sd
         c2 = _flat(self.centered2)
         evar = c2.mean(axis=-1)
@@ -434,6 +469,8 @@ class _Work:
         return _nan_where(out, ok)
 
     def _ssif(self):
+        if self.draws < MIN_DRAWS:
+            return self.nans, self.nans
         r1 = self.acf((1,))[:, 0]
         s = (1.0 + r1) / (1.0 - r1)
         return _nan_where(s, self.moment_ok), _nan_where(self.chains * self.draws / s, self.moment_ok)
@@ -465,7 +502,8 @@ def rhat(x: np.ndarray) -> np.ndarray:
     Chains are split in halves; draws are replaced by the normal scores of their
     average ranks over all chains (:func:`_z_scale`), giving the bulk R-hat;
     the same on ``|x - median(x)|`` gives the tail R-hat (Vehtari et al. 2021,
-    sec. 4.2). Equals ``arviz_stats`` ``rhat(method="rank")``. With one chain the
+    sec. 4.2); the bulk R-hat alone when the tail one is 0/0 (draws taking two
+    values). Equals ``arviz_stats`` ``rhat(method="rank")``. With one chain the
     two halves are compared (ArviZ returns NaN). ``inf`` when the halves are
     each constant but differ (chains stuck at different values).
 
