@@ -368,6 +368,15 @@ def test_truncated_npz(tmp_path: Path) -> None:
     assert err.source == str(path) and "corrupt or truncated" in err.message
 
 
+@needs_h5py
+def test_truncated_netcdf(tmp_path: Path) -> None:
+    write_chains(example_chains(), tmp_path / "c.nc")
+    data = (tmp_path / "c.nc").read_bytes()
+    (tmp_path / "cut.nc").write_bytes(data[: len(data) // 2])
+    err = input_error([str(tmp_path / "cut.nc")])
+    assert err.source == str(tmp_path / "cut.nc") and "corrupt or truncated netCDF" in err.message
+
+
 def test_pickled_object_array_in_npz(tmp_path: Path) -> None:
     path = tmp_path / "obj.npz"
     np.savez(path, mu=np.zeros((2, 5)), bad=np.array([np.zeros(3), np.zeros(4)], dtype=object))
