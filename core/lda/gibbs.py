@@ -88,6 +88,11 @@ class LdaFit:
     kernel : str
         Implementation actually used (``"sparse"``/``"dense"`` for
         ``collapsed``, otherwise the method name).
+    timings : dict
+        Seconds spent in ``sampling``, ``log_joint``, ``estimates`` and ``total``.
+    z_doc : int32 (chains, D) or None
+        For ``dmm``, the final topic of every document (also defined for empty
+        documents, which ``z`` cannot show); ``None`` otherwise.
     """
 
     log_joint: np.ndarray
@@ -109,6 +114,7 @@ class LdaFit:
     sampling_seconds: float
     total_seconds: float
     timings: dict[str, float] = field(default_factory=dict)
+    z_doc: np.ndarray | None = None
 
     @property
     def tokens_per_second(self) -> float:
@@ -430,4 +436,5 @@ def fit(
         seed=seed, chains=chains, threads=threads, kernel=used, n_tokens=n_tokens,
         sampling_seconds=sampling, total_seconds=total,
         timings={"sampling": sampling, "log_joint": t_log_joint, "estimates": t_estimates, "total": total},
+        z_doc=np.stack([st.zd for st in states]) if method == "dmm" else None,
     )

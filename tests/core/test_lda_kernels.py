@@ -1,0 +1,229 @@
+"""The LDA fit API and kernels: log joints, determinism, invariants, recovery."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import special
+from scipy.optimize import linear_sum_assignment
+
+from mcmc.core.errors import InputError, UsageError
+from mcmc.core.lda import gibbs, kernels, likelihood
+from mcmc.core.lda.corpus import Corpus
+
+
+def ref_log_joint(doc_ptr, words, z, n_topics, vocab_size, alpha, beta):
+    n_docs = doc_ptr.size - 1
+    doc_of = np.repeat(np.arange(n_docs), np.diff(doc_ptr))
+    ndk = np.zeros((n_docs, n_topics))
+    np.add.at(ndk, (doc_of, z), 1)
+    nkw = np.zeros((n_topics, vocab_size))
+    np.add.at(nkw, (z, words), 1)
+    g = special.gammaln
+    doc = g(n_topics * alpha) - g(ndk.sum(1) + n_topics * alpha) + (g(ndk + alpha) - g(alpha)).sum(1)
+    top = g(vocab_size * beta) - g(nkw.sum(1) + vocab_size * beta) + (g(nkw + beta) - g(beta)).sum(1)
+    return doc.sum() + top.sum()
+
+
+def generate(rng, n_topics=6, vocab_size=120, n_docs=150, mean_length=60, alpha=0.1, beta=0.05):
+    """LDA's generative process with ragged document lengths; returns corpus and truth."""
+    phi = rng.dirichlet(np.full(vocab_size, beta), size=n_topics)
+    theta = rng.dirichlet(np.full(n_topics, alpha), size=n_docs)
+    lengths = rng.poisson(mean_length, size=n_docs)
+    lengths[0] = 0  # an empty document must be harmless
+    doc_of = np.repeat(np.arange(n_docs), lengths)
+    z = (rng.random((doc_of.size, 1)) > np.cumsum(theta[doc_of], 1)).sum(1).clip(max=n_topics - 1)
+    w = (rng.random((doc_of.size, 1)) > np.cumsum(phi[z], 1)).sum(1).clip(max=vocab_size - 1)
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)])
+    corpus = Corpus(doc_ptr, w.astype(np.int32), tuple(f"w{i}" for i in range(vocab_size)))
+    return corpus, phi, z
+
+
+@pytest.fixture(scope="module")
+def synthetic():
+    return generate(np.random.default_rng(2004))
+
+
+def hellinger(p, q):
+    return np.sqrt(0.5 * ((np.sqrt(p)[:, None, :] - np.sqrt(q)[None, :, :]) ** 2).sum(-1))
+
+
+def test_uniforms_are_splitmix64():
+    # Reference SplitMix64 (Steele, Lea & Flood 2014) in plain Python integers.
+    mask = (1 << 64) - 1
+
+    def splitmix(state, n):
+        out = []
+        for _ in range(n):
+            state = (state + 0x9E3779B97F4A7C15) & mask
+            x = state
+            x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & mask
+            x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & mask
+            x ^= x >> 31
+            out.append((x >> 11) * 2.0**-53)
+        return out
+
+    key = 0xDEADBEEF12345678
+    np.testing.assert_array_equal(kernels.uniforms(np.uint64(key), 0, 6), splitmix(key, 6))
+    np.testing.assert_array_equal(kernels.uniforms(np.uint64(key), 3, 3), splitmix(key, 6)[3:])
+
+
+@pytest.mark.parametrize("alpha, beta", [(0.1, 0.01), (1.3, 0.5)])
+def test_log_joint_matches_gammaln(synthetic, alpha, beta):
+    corpus, _, _ = synthetic
+    rng = np.random.default_rng(1)
+    for n_topics in (1, 7):
+        z = rng.integers(0, n_topics, corpus.n_tokens)
+        got = likelihood.collapsed_log_joint(corpus.doc_ptr, corpus.words, z, n_topics=n_topics,
+                                             vocab_size=corpus.vocab_size, alpha=alpha, beta=beta)
+        ref = ref_log_joint(corpus.doc_ptr, corpus.words, z, n_topics, corpus.vocab_size, alpha, beta)
+        assert got == pytest.approx(ref, rel=1e-12)
+
+
+def test_dmm_log_joint_matches_gammaln(synthetic):
+    corpus, _, _ = synthetic
+    rng = np.random.default_rng(2)
+    n_topics, alpha, beta = 5, 0.7, 0.05
+    zd = rng.integers(0, n_topics, corpus.n_docs)
+    z = np.repeat(zd, np.diff(corpus.doc_ptr))
+    mk = np.bincount(zd, minlength=n_topics)
+    nkw = np.zeros((n_topics, corpus.vocab_size))
+    np.add.at(nkw, (z, corpus.words), 1)
+    g = special.gammaln
+    ref = g(n_topics * alpha) - g(corpus.n_docs + n_topics * alpha) + (g(mk + alpha) - g(alpha)).sum()
+    ref += (g(corpus.vocab_size * beta) - g(nkw.sum(1) + corpus.vocab_size * beta)
+            + (g(nkw + beta) - g(beta)).sum(1)).sum()
+    got = likelihood.dmm_log_joint(corpus.doc_ptr, corpus.words, zd, n_topics=n_topics,
+                                   vocab_size=corpus.vocab_size, alpha=alpha, beta=beta)
+    assert got == pytest.approx(ref, rel=1e-12)
+
+
+@pytest.mark.parametrize("method, kernel", [("collapsed", "sparse"), ("collapsed", "dense"), ("partial", "auto"),
+                                            ("uncollapsed", "auto"), ("dmm", "auto")])
+def test_fit_shapes_normalisation_and_recorded_log_joint(synthetic, method, kernel):
+    corpus, _, _ = synthetic
+    seen = []
+    fit = gibbs.fit(corpus, n_topics=4, alpha=0.2, beta=0.05, iterations=6, burn_in=2, chains=2, seed=3,
+                    method=method, kernel=kernel, callback=lambda c, i, v: seen.append((c, i, v)))
+    D, N, V = corpus.n_docs, corpus.n_tokens, corpus.vocab_size
+    assert fit.log_joint.shape == fit.log_joint_per_token.shape == (2, 6)
+    assert fit.theta.shape == (2, D, 4) and fit.phi.shape == (2, 4, V) and fit.z.shape == (2, N)
+    assert fit.z.dtype == np.int32 and fit.z.min() >= 0 and fit.z.max() < 4
+    np.testing.assert_allclose(fit.theta.sum(-1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(fit.phi.sum(-1), 1.0, rtol=1e-12)
+    assert sorted((c, i) for c, i, _ in seen) == [(c, i) for c in range(2) for i in range(6)]
+    for c, i, v in seen:
+        assert v == fit.log_joint_per_token[c, i]
+    # the last recorded value is the joint of the returned assignments
+    for c in range(2):
+        if method == "dmm":
+            ref = likelihood.dmm_log_joint(corpus.doc_ptr, corpus.words, fit.z_doc[c], n_topics=4, vocab_size=V,
+                                           alpha=0.2, beta=0.05)
+            assert fit.log_joint[c, -1] == pytest.approx(ref, rel=1e-12)
+            np.testing.assert_array_equal(fit.z[c], np.repeat(fit.z_doc[c], np.diff(corpus.doc_ptr)))
+            continue
+        ref = ref_log_joint(corpus.doc_ptr, corpus.words, fit.z[c], 4, V, 0.2, 0.05)
+        assert fit.log_joint[c, -1] == pytest.approx(ref, rel=1e-12)
+    assert fit.sampling_seconds > 0 and fit.tokens_per_second > 0
+
+
+@pytest.mark.parametrize("method", ["collapsed", "partial", "uncollapsed", "dmm"])
+def test_same_seed_same_bytes_whatever_the_threads(synthetic, method):
+    corpus, _, _ = synthetic
+    kw = dict(n_topics=5, alpha=0.1, beta=0.05, iterations=4, burn_in=1, seed=7, method=method)
+    a = gibbs.fit(corpus, chains=2, threads=1, **kw)
+    b = gibbs.fit(corpus, chains=2, threads=2, **kw)
+    one = gibbs.fit(corpus, chains=1, threads=2, **kw)
+    for name in ("log_joint", "theta", "phi", "z"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.tobytes() == y.tobytes(), name
+        # chain 0 does not depend on how many chains run beside it
+        assert getattr(one, name)[0].tobytes() == x[0].tobytes(), name
+    c = gibbs.fit(corpus, chains=2, threads=1, **{**kw, "seed": 8})
+    assert c.z.tobytes() != a.z.tobytes()
+
+
+def test_sparse_lists_and_counts_stay_consistent():
+    # Many topics on a small corpus: topics appear in and vanish from words
+    # and documents all the time, exercising every insertion and removal path.
+    corpus, _, _ = generate(np.random.default_rng(4), n_topics=5, vocab_size=60, n_docs=40, mean_length=30)
+    rng = np.random.default_rng(5)
+    n_topics = 30
+    z = rng.integers(0, n_topics, corpus.n_tokens).astype(np.int32)
+    nwk = kernels.word_topic_counts(corpus.words, z, n_topics, corpus.vocab_size)
+    nk = kernels.topic_counts(z, n_topics)
+    freq = np.bincount(corpus.words, minlength=corpus.vocab_size)
+    ptr, length, topics = kernels.word_topic_lists(nwk, freq)
+    for _ in range(30):
+        key = rng.integers(0, 2**63, dtype=np.uint64)
+        kernels.collapsed_sparse_sweep(corpus.doc_ptr, corpus.words, z, nwk, nk, ptr, length, topics, 0.01, 0.01, key)
+    np.testing.assert_array_equal(nwk, kernels.word_topic_counts(corpus.words, z, n_topics, corpus.vocab_size))
+    np.testing.assert_array_equal(nk, np.bincount(z, minlength=n_topics))
+    for w in range(corpus.vocab_size):
+        assert sorted(topics[ptr[w]:ptr[w] + length[w]]) == list(np.flatnonzero(nwk[w]))
+        assert length[w] <= min(n_topics, freq[w])
+
+
+@pytest.mark.parametrize("method, kernel", [("collapsed", "sparse"), ("collapsed", "dense"), ("partial", "auto")])
+def test_recovers_true_topics(synthetic, method, kernel):
+    corpus, phi_true, z_true = synthetic
+    n_topics = phi_true.shape[0]
+    fit = gibbs.fit(corpus, n_topics=n_topics, alpha=0.1, beta=0.05, iterations=150, burn_in=75, seed=11,
+                    method=method, kernel=kernel)
+    # Benchmark: the topics estimated from the true assignments (the best any
+    # sampler's posterior mean can be expected to do with this much data).
+    nkw = np.zeros_like(phi_true)
+    np.add.at(nkw, (z_true, corpus.words), 1)
+    oracle = (nkw + 0.05) / (nkw.sum(1, keepdims=True) + 0.05 * corpus.vocab_size)
+    h = hellinger(phi_true, fit.phi[0])
+    rows, cols = linear_sum_assignment(h)
+    h_oracle = np.diag(hellinger(phi_true, oracle))
+    assert np.all(h[rows, cols] < h_oracle + 0.1), (h[rows, cols], h_oracle)
+
+
+def test_dmm_recovers_document_clusters():
+    rng = np.random.default_rng(6)
+    n_topics, vocab_size, n_docs = 4, 80, 120
+    phi = rng.dirichlet(np.full(vocab_size, 0.05), size=n_topics)
+    zd = rng.integers(0, n_topics, n_docs)
+    lengths = rng.integers(15, 40, n_docs)
+    w = np.concatenate([rng.choice(vocab_size, size=n, p=phi[k]) for k, n in zip(zd, lengths)])
+    corpus = Corpus(np.concatenate([[0], np.cumsum(lengths)]), w.astype(np.int32), tuple(map(str, range(vocab_size))))
+    fit = gibbs.fit(corpus, n_topics=n_topics, alpha=1.0, beta=0.05, iterations=40, burn_in=20, seed=1, method="dmm")
+    est = fit.theta[0].argmax(1)
+    confusion = np.zeros((n_topics, n_topics))
+    np.add.at(confusion, (zd, est), 1)
+    rows, cols = linear_sum_assignment(-confusion)
+    assert confusion[rows, cols].sum() >= 0.97 * n_docs
+    # token topics are the document topics
+    np.testing.assert_array_equal(fit.z[0], np.repeat(fit.z[0][corpus.doc_ptr[:-1]], lengths))
+
+
+def test_kernel_auto_choice():
+    corpus, _, _ = generate(np.random.default_rng(7), n_docs=10, mean_length=10)
+    kw = dict(alpha=0.1, beta=0.1, iterations=1, burn_in=0)
+    assert gibbs.fit(corpus, n_topics=gibbs.DENSE_MAX_TOPICS, **kw).kernel == "dense"
+    assert gibbs.fit(corpus, n_topics=gibbs.DENSE_MAX_TOPICS + 1, **kw).kernel == "sparse"
+    assert gibbs.fit(corpus, n_topics=3, kernel="sparse", **kw).kernel == "sparse"
+    assert gibbs.fit(corpus, n_topics=3, method="dmm", **kw).kernel == "dmm"
+
+
+@pytest.mark.parametrize("change, error", [
+    (dict(method="adlda"), UsageError), (dict(kernel="alias"), UsageError), (dict(n_topics=0), UsageError),
+    (dict(alpha=0.0), UsageError), (dict(beta=float("nan")), UsageError), (dict(iterations=0), UsageError),
+    (dict(burn_in=5), UsageError), (dict(chains=0), UsageError), (dict(threads=0), UsageError),
+])
+def test_bad_arguments(synthetic, change, error):
+    corpus, _, _ = synthetic
+    kw = dict(n_topics=3, alpha=0.1, beta=0.1, iterations=5, burn_in=1) | change
+    with pytest.raises(error):
+        gibbs.fit(corpus, **kw)
+
+
+def test_bad_corpus():
+    bad_word = Corpus(np.array([0, 2]), np.array([0, 5], dtype=np.int32), ("a", "b"))
+    with pytest.raises(InputError, match="word ids"):
+        gibbs.fit(bad_word, n_topics=2, alpha=0.1, beta=0.1, iterations=2, burn_in=0)
+    empty = Corpus(np.array([0, 0]), np.array([], dtype=np.int32), ("a",))
+    with pytest.raises(InputError, match="no tokens"):
+        gibbs.fit(empty, n_topics=2, alpha=0.1, beta=0.1, iterations=2, burn_in=0)
