@@ -1,10 +1,622 @@
-"""`mcmc lda` (being built: see the open issue)."""
+"""`mcmc lda`: fit latent Dirichlet allocation by Gibbs sampling and show the topics.
+
+Parses options, loads the corpus (or draws the built-in synthetic one), calls
+:func:`mcmc.core.lda.gibbs.fit` and the scores of :mod:`mcmc.core.lda.evaluate`,
+writes the chains and estimates files, and renders the topics. No arithmetic
+beyond formatting lives here.
+
+Chains file (``-o``): only the post-burn-in iterations, as the variables
+``log_joint`` and ``log_joint_per_token`` shaped ``(chain, draw)``, so that
+``mcmc diagnose`` judges the stationary part only (like CmdStan's output
+without warm-up); ``attrs`` record ``burn_in``, ``iterations`` and the model.
+The full trace, burn-in included, is in the estimates file
+(``trace_log_joint_per_token``). The collapsed log joint does not change when
+topics are relabelled, so R-hat and ESS across chains are meaningful for it;
+per-topic quantities (theta, phi) are averaged within a chain only.
+"""
 
 from __future__ import annotations
 
+import json
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from mcmc.cli.console import err_console, out_console, progress_enabled, write_output
 from mcmc.core.errors import UsageError
 
+if TYPE_CHECKING:
+    import numpy as np
 
-def command() -> None:
-    """Not available yet."""
-    raise UsageError("'mcmc lda' is not available yet")
+METHODS = ("collapsed", "uncollapsed", "partial", "dmm")
+KERNELS = ("auto", "sparse", "dense")
+CORPUS_FORMATS = ("ldac", "uci", "text")
+OUTPUT_FORMATS = ("table", "json", "csv")
+DEFAULT_ALPHA = 0.1
+# The built-in corpus is the same on every run (its own seed), so changing
+# --seed shows the sampler's variability on fixed data.
+SYNTHETIC_SEED = 2003
+# Streams besides the chains' own (SeedSequence(seed, spawn_key=(chain,))):
+# two-element spawn keys cannot collide with a chain's.
+HOLDOUT_KEY, FOLD_IN_KEY = (0x1DA, 0), (0x1DA, 1)
+
+HELP = """Fit latent Dirichlet allocation (Blei, Ng & Jordan 2003) by Gibbs sampling and show the topics.
+
+CORPUS is an LDA-C file (M id:count ... per line, 0-based ids; vocabulary X.vocab.txt
+or X.vocab beside it, or --vocab), a UCI bag-of-words docword.X.txt (with vocab.X.txt),
+a directory of text files (one document each), or a text file with one document per
+line (lower-cased, letters only, words of 3+ letters, English stop words removed).
+Without CORPUS, a synthetic corpus drawn from the LDA generative process (10 topics,
+500 words, 500 documents of 100 tokens; always the same data) is fitted and the
+fitted topics are matched to the true ones (Hungarian matching on Hellinger distance).
+
+Samplers: collapsed Gibbs (Griffiths & Steyvers 2004; SparseLDA bucket decomposition
+of Yao, Mimno & McCallum 2009 for large K), partially collapsed (phi | z, then z | phi
+with theta integrated out; documents in parallel), uncollapsed blocked Gibbs, and the
+one-topic-per-document Dirichlet-multinomial mixture (dmm). All are exact.
+
+Outputs: the top words of each topic (chain 0, or every chain with --all-chains) on
+stdout; a summary on stderr. -o writes the chains file for `mcmc diagnose`: the
+collapsed log joint log p(w, z) and its per-token value after each post-burn-in
+iteration, shaped (chain, draw). That quantity is invariant to relabelling topics,
+so R-hat and ESS across chains are meaningful; topics themselves are not comparable
+across chains (label switching), so theta and phi are averaged within each chain.
+"""
+
+
+def _choice(value: str | None, allowed: tuple[str, ...], option: str) -> str | None:
+    # Checked here rather than by Click so a typo gives the one-line error every command gives.
+    if value is None:
+        return None
+    v = value.lower()
+    if v not in allowed:
+        raise UsageError(f"unknown {option} {value!r}; choose one of {', '.join(allowed)}")
+    return v
+
+
+def command(
+    corpus_path: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[CORPUS]",
+            help="LDA-C file, UCI docword file, text file (one document per line) or directory of text files. "
+            "Default: the built-in synthetic corpus.",
+            show_default=False,
+        ),
+    ] = None,
+    vocab: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE",
+            help="Vocabulary, one word per line (LDA-C, UCI). Default: X.vocab.txt or X.vocab beside X.ldac; "
+            "vocab.X.txt beside docword.X.txt.",
+            show_default=False,
+        ),
+    ] = None,
+    corpus_format: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            metavar="ldac|uci|text",
+            help="Corpus format. Default: detected from the name (.ldac, docword.*) and the first lines.",
+            show_default=False,
+        ),
+    ] = None,
+    min_df: Annotated[
+        float | None,
+        typer.Option(
+            metavar="N",
+            help="Drop words in fewer than N documents (N >= 1), or in less than that fraction of documents "
+            "(N < 1). Default: 1 for text; LDA-C and UCI vocabularies are kept whole unless given.",
+            show_default=False,
+        ),
+    ] = None,
+    max_df: Annotated[
+        float | None,
+        typer.Option(
+            metavar="F",
+            help="Drop words in more than this fraction of the documents. Default: 1.0 (keep all).",
+            show_default=False,
+        ),
+    ] = None,
+    topics: Annotated[int, typer.Option("--topics", "-k", metavar="K", help="Number of topics.")] = 10,
+    alpha: Annotated[
+        float,
+        typer.Option(
+            metavar="A",
+            help="Symmetric Dirichlet concentration of each document's topic proportions theta. The default "
+            "0.1 is the common choice for sparse topic mixtures (tomotopy's and the lda package's default); "
+            "Griffiths & Steyvers (2004) used 50/K.",
+        ),
+    ] = DEFAULT_ALPHA,
+    beta: Annotated[
+        float, typer.Option(metavar="B", help="Symmetric Dirichlet concentration of each topic's word distribution phi.")
+    ] = 0.01,
+    iterations: Annotated[int, typer.Option(metavar="N", help="Gibbs sweeps per chain, burn-in included.")] = 200,
+    burn_in: Annotated[
+        int,
+        typer.Option(
+            metavar="N",
+            help="Sweeps left out of theta and phi and of the chains file (must be < --iterations).",
+        ),
+    ] = 100,
+    chains: Annotated[int, typer.Option(metavar="N", help="Independent chains.")] = 2,
+    seed: Annotated[
+        int,
+        typer.Option(metavar="S", help="Seed; chain c uses SeedSequence(S, spawn_key=(c,)). Same seed, same bytes."),
+    ] = 1,
+    method: Annotated[
+        str,
+        typer.Option(
+            metavar="collapsed|uncollapsed|partial|dmm",
+            help="Gibbs sampler: collapsed (theta, phi integrated out), partial (phi drawn, theta integrated "
+            "out; parallel over documents), uncollapsed (blocked), dmm (one topic per document).",
+        ),
+    ] = "collapsed",
+    kernel: Annotated[
+        str,
+        typer.Option(
+            metavar="auto|sparse|dense",
+            help="Implementation of the collapsed conditional: sparse (SparseLDA buckets), dense (K terms per "
+            "token), or auto (dense for small K). Same distribution either way.",
+        ),
+    ] = "auto",
+    threads: Annotated[
+        int,
+        typer.Option(
+            metavar="N",
+            help="Worker threads: chains side by side, and document blocks of one chain for partial and "
+            "uncollapsed. Results do not depend on it.",
+        ),
+    ] = 1,
+    holdout: Annotated[
+        float,
+        typer.Option(
+            metavar="F",
+            help="Hold out this fraction of documents and report their document-completion perplexity "
+            "(Wallach et al. 2009): theta estimated from every other token with phi fixed, the remaining "
+            "tokens scored. 0 = train on everything.",
+        ),
+    ] = 0.0,
+    coherence: Annotated[
+        bool,
+        typer.Option(
+            "--coherence",
+            help="Report topic coherence of the top words: UMass (Mimno et al. 2011) and NPMI (Bouma 2009), "
+            "both from document co-occurrence in the training documents, averaged over word pairs.",
+        ),
+    ] = False,
+    n_top: Annotated[int, typer.Option("--top-words", metavar="N", help="Words shown per topic.")] = 10,
+    all_chains: Annotated[
+        bool, typer.Option("--all-chains", help="Show the topics of every chain (default: chain 0 only).")
+    ] = False,
+    output: Annotated[
+        str | None,
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="Write the chains file (.npz or ArviZ .nc; - for npz on stdout): post-burn-in log joint and "
+            "log joint per token, (chain, draw), for `mcmc diagnose`.",
+            show_default=False,
+        ),
+    ] = None,
+    estimates: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE.npz",
+            help="Write the estimates: theta (chain, doc, K), phi (chain, K, V), vocab, alpha, beta, the full "
+            "log-joint trace with burn-in, and the document indices (no pickled objects).",
+            show_default=False,
+        ),
+    ] = None,
+    output_format: Annotated[
+        str,
+        typer.Option("--output-format", metavar="table|json|csv", help="How the topics are written to stdout."),
+    ] = "table",
+) -> None:
+    corpus_format = _choice(corpus_format, CORPUS_FORMATS, "--format")
+    method = _choice(method, METHODS, "--method") or "collapsed"
+    kernel = _choice(kernel, KERNELS, "--kernel") or "auto"
+    output_format = _choice(output_format, OUTPUT_FORMATS, "--output-format") or "table"
+    if not 0 <= holdout < 1:
+        raise UsageError(f"--holdout must be in [0, 1), got {holdout}")
+    if topics < 1 or n_top < 1 or chains < 1 or threads < 1:
+        raise UsageError("--topics, --top-words, --chains and --threads must be at least 1")
+    if not 0 <= burn_in < iterations:
+        raise UsageError(f"--burn-in must be in 0 .. --iterations - 1 = {iterations - 1}, got {burn_in}")
+    if output == "-" and output_format != "table":
+        raise UsageError("-o - and --output-format json/csv would both write to stdout; pick one")
+    # Refuse unusable output names before sampling rather than after.
+    if estimates is not None and not estimates.lower().endswith(".npz"):
+        raise UsageError(f"{estimates}: --estimates writes .npz; give a name ending in .npz")
+    if output not in (None, "-") and not output.lower().endswith((".npz", ".nc")):
+        raise UsageError(f"{output}: unknown chains file format; use .npz or .nc")
+    for target in (output, estimates):
+        if target not in (None, "-") and not Path(target).parent.is_dir():
+            raise UsageError(f"{target}: directory {str(Path(target).parent)!r} does not exist")
+
+    import numpy as np
+
+    from mcmc.core.lda import evaluate
+    from mcmc.core.lda.corpus import load_corpus, synthetic_corpus
+    from mcmc.core.lda.gibbs import fit
+
+    truth = None
+    if corpus_path is None:
+        if vocab is not None or corpus_format is not None:
+            raise UsageError("--vocab and --format need a CORPUS")
+        truth = synthetic_corpus(np.random.default_rng(SYNTHETIC_SEED))
+        corpus, source = truth.corpus, "synthetic (LDA generative process, K=10, alpha=0.1, beta=0.05)"
+    else:
+        corpus = load_corpus(corpus_path, fmt=corpus_format, vocab=vocab, min_df=min_df, max_df=max_df)
+        source = corpus_path
+
+    doc_index = np.arange(corpus.n_docs)
+    heldout = None
+    if holdout > 0:
+        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=HOLDOUT_KEY)))
+        doc_index, test_index = evaluate.split_documents(corpus, holdout, rng)
+        heldout = corpus.subset(test_index)
+        train = corpus.subset(doc_index)
+    else:
+        train = corpus
+
+    err_console.print(
+        f"corpus: {corpus.n_docs} documents, {corpus.n_tokens} tokens, {corpus.vocab_size} words ({source})"
+        + (f"; training on {train.n_docs}, holding out {heldout.n_docs}" if heldout is not None else ""),
+        highlight=False,
+        soft_wrap=True,
+    )
+    alpha_note = " (default)" if alpha == DEFAULT_ALPHA else ""
+    err_console.print(
+        f"model: K={topics}, alpha={alpha:g}{alpha_note}, beta={beta:g}; {method} Gibbs, {chains} chains x "
+        f"{iterations} iterations ({burn_in} burn-in), seed {seed}, {threads} thread{'s' if threads > 1 else ''}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+    result = _fit_with_progress(
+        fit,
+        train,
+        n_topics=topics,
+        alpha=alpha,
+        beta=beta,
+        iterations=iterations,
+        burn_in=burn_in,
+        chains=chains,
+        seed=seed,
+        method=method,
+        threads=threads,
+        kernel=kernel,
+    )
+
+    completion = None
+    if heldout is not None:
+        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=FOLD_IN_KEY)))
+        completion = evaluate.document_completion(result.phi, heldout, alpha, rng)
+    top = evaluate.top_words(result.phi, n_top)  # (chains, K, n_top)
+    umass = npmi = None
+    if coherence:
+        umass = np.stack([evaluate.umass_coherence(t, train) for t in top])
+        npmi = np.stack([evaluate.npmi_coherence(t, train) for t in top])
+    recoveries = [evaluate.topic_recovery(p, truth.phi) for p in result.phi] if truth is not None else None
+    shares = evaluate.topic_shares(result.theta, train.doc_lengths)
+
+    if output is not None:
+        _write_chains(result, output, source, train)
+    if estimates is not None:
+        _write_estimates(result, estimates, train, doc_index, truth)
+
+    report = _report(result, train, source, top, shares, umass, npmi, recoveries, completion, holdout, doc_index)
+    shown = range(result.chains) if all_chains else range(1)
+    if output_format == "json":
+        text = json.dumps(_json_safe(report), indent=2) + "\n"
+        write_output("-", lambda fh: fh.write(text.encode()))
+    elif output_format == "csv":
+        write_output("-", lambda fh: fh.write(_csv(report, shown).encode()))
+    else:
+        _render_tables(report, shown, out_console if output != "-" else err_console)
+    _summary(report)
+
+
+# -- running -----------------------------------------------------------------------
+
+
+def _fit_with_progress(fit: Any, corpus: Any, **kwargs: Any) -> Any:
+    if not progress_enabled():
+        return fit(corpus, **kwargs)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    progress = Progress(
+        TextColumn("chain {task.fields[chain]}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("log joint/token {task.fields[ll]}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    )
+    with progress:
+        tasks = [progress.add_task("", total=kwargs["iterations"], chain=c, ll="-") for c in range(kwargs["chains"])]
+
+        def callback(chain: int, iteration: int, ll: float) -> None:
+            progress.update(tasks[chain], completed=iteration + 1, ll=f"{ll:.4f}")
+
+        return fit(corpus, callback=callback, **kwargs)
+
+
+def _attrs(result: Any, source: str, corpus: Any) -> dict[str, Any]:
+    return {
+        "sampler": f"lda-{result.method}",
+        "kernel": result.kernel,
+        "target": "lda",
+        "corpus": source,
+        "n_docs": corpus.n_docs,
+        "n_tokens": corpus.n_tokens,
+        "vocab_size": corpus.vocab_size,
+        "n_topics": result.n_topics,
+        "alpha": result.alpha,
+        "beta": result.beta,
+        "iterations": result.iterations,
+        "burn_in": result.burn_in,
+        "seed": result.seed,
+        "draws": "post-burn-in iterations only; the full trace is in the estimates file",
+    }
+
+
+def _write_chains(result: Any, output: str, source: str, corpus: Any) -> None:
+    import sys
+
+    from mcmc.core.chains import Chains, write_chains
+
+    b = result.burn_in
+    chains = Chains(
+        posterior={
+            "log_joint": result.log_joint[:, b:],
+            "log_joint_per_token": result.log_joint_per_token[:, b:],
+        },
+        attrs=_attrs(result, source, corpus),
+    ).validate(output)
+    if output == "-":
+        write_chains(chains, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+    else:
+        write_chains(chains, output)
+
+
+def _write_estimates(result: Any, path: str, corpus: Any, doc_index: np.ndarray, truth: Any) -> None:
+    import io
+
+    import numpy as np
+
+    from mcmc.core.chains import atomic_output
+
+    arrays: dict[str, np.ndarray] = {
+        "theta": result.theta,
+        "phi": result.phi,
+        "vocab": np.array(corpus.vocab, dtype=str),
+        "alpha": np.array(result.alpha),
+        "beta": np.array(result.beta),
+        "burn_in": np.array(result.burn_in),
+        "doc_index": np.asarray(doc_index, dtype=np.int64),
+        "trace_log_joint": result.log_joint,
+        "trace_log_joint_per_token": result.log_joint_per_token,
+    }
+    if truth is not None:
+        arrays["true_phi"] = truth.phi
+        arrays["true_theta"] = truth.theta
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    with atomic_output(path) as fh:
+        fh.write(buf.getvalue())
+
+
+# -- the report (plain data) and its renderings -------------------------------------------
+
+
+def _report(
+    result: Any,
+    corpus: Any,
+    source: str,
+    top: np.ndarray,
+    shares: np.ndarray,
+    umass: np.ndarray | None,
+    npmi: np.ndarray | None,
+    recoveries: list[Any] | None,
+    completion: Any,
+    holdout: float,
+    doc_index: np.ndarray,
+) -> dict[str, Any]:
+    import numpy as np
+
+    from mcmc.diagnostics.stats import ess_bulk, rhat
+
+    post = result.log_joint_per_token[:, result.burn_in :, None]
+    chains_out = []
+    for c in range(result.chains):
+        topics = []
+        for k in range(result.n_topics):
+            entry: dict[str, Any] = {
+                "topic": k,
+                "share": float(shares[c, k]),
+                "words": [corpus.vocab[w] for w in top[c, k]],
+                "probabilities": [float(result.phi[c, k, w]) for w in top[c, k]],
+            }
+            if umass is not None and npmi is not None:
+                entry["umass"] = float(umass[c, k])
+                entry["npmi"] = float(npmi[c, k])
+            if recoveries is not None:
+                entry["true_topic"] = int(recoveries[c].true_topic[k])
+                entry["hellinger"] = float(recoveries[c].hellinger[k])
+            topics.append(entry)
+        chain: dict[str, Any] = {
+            "chain": c,
+            "final_log_joint_per_token": float(result.log_joint_per_token[c, -1]),
+            "mean_log_joint_per_token": float(post[c].mean()),
+            "topics": topics,
+        }
+        if completion is not None:
+            chain["heldout_perplexity"] = float(completion.perplexity[c])
+            chain["heldout_log_likelihood"] = float(completion.log_likelihood[c])
+        if umass is not None and npmi is not None:
+            chain["umass"] = float(np.nanmean(umass[c])) if np.isfinite(umass[c]).any() else math.nan
+            chain["npmi"] = float(np.nanmean(npmi[c])) if np.isfinite(npmi[c]).any() else math.nan
+        if recoveries is not None:
+            r = recoveries[c]
+            chain["recovery"] = {
+                "mean_hellinger": r.mean_hellinger,
+                "max_hellinger": float(np.nanmax(r.hellinger)),
+                "min_cosine": float(np.nanmin(r.cosine)),
+                "unmatched_hellinger": r.baseline,
+            }
+        chains_out.append(chain)
+    return {
+        "schema": "mcmc.lda/1",
+        "corpus": {"source": source, "documents": corpus.n_docs, "tokens": corpus.n_tokens, "words": corpus.vocab_size},
+        "model": {
+            "method": result.method,
+            "kernel": result.kernel,
+            "topics": result.n_topics,
+            "alpha": result.alpha,
+            "beta": result.beta,
+            "iterations": result.iterations,
+            "burn_in": result.burn_in,
+            "chains": result.chains,
+            "seed": result.seed,
+            "threads": result.threads,
+        },
+        "sampling_seconds": result.sampling_seconds,
+        "tokens_per_second": result.tokens_per_second,
+        "log_joint_per_token_rhat": float(rhat(post)[0]),
+        "log_joint_per_token_ess_bulk": float(ess_bulk(post)[0]),
+        "holdout": None
+        if completion is None
+        else {
+            "fraction": holdout,
+            "documents": int(completion.theta.shape[1]),
+            "scored_tokens": completion.n_tokens,
+            "method": "document completion: theta from even-position tokens by Gibbs with phi fixed, "
+            "odd-position tokens scored (Wallach et al. 2009)",
+        },
+        "chains": chains_out,
+    }
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _csv(report: dict[str, Any], shown: range) -> str:
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["chain", "topic", "share", "rank", "word", "probability"])
+    for c in shown:
+        for t in report["chains"][c]["topics"]:
+            for rank, (word, p) in enumerate(zip(t["words"], t["probabilities"], strict=True)):
+                w.writerow([c, t["topic"], f"{t['share']:.6g}", rank + 1, word, f"{p:.6g}"])
+    return buf.getvalue()
+
+
+def _render_tables(report: dict[str, Any], shown: range, console: Any) -> None:
+    from rich.table import Table
+
+    for c in shown:
+        chain = report["chains"][c]
+        table = Table(title=f"Topics (chain {c})", title_justify="left", show_edge=False, pad_edge=False)
+        table.add_column("topic", justify="right")
+        table.add_column("share", justify="right")
+        has_coherence = "umass" in chain["topics"][0]
+        has_truth = "true_topic" in chain["topics"][0]
+        if has_coherence:
+            table.add_column("UMass", justify="right")
+            table.add_column("NPMI", justify="right")
+        if has_truth:
+            table.add_column("true", justify="right")
+            table.add_column("Hellinger", justify="right")
+        table.add_column("top words")
+        for t in sorted(chain["topics"], key=lambda t: -t["share"]):
+            row = [str(t["topic"]), f"{t['share']:.3f}"]
+            if has_coherence:
+                row += [_num(t["umass"], 3), _num(t["npmi"], 3)]
+            if has_truth:
+                row += [str(t["true_topic"]) if t["true_topic"] >= 0 else "-", _num(t["hellinger"], 3)]
+            row.append(" ".join(t["words"]))
+            table.add_row(*row)
+        console.print(table)
+    if "recovery" in report["chains"][0]:
+        table = Table(
+            title="Recovery of the true topics (Hungarian matching, Hellinger distance)",
+            title_justify="left",
+            show_edge=False,
+            pad_edge=False,
+        )
+        for name in ("chain", "mean Hellinger", "max Hellinger", "min cosine", "unmatched pairs"):
+            table.add_column(name, justify="right")
+        for chain in report["chains"]:
+            r = chain["recovery"]
+            table.add_row(
+                str(chain["chain"]),
+                _num(r["mean_hellinger"], 3),
+                _num(r["max_hellinger"], 3),
+                _num(r["min_cosine"], 3),
+                _num(r["unmatched_hellinger"], 3),
+            )
+        console.print(table)
+        console.print(
+            "Hellinger distance 0 = identical topics, 1 = disjoint; 'unmatched pairs' is the mean distance "
+            "between a fitted topic and the true topics it was not matched to.",
+            highlight=False,
+            style="dim",
+        )
+
+
+def _num(value: float | None, digits: int = 4) -> str:
+    if value is None or not math.isfinite(value):
+        return "-"
+    return f"{value:.{digits}g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.2e}"
+
+
+def _summary(report: dict[str, Any]) -> None:
+    chains = report["chains"]
+
+    def per_chain(key: str, digits: int = 4) -> str:
+        return ", ".join(_num(c[key], digits) for c in chains)
+
+    def per_chain_fixed(key: str) -> str:
+        return ", ".join(f"{c[key]:.4f}" for c in chains)
+
+    lines = [
+        f"sampling: {report['sampling_seconds']:.2f} s, {report['tokens_per_second'] / 1e6:.2f} M tokens/s "
+        f"({report['model']['kernel']} kernel, all chains)",
+        f"log joint per token, final iteration: {per_chain_fixed('final_log_joint_per_token')} (chains 0..{len(chains) - 1}); "
+        f"post-burn-in R-hat {_num(report['log_joint_per_token_rhat'], 4)}, "
+        f"bulk ESS {_num(report['log_joint_per_token_ess_bulk'], 3)}",
+    ]
+    if report["holdout"] is not None:
+        h = report["holdout"]
+        lines.append(
+            f"held-out perplexity (document completion, {h['documents']} documents, {h['scored_tokens']} tokens "
+            f"scored): {per_chain('heldout_perplexity', 5)}"
+        )
+    if "umass" in chains[0]:
+        lines.append(
+            f"coherence of the top words (training documents, mean over topics): UMass {per_chain('umass', 3)}; "
+            f"NPMI {per_chain('npmi', 3)}"
+        )
+    for line in lines:
+        err_console.print(line, highlight=False, soft_wrap=True)
+
+
+command.__doc__ = HELP

@@ -1,0 +1,101 @@
+"""`mcmc lda` end to end: the synthetic default, real fixtures, output files and bad input."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+FAST = ("--iterations", "12", "--burn-in", "6")
+
+
+def test_synthetic_default_writes_files_that_diagnose_reads(mcmc, tmp_path: Path) -> None:
+    chains_file, est_file = tmp_path / "lda.npz", tmp_path / "est.npz"
+    r = mcmc("lda", *FAST, "--holdout", "0.2", "--coherence", "-o", str(chains_file), "--estimates", str(est_file))
+    assert r.code == 0, r.stderr
+    assert "Topics (chain 0)" in r.out and "Recovery of the true topics" in r.out
+    assert "held-out perplexity" in r.stderr and "UMass" in r.stderr and "alpha=0.1 (default)" in r.stderr
+
+    with np.load(chains_file) as f:
+        assert f["log_joint_per_token"].shape == (2, 6)  # post-burn-in only
+        attrs = json.loads(str(f["__attrs__"]))
+    assert attrs["burn_in"] == 6 and attrs["iterations"] == 12 and attrs["n_topics"] == 10
+    with np.load(est_file) as f:
+        assert f["theta"].shape == (2, 400, 10) and f["phi"].shape == (2, 10, 500)
+        assert f["vocab"].dtype.kind == "U" and f["vocab"][0] == "w000"
+        assert f["trace_log_joint_per_token"].shape == (2, 12)
+        np.testing.assert_array_equal(f["trace_log_joint_per_token"][:, 6:], np.load(chains_file)["log_joint_per_token"])
+        assert f["doc_index"].shape == (400,) and float(f["alpha"]) == 0.1
+        np.testing.assert_allclose(f["phi"].sum(axis=2), 1)
+    d = mcmc("diagnose", str(chains_file), "--format", "json")
+    assert d.code in (0, 1), d.stderr  # 12 sweeps need not converge; the file must be readable
+    names = {p["variable"] for p in json.loads(d.out)["parameters"]}
+    assert names == {"log_joint", "log_joint_per_token"}
+
+
+def test_same_seed_same_bytes(mcmc, tmp_path: Path) -> None:
+    outs = []
+    for name in ("a.npz", "b.npz"):
+        assert mcmc("lda", *FAST, "--seed", "7", "-o", str(tmp_path / name)).code == 0
+        outs.append((tmp_path / name).read_bytes())
+    assert outs[0] == outs[1]
+
+
+def test_json_and_csv_outputs(mcmc) -> None:
+    r = mcmc("lda", *FAST, "--chains", "1", "--top-words", "4", "--output-format", "json")
+    assert r.code == 0, r.stderr
+    report = json.loads(r.out)
+    assert report["schema"] == "mcmc.lda/1" and report["corpus"]["tokens"] == 50000
+    topics = report["chains"][0]["topics"]
+    assert len(topics) == 10 and all(len(t["words"]) == 4 for t in topics)
+    assert sorted(t["true_topic"] for t in topics) == list(range(10))  # a one-to-one matching
+    assert sum(t["share"] for t in topics) == pytest.approx(1)
+    r = mcmc("lda", *FAST, "--top-words", "3", "--output-format", "csv", "--all-chains")
+    rows = list(csv.DictReader(io.StringIO(r.out)))
+    assert r.code == 0 and len(rows) == 2 * 10 * 3
+    assert {row["chain"] for row in rows} == {"0", "1"}
+
+
+def test_ldac_fixture_with_explicit_vocab(mcmc, data_dir: Path) -> None:
+    corpus = data_dir / "lda" / "reuters50.ldac"
+    r = mcmc("lda", str(corpus), "--vocab", str(data_dir / "lda" / "vocab.reuters50.txt"), "-k", "3", *FAST,
+             "--output-format", "json")
+    assert r.code == 0, r.stderr
+    report = json.loads(r.out)
+    assert report["corpus"]["documents"] == 50 and report["corpus"]["words"] == 4258
+    assert "true_topic" not in report["chains"][0]["topics"][0]
+
+
+def test_text_input_and_dmm(mcmc, data_dir: Path) -> None:
+    r = mcmc("lda", str(data_dir / "lda" / "text_dir"), "-k", "2", "--method", "dmm", *FAST, "--output-format", "csv")
+    assert r.code == 0, r.stderr
+    assert "gibbs" in r.out
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("bad/word_id.ldac",), "word_id.ldac: line 2: word id 3 is beyond the vocabulary"),
+        (("bad/pair.ldac",), "pair.ldac: line 2: malformed pair '1'"),
+        (("bad/docword.wordid.txt",), "docword.wordid.txt: line 5: word id out of range"),
+        (("missing.ldac",), "missing.ldac: no such file or directory"),
+        (("tiny.ldac", "--method", "lsa"), "unknown --method 'lsa'; choose one of collapsed"),
+        (("tiny.ldac", "--burn-in", "300"), "--burn-in must be in 0 .. --iterations - 1"),
+        (("tiny.ldac", "--holdout", "1.5"), "--holdout must be in [0, 1)"),
+        (("tiny.ldac", "--estimates", "est.txt"), "--estimates writes .npz"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(mcmc, data_dir: Path, args: tuple[str, ...], needle: str) -> None:
+    path = str(data_dir / "lda" / args[0])
+    r = mcmc("lda", path, *args[1:], "--iterations", "5", "--burn-in", "1") if "--burn-in" not in args else mcmc(
+        "lda", path, *args[1:]
+    )
+    assert r.code == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("mcmc: error:"), r.stderr
+    assert needle in lines[0]
+    assert "Traceback" not in r.stderr
