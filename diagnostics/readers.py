@@ -181,7 +181,8 @@ def _read_one(label: str, stdin: BinaryIO | None) -> Chains:
     if expected == "nc" and found == "nc3":
         return _parse(found, data, label)
     if found != expected:
-        shown = "text" if found in ("cmdstan", "csv") else found
+        is_text = found in ("cmdstan", "csv") or (found is None and _decode(data) is not None)
+        shown = "text" if is_text else found
         raise InputError(
             label, f"named {path.suffix} but the content is {_DESCRIBE[shown]}, not {_DESCRIBE[expected]}"
         )
