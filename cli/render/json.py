@@ -60,32 +60,37 @@ def document(report: Report) -> dict[str, Any]:
             "ebfmi": None if s.ebfmi is None else list(s.ebfmi),
         },
         "notes": list(report.notes),
-        "parameters": [
+    }
+    doc = _clean(doc)
+    doc["parameters"] = [
             {
                 "name": p.name,
                 "variable": p.variable,
-                "mean": p.mean,
-                "sd": p.sd,
-                "mad": p.mad,
-                "quantiles": dict(p.quantiles),
-                "mcse_mean": p.mcse_mean,
-                "mcse_sd": p.mcse_sd,
-                "ess_bulk": p.ess_bulk,
-                "ess_tail": p.ess_tail,
-                "rhat": p.rhat,
-                "rhat_split": p.rhat_split,
-                "ssif": p.ssif,
-                "ess_ssif": p.ess_ssif,
+                "mean": _f(p.mean),
+                "sd": _f(p.sd),
+                "mad": _f(p.mad),
+                "quantiles": {k: _f(v) for k, v in p.quantiles.items()},
+                "mcse_mean": _f(p.mcse_mean),
+                "mcse_sd": _f(p.mcse_sd),
+                "ess_bulk": _f(p.ess_bulk),
+                "ess_tail": _f(p.ess_tail),
+                "rhat": _f(p.rhat),
+                "rhat_split": _f(p.rhat_split),
+                "ssif": _f(p.ssif),
+                "ess_ssif": _f(p.ess_ssif),
                 "ssif_disagrees": p.ssif_disagrees,
-                "acf": {str(k): v for k, v in p.acf.items()},
-                "iat": p.iat,
-                "acceptance": p.acceptance,
+                "acf": {str(k): _f(v) for k, v in p.acf.items()},
+                "iat": _f(p.iat),
+                "acceptance": _f(p.acceptance),
                 "status": p.status,
             }
             for p in report.parameters
-        ],
-    }
-    return _clean(doc)
+        ]
+    return doc
+
+
+def _f(value: float) -> float | None:
+    return value if value - value == 0 else None  # NaN and +-inf fail x - x == 0
 
 
 def _clean(value: Any) -> Any:
@@ -99,5 +104,14 @@ def _clean(value: Any) -> Any:
 
 
 def render(report: Report, out: TextIO) -> None:
-    json.dump(document(report), out, indent=1, allow_nan=False)
-    out.write("\n")
+    """Indented head, then one compact line per parameter.
+
+    Readable and diff-friendly, and fast: ``indent`` forces the pure-Python
+    encoder, which would dominate the run time for thousands of parameters.
+    """
+    doc = document(report)
+    params = doc.pop("parameters")
+    head = json.dumps(doc, indent=1, allow_nan=False)
+    out.write(head[:-2] + ',\n "parameters": [')
+    out.write(",".join("\n  " + json.dumps(p, allow_nan=False) for p in params))
+    out.write("\n ]\n}\n")
