@@ -303,14 +303,16 @@ class _Work:
         self.nan = np.isnan(flat).any(axis=-1)
         self.inf = np.isinf(flat).any(axis=-1)
         self.finite = ~(self.nan | self.inf)
-        self.constant = np.zeros(self.n, dtype=bool)
+        # all draws equal (+-inf included): no rank or moment statistic is defined
+        same = np.ones(self.n, dtype=bool)
         if flat.shape[1]:
-            f = flat[self.finite]
-            self.constant[self.finite] = f.max(axis=-1) == f.min(axis=-1)
+            with np.errstate(invalid="ignore"):
+                same = flat.max(axis=-1) == flat.min(axis=-1)
+        self.constant = same & self.finite
         self.size = self.chains * self.draws
         enough = self.draws >= MIN_DRAWS
         # rank-based diagnostics are defined with infinite draws, moment-based are not
-        self.rank_ok = ~(self.nan | self.constant) & enough
+        self.rank_ok = ~(self.nan | same) & enough
         self.moment_ok = self.rank_ok & self.finite
         self._cache: dict[str, object] = {}
 

@@ -317,13 +317,20 @@ def test_all_nan_and_all_inf_parameters():
     x = np.full((2, 20, 3), np.nan)
     x[:, :, 1] = np.inf
     x[:, :, 2] = -np.inf
-    x[0, :, 2] = np.inf
+    x[0, :, 2] = np.inf  # chains at +inf and -inf: ranks still tell them apart
     s = S.summarize(x)
-    assert S.status_flags(x)["nan"].tolist() == [True, False, False]
-    assert S.status_flags(x)["inf"].tolist() == [False, True, True]
-    for key in ("rhat", "ess_bulk", "ess_tail", "ess_mean", "mcse_mean", "sd", "iat", "ssif"):
-        assert np.isnan(s[key]).all() or key in ("rhat", "ess_bulk", "ess_tail"), key
-        assert not np.isinf(s[key][0]), key
+    flags = S.status_flags(x)
+    assert flags["nan"].tolist() == [True, False, False]
+    assert flags["inf"].tolist() == [False, True, True]
+    assert flags["constant"].tolist() == [False, False, False]  # constant means finite and constant
+    for key in ("rhat", "rhat_split", "ess_bulk", "ess_tail", "ess_mean", "ess_sd", "mcse_mean", "mcse_sd", "sd",
+                "iat", "ssif", "ess_ssif"):  # fmt: skip
+        assert np.isnan(s[key][:2]).all(), key
+    assert s["rhat"][2] == np.inf  # the chains never meet
+    ref = arviz_reference(x[:, :, 2:])
+    for key in ("rhat", "ess_bulk", "ess_tail"):
+        np.testing.assert_allclose(s[key][2:], ref[key], rtol=RTOL, err_msg=key)
+    assert np.isnan(s["acf"]).all()
 
 
 @pytest.mark.parametrize("draws", [0, 1, 2, 3])
