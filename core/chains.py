@@ -158,6 +158,10 @@ def netcdf_bytes(chains: Chains) -> bytes:
     # Our arrays are (chain, draw) by construction; ArviZ's check would warn
     # (an error under -W error) whenever a short run has more chains than draws.
     tree = from_dict(groups, check_conventions=False)
+    for node in tree.subtree:
+        # ArviZ stamps every group with the wall-clock time; without it the
+        # same run (same seed) writes the same bytes, as the .npz does.
+        node.attrs.pop("created_at", None)
     for key, value in chains.attrs.items():
         plain = isinstance(value, (str, int, float, np.integer, np.floating))
         if plain and not isinstance(value, (bool, np.bool_)):

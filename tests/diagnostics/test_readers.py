@@ -215,6 +215,13 @@ def test_netcdf_round_trip(tmp_path: Path) -> None:
 
 
 @needs_h5py
+def test_netcdf_bytes_are_deterministic() -> None:
+    from mcmc.core.chains import netcdf_bytes
+
+    assert netcdf_bytes(example_chains()) == netcdf_bytes(example_chains())
+
+
+@needs_h5py
 def test_netcdf_written_by_arviz(tmp_path: Path) -> None:
     from arviz_base import from_dict
 
