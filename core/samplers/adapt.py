@@ -16,6 +16,14 @@ adaptive MCMC", Algorithm 4). The scale used after warm-up is the
 Polyak-Ruppert average of ``log s`` over the second half of warm-up, which is
 far less noisy than the last iterate. Targets: 0.234 for ``dim > 1`` (Roberts,
 Gelman & Gilks 1997), 0.44 in one dimension (Gelman, Roberts & Gilks 1996).
+
+With ``metric=True`` it also learns a diagonal proposal shape, as the adaptive
+Metropolis of Haario, Saksman & Tamminen (2001) learns a covariance, but per
+chain and frozen after warm-up: the chain's draws over the second quarter of
+warm-up give a variance per coordinate (regularised as Stan regularises its
+mass matrix, ``(n / (n + 5)) var + 1e-3 (5 / (n + 5))``); from mid-warm-up the
+proposal is ``s * sqrt(var) * z`` and the scale adaptation restarts (from
+``2.38 / sqrt(dim)``) for the second half.
 """
 
 from __future__ import annotations
@@ -77,6 +85,9 @@ class RobbinsMonroScale:
         Acceptance probability to reach.
     name
         Keyword under which the scale is passed to ``step`` (``"scale"``).
+    metric
+        Initial diagonal proposal shape ``(chains, dim)`` to be learnt (see the
+        module docstring), or ``None`` to tune the scale only.
     extra
         Other keyword parameters passed through unchanged.
     """
@@ -88,6 +99,7 @@ class RobbinsMonroScale:
         chains: int,
         target_accept: float,
         name: str = "scale",
+        metric: np.ndarray | None = None,
         **extra: Any,
     ) -> None:
         self.warmup = warmup
@@ -95,12 +107,23 @@ class RobbinsMonroScale:
         self.name = name
         self.extra = extra
         self.log_scale = np.broadcast_to(np.log(np.asarray(scale, dtype=float)), (chains,)).copy()
-        self.t = 0
+        self.t = 0  # iterations since the (last) start of scale adaptation
+        self.done = 0  # warm-up iterations so far
         self._sum = np.zeros(chains)
         self._n = 0
+        # Diagonal shape: learnt when an initial metric (chains, dim) is given.
+        self.metric = metric
+        self._learn = metric is not None and warmup >= 40
+        self._restart = warmup // 2 if self._learn else None
+        self._w_n = 0
+        self._w_mean: np.ndarray | None = None
+        self._w_m2: np.ndarray | None = None
 
     def params(self) -> dict[str, Any]:
-        return {**self.extra, self.name: np.exp(self.log_scale)}
+        out = {**self.extra, self.name: np.exp(self.log_scale)}
+        if self.metric is not None:
+            out["metric"] = self.metric
+        return out
 
     def update(self, state: Any, info: Any) -> None:
         rate = np.asarray(info.acceptance_rate, dtype=float)
@@ -108,10 +131,35 @@ class RobbinsMonroScale:
         # Keep runaway chains (stuck at -inf, say) from over/underflowing.
         np.clip(self.log_scale, -30.0, 30.0, out=self.log_scale)
         self.t += 1
-        if self.t > self.warmup // 2:
+        self.done += 1
+        if self._learn:
+            self._learn_metric(np.asarray(state.position, dtype=float))
+        start = self.warmup // 2 if self._restart is None else self._restart + (self.warmup - self._restart) // 2
+        if self.done > start:
             self._sum += self.log_scale
             self._n += 1
 
+    def _learn_metric(self, x: np.ndarray) -> None:
+        assert self._restart is not None
+        if self.warmup // 4 <= self.done - 1 < self._restart:
+            if self._w_mean is None:
+                self._w_mean, self._w_m2 = np.zeros_like(x), np.zeros_like(x)
+            assert self._w_m2 is not None
+            self._w_n += 1
+            delta = x - self._w_mean
+            self._w_mean += delta / self._w_n
+            self._w_m2 += delta * (x - self._w_mean)
+        if self.done == self._restart and self._w_n > 1:
+            assert self._w_m2 is not None
+            n = self._w_n
+            var = (n / (n + 5.0)) * self._w_m2 / (n - 1) + 1e-3 * (5.0 / (n + 5.0))
+            self.metric = np.sqrt(var)
+            self.log_scale[:] = np.log(2.38 / np.sqrt(x.shape[1]))
+            self.t = 0
+
     def final(self) -> dict[str, Any]:
         log_scale = self._sum / self._n if self._n else self.log_scale
-        return {**self.extra, self.name: np.exp(log_scale)}
+        out = {**self.extra, self.name: np.exp(log_scale)}
+        if self.metric is not None:
+            out["metric"] = self.metric
+        return out

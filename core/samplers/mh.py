@@ -140,8 +140,12 @@ class IndependenceAdapter:
 
 
 def lognormal_propose(rng: ChainRandom, x: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``x' = x exp(s e)`` and the Hastings term ``log q(x|x') - log q(x'|x) = sum(log x' - log x)``."""
-    step = scale[:, None] * rng.normal((x.shape[1],))
+    """``x' = x exp(s e)`` and the Hastings term ``log q(x|x') - log q(x'|x) = sum(log x' - log x)``.
+
+    ``scale`` is ``(chains,)`` or per coordinate ``(chains, dim)``.
+    """
+    scale = np.asarray(scale, dtype=float)
+    step = (scale[:, None] if scale.ndim == 1 else scale) * rng.normal((x.shape[1],))
     return x * np.exp(step), step.sum(axis=1)
 
 

@@ -4,7 +4,9 @@ Proposal ``x' = x + s * z`` with ``z ~ N(0, I)`` and per-chain scale ``s``;
 accepted with probability ``min(1, pi(x') / pi(x))`` (Metropolis, Rosenbluth,
 Rosenbluth, Teller & Teller 1953). Warm-up tunes ``s`` per chain by
 Robbins-Monro toward acceptance 0.234 (``dim > 1``; Roberts, Gelman & Gilks
-1997) or 0.44 (``dim = 1``), see :mod:`mcmc.core.samplers.adapt`.
+1997) or 0.44 (``dim = 1``) and, in more than one dimension, a diagonal
+proposal shape from the chain's own warm-up draws (``x + s * m * z``), see
+:mod:`mcmc.core.samplers.adapt`.
 """
 
 from __future__ import annotations
@@ -43,18 +45,29 @@ def default_scale(dim: int) -> float:
     return 2.38 / np.sqrt(dim)
 
 
-def step(rng: ChainRandom, state: State, target: Target, *, scale: float | np.ndarray | None = None) -> tuple[State, Info]:
+def step(
+    rng: ChainRandom,
+    state: State,
+    target: Target,
+    *,
+    scale: float | np.ndarray | None = None,
+    metric: np.ndarray | None = None,
+) -> tuple[State, Info]:
     """One random-walk Metropolis transition for every chain.
 
     Parameters
     ----------
     scale
-        Proposal standard deviation, scalar or per chain ``(chains,)``;
-        default ``2.38 / sqrt(dim)``.
+        Proposal scale ``s``, scalar or per chain ``(chains,)``; default
+        ``2.38 / sqrt(dim)``.
+    metric
+        Optional diagonal shape ``m`` (``(dim,)`` or ``(chains, dim)``): the
+        proposal is ``x + s * m * z``.
     """
     x = state.position
     s = np.broadcast_to(np.asarray(default_scale(x.shape[1]) if scale is None else scale, dtype=float), (x.shape[0],))
-    proposal = x + s[:, None] * rng.normal((x.shape[1],))
+    step_sd = s[:, None] if metric is None else s[:, None] * np.asarray(metric, dtype=float)
+    proposal = x + step_sd * rng.normal((x.shape[1],))
     lp = np.asarray(target.log_density(proposal), dtype=float)
     new, accepted, rate = accept_reject(rng, lp - state.log_density, State(proposal, lp), state)
     return new, Info(rate, accepted, s.copy())
@@ -67,14 +80,22 @@ def make_adapter(
     rng: ChainRandom,
     *,
     scale: float | np.ndarray | None = None,
+    metric: np.ndarray | None = None,
     target_accept: float | None = None,
+    adapt_metric: bool = True,
 ) -> RobbinsMonroScale:
-    """Robbins-Monro tuning of ``scale`` per chain (toward 0.234, or 0.44 in 1-D)."""
-    dim = state.position.shape[1]
+    """Robbins-Monro tuning of ``scale`` per chain (toward 0.234, or 0.44 in 1-D), and of a
+    diagonal ``metric`` unless ``adapt_metric=False`` (see :mod:`mcmc.core.samplers.adapt`)."""
+    n, dim = state.position.shape
+    if metric is None and adapt_metric and dim > 1:
+        metric = np.ones((n, dim))
+    elif metric is not None:
+        metric = np.broadcast_to(np.asarray(metric, dtype=float), (n, dim)).copy()
     return RobbinsMonroScale(
         warmup,
         default_scale(dim) if scale is None else scale,
-        state.position.shape[0],
+        n,
         optimal_acceptance(dim) if target_accept is None else target_accept,
+        metric=metric,
     )
 

@@ -80,6 +80,7 @@ def step(
     target: Target,
     *,
     scale: Any = None,
+    metric: Any = None,
     proposal: str = "rw",
 ) -> tuple[State, Info]:
     """One delayed-acceptance transition for every chain.
@@ -88,6 +89,9 @@ def step(
     ----------
     scale
         Proposal scale, scalar or ``(chains,)``; default ``2.38 / sqrt(dim)``.
+    metric
+        Optional diagonal shape ``(dim,)`` or ``(chains, dim)`` of the
+        proposal step (``s * metric * z``), learnt in warm-up as for RWM.
     proposal
         ``"rw"`` (Gaussian random walk) or ``"lognormal"`` (multiplicative).
     """
@@ -95,11 +99,12 @@ def step(
     x = state.position
     n, d = x.shape
     s = np.broadcast_to(np.asarray(2.38 / np.sqrt(d) if scale is None else scale, dtype=float), (n,))
+    step_sd = s[:, None] if metric is None else s[:, None] * np.broadcast_to(np.asarray(metric, dtype=float), (n, d))
     if proposal == "rw":
-        y = x + s[:, None] * rng.normal((d,))
+        y = x + step_sd * rng.normal((d,))
         log_q_ratio = np.zeros(n)
     elif proposal == "lognormal":
-        y, log_q_ratio = lognormal_propose(rng, x, s)
+        y, log_q_ratio = lognormal_propose(rng, x, step_sd)
     else:
         raise UsageError(f"two-stage proposal must be one of {', '.join(PROPOSALS)}, got {proposal!r}")
 
@@ -130,15 +135,23 @@ def make_adapter(
     rng: ChainRandom,
     *,
     scale: Any = None,
+    metric: Any = None,
     proposal: str = "rw",
     target_accept: float | None = None,
+    adapt_metric: bool = True,
 ) -> RobbinsMonroScale:
-    """Robbins-Monro tuning of ``scale`` per chain toward the overall acceptance 0.234 (0.44 in 1-D)."""
-    dim = state.position.shape[1]
+    """Robbins-Monro tuning of ``scale`` per chain toward the overall acceptance 0.234 (0.44 in
+    1-D), and of a diagonal ``metric`` as for random-walk Metropolis (``proposal="rw"`` only)."""
+    n, dim = state.position.shape
+    if metric is None and adapt_metric and dim > 1 and proposal == "rw":
+        metric = np.ones((n, dim))
+    elif metric is not None:
+        metric = np.broadcast_to(np.asarray(metric, dtype=float), (n, dim)).copy()
     return RobbinsMonroScale(
         warmup,
         2.38 / np.sqrt(dim) if scale is None else scale,
-        state.position.shape[0],
+        n,
         optimal_acceptance(dim) if target_accept is None else target_accept,
+        metric=metric,
         proposal=proposal,
     )

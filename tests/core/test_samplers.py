@@ -1,0 +1,217 @@
+"""Metropolis family and slice sampling: exactness on known targets, reproducibility, bookkeeping."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mcmc.core.errors import InputError, UsageError
+from mcmc.core.samplers import get_sampler
+from mcmc.core.samplers.driver import VOLATILE_ATTRS, run
+from mcmc.core.targets import get_target
+from mcmc.core.targets.base import Target
+from tests.core.harness import check_sampler, evaluate
+
+# (sampler, target, target options, run settings, acceptance band or None)
+CASES = [
+    ("rwm", "gaussian", {"dim": 3}, {"draws": 3000}, (0.19, 0.28)),
+    ("rwm", "gaussian", {"dim": 2, "rho": 0.6}, {"draws": 3000}, (0.19, 0.28)),
+    ("rwm", "beta-bernoulli", {}, {"draws": 2000}, (0.39, 0.49)),
+    ("rwm", "gamma", {"dim": 1, "shape": 3.0}, {"draws": 2000}, (0.39, 0.49)),
+    ("mh-independence", "gaussian", {"dim": 3}, {}, (0.3, 0.9)),
+    ("mh-independence", "beta-bernoulli", {}, {}, (0.4, 0.95)),
+    ("mh-lognormal", "gamma", {"dim": 2}, {"draws": 3000}, (0.19, 0.28)),
+    ("two-stage", "beta-bernoulli", {}, {"draws": 2000}, (0.39, 0.49)),
+    ("two-stage", "conjugate-normal", {}, {"draws": 3000}, (0.19, 0.28)),
+    ("two-stage", "conjugate-normal", {"proposal": "lognormal"}, {"draws": 3000}, (0.19, 0.28)),
+    ("slice", "gaussian", {"dim": 3, "scales": "log"}, {"warmup": 200, "draws": 500}, None),
+    ("slice", "beta-bernoulli", {}, {"warmup": 200, "draws": 500}, None),
+    ("slice", "gamma", {"dim": 1, "shape": 0.7}, {"warmup": 200, "draws": 1000}, None),
+    ("slice", "funnel", {"dim": 2}, {"warmup": 300, "draws": 1500}, None),
+]
+
+
+def conjugate_normal(dim: int = 3, n: int = 5, prior_sd: float = 2.0, offset: float = 0.0) -> Target:
+    """``x ~ N(0, prior_sd^2 I)``, ``y_i ~ N(x, I)``: Gaussian posterior in closed form.
+
+    Written as prior x likelihood for two-stage MH; with ``offset`` the prior
+    and data sit around ``offset`` (positive support for the log-normal proposal).
+    """
+    rng = np.random.default_rng(7)
+    y = offset + 0.5 + rng.standard_normal((n, dim))
+    precision = 1.0 / prior_sd**2 + n
+    post_mean = (offset / prior_sd**2 + y.sum(axis=0)) / precision
+
+    def log_prior(x):
+        return -0.5 * (((x - offset) / prior_sd) ** 2).sum(axis=1)
+
+    def log_likelihood(x):
+        return -0.5 * ((x[:, None, :] - y) ** 2).sum(axis=(1, 2))
+
+    return Target(
+        "conjugate-normal", dim, lambda x: log_prior(x) + log_likelihood(x),
+        mean=post_mean, sd=np.full(dim, precision**-0.5), log_prior=log_prior, log_likelihood=log_likelihood,
+        initial_point=lambda rng, chains: offset + rng.normal((dim,)),
+    )
+
+
+def _target(name: str, options: dict):
+    if name == "conjugate-normal":
+        return conjugate_normal(offset=10.0 if options.get("proposal") == "lognormal" else 0.0)
+    return get_target(name, **options)
+
+
+@pytest.mark.parametrize(
+    ("sampler", "target", "options", "settings", "accept"),
+    CASES,
+    ids=[f"{c[0]}-{c[1]}-{'-'.join(f'{k}{v}' for k, v in c[2].items())}" for c in CASES],
+)
+def test_sampler_matches_exact_moments(sampler, target, options, settings, accept) -> None:
+    params = {"proposal": options["proposal"]} if "proposal" in options else None
+    # Neal's funnel: x = exp(v/2) z has kurtosis ~ 3 e^9, so the MCSE of its
+    # sd is meaningless; the means (and R-hat) are still checked.
+    check_sampler(
+        get_sampler(sampler), _target(target, options), accept=accept, params=params,
+        check_sd=target != "funnel", **settings,
+    )
+
+
+def test_harness_catches_a_wrong_sampler() -> None:
+    # The harness must fail a kernel that targets the wrong distribution: RWM
+    # run on N(0, 1.2^2) judged against N(0, 1).
+    truth = get_target("gaussian", dim=2)
+    wrong = get_target("gaussian", dim=2, scales="unit")
+    wrong_wide = Target("gaussian", 2, lambda x: wrong.log_density(x / 1.2), mean=truth.mean, sd=truth.sd)
+    chains = run(get_sampler("rwm"), wrong_wide, chains=4, warmup=500, draws=3000, seed=3)
+    assert any("sd" in f for f in evaluate(chains, truth).failures)
+
+
+def test_harness_sees_unmixed_modes() -> None:
+    # 0.5 N(-3, 1) + 0.5 N(3, 1): a small random walk never crosses, R-hat must say so.
+    target = get_target("bimodal", dim=1)
+    chains = run(get_sampler("rwm"), target, chains=4, warmup=0, draws=500, seed=2, params={"scale": 0.3})
+    result = evaluate(chains, target)
+    assert result.rhat[0] > 1.1
+
+
+ALL = ["rwm", "mh-independence", "two-stage", "slice"]
+
+
+def _arrays(chains) -> dict[str, bytes]:
+    out = {f"posterior/{k}": v.tobytes() for k, v in chains.posterior.items()}
+    out.update({f"stats/{k}": v.tobytes() for k, v in chains.sample_stats.items()})
+    return out
+
+
+@pytest.mark.parametrize("sampler", ALL + ["mh-lognormal"])
+def test_chains_split_across_calls_give_identical_bytes(sampler) -> None:
+    target = get_target("gamma", dim=2) if sampler == "mh-lognormal" else get_target("eight-schools")
+    kw = {"warmup": 60, "draws": 40, "seed": 11}
+    whole = run(get_sampler(sampler), target, chains=4, **kw)
+    parts = [run(get_sampler(sampler), target, chain_ids=ids, **kw) for ids in ([0, 1], [2, 3])]
+    for key in whole.posterior:
+        joined = np.concatenate([p.posterior[key] for p in parts])
+        assert joined.tobytes() == whole.posterior[key].tobytes(), key
+    for key in whole.sample_stats:
+        joined = np.concatenate([p.sample_stats[key] for p in parts])
+        assert joined.tobytes() == whole.sample_stats[key].tobytes(), key
+    # Per-chain adapted parameters agree too (no pooling across chains).
+    for name, value in whole.attrs["params"].items():
+        if isinstance(value, list):
+            assert value == parts[0].attrs["params"][name] + parts[1].attrs["params"][name]
+
+
+@pytest.mark.parametrize("sampler", ALL)
+def test_same_seed_same_bytes_and_different_seed_differs(sampler) -> None:
+    target = get_target("beta-bernoulli")
+    a = run(get_sampler(sampler), target, chains=2, warmup=30, draws=30, seed=5)
+    b = run(get_sampler(sampler), target, chains=2, warmup=30, draws=30, seed=5)
+    c = run(get_sampler(sampler), target, chains=2, warmup=30, draws=30, seed=6)
+    assert _arrays(a) == _arrays(b)
+    assert {k: v for k, v in a.attrs.items() if k not in VOLATILE_ATTRS} == {
+        k: v for k, v in b.attrs.items() if k not in VOLATILE_ATTRS
+    }
+    assert _arrays(a) != _arrays(c)
+
+
+def test_driver_shapes_thinning_and_attrs() -> None:
+    target = get_target("eight-schools")
+    chains = run(get_sampler("rwm"), target, chains=3, warmup=20, draws=25, thin=4, seed=1)
+    assert chains.posterior["mu"].shape == (3, 7)
+    assert chains.posterior["tau"].shape == (3, 7)
+    assert chains.posterior["theta"].shape == (3, 7, 8)
+    assert (chains.posterior["tau"] > 0).all()
+    assert set(chains.sample_stats) == {"acceptance_rate", "accepted", "step_size", "lp"}
+    assert all(v.shape == (3, 7) for v in chains.sample_stats.values())
+    attrs = chains.attrs
+    assert (attrs["sampler"], attrs["target"], attrs["seed"], attrs["thin"]) == ("rwm", "eight-schools", 1, 4)
+    assert len(attrs["params"]["scale"]) == 3
+    assert attrs["n_density_evals"] == 3 * 25  # one proposal per chain per iteration
+    chains.validate("test")
+
+
+def test_lp_is_the_log_density_of_the_kept_state() -> None:
+    target = get_target("gaussian", dim=2, rho=0.3)
+    chains = run(get_sampler("slice"), target, chains=2, warmup=10, draws=10, seed=4)
+    x = chains.posterior["x"].reshape(-1, 2)
+    np.testing.assert_allclose(chains.sample_stats["lp"].ravel(), target.log_density(x), rtol=1e-12)
+
+
+def test_slice_n_evals_counts_every_density_evaluation() -> None:
+    target = get_target("banana")
+    chains = run(get_sampler("slice"), target, chains=3, warmup=5, draws=20, seed=8)
+    assert chains.sample_stats["n_evals"].sum() == chains.attrs["n_density_evals"]
+    # At least one stepping-out check per side budget and one shrinkage draw per coordinate.
+    assert (chains.sample_stats["n_evals"] >= 2 * target.dim).all()
+
+
+def test_two_stage_saves_likelihood_evaluations() -> None:
+    target = get_target("eight-schools")
+    chains = run(get_sampler("two-stage"), target, chains=2, warmup=100, draws=300, seed=2)
+    per_draw = chains.sample_stats["n_likelihood_evals"]
+    assert per_draw.sum() == chains.attrs["n_likelihood_evals"]
+    assert 0 < per_draw.sum() < per_draw.size  # some proposals stopped at the prior
+    # Stage-one rejections never count as accepted.
+    assert not (chains.sample_stats["accepted"] & ~chains.sample_stats["stage1_accepted"]).any()
+
+
+def test_two_stage_refuses_a_target_without_prior_and_likelihood() -> None:
+    with pytest.raises(UsageError, match="prior x likelihood"):
+        run(get_sampler("two-stage"), get_target("gaussian", dim=2), chains=1, warmup=1, draws=1, seed=1)
+
+
+def test_lognormal_refuses_non_positive_starts() -> None:
+    with pytest.raises(UsageError, match="positive"):
+        run(get_sampler("mh-lognormal"), get_target("gaussian", dim=2), chains=1, warmup=1, draws=1, seed=1)
+
+
+def test_bad_starting_points() -> None:
+    nowhere = Target("nowhere", 2, lambda x: np.full(x.shape[0], -np.inf))
+    with pytest.raises(InputError, match="no starting point with finite log density"):
+        run(get_sampler("rwm"), nowhere, chains=2, warmup=1, draws=1, seed=1)
+    with pytest.raises(InputError, match="shape"):
+        run(get_sampler("rwm"), get_target("gaussian", dim=2), chains=2, draws=1, seed=1, init=np.zeros(3))
+    with pytest.raises(InputError, match="not finite"):
+        run(get_sampler("rwm"), get_target("gamma"), chains=2, draws=1, seed=1, init=np.array([-1.0]))
+
+
+def test_starts_are_redrawn_per_chain_until_finite() -> None:
+    # Half of the default Uniform(-2, 2) starts fall outside x > 0.
+    half = Target("half", 1, lambda x: np.where(x[:, 0] > 0, -x[:, 0], -np.inf))
+    chains = run(get_sampler("rwm"), half, chains=6, warmup=0, draws=5, seed=3)
+    assert (chains.posterior["x"] > 0).all()
+
+
+def test_usage_errors() -> None:
+    with pytest.raises(UsageError):
+        run(get_sampler("rwm"), get_target("gaussian"), draws=0, seed=1)
+    with pytest.raises(UsageError):
+        run(get_sampler("rwm"), get_target("gaussian"), seed=-1)
+
+
+def test_progress_callback_reaches_total() -> None:
+    calls: list[tuple[int, int]] = []
+    run(get_sampler("rwm"), get_target("gaussian", dim=2), chains=2, warmup=50, draws=150, seed=1,
+        progress=lambda d, t: calls.append((d, t)))
+    assert calls[-1] == (200, 200)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
