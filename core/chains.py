@@ -184,6 +184,8 @@ def atomic_output(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO
     if not directory.is_dir():
         raise InputError(str(path), f"directory {str(directory)!r} does not exist")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=directory)
+    # mkstemp creates 0600; give the file the mode a plain open() would have.
+    os.fchmod(fd, 0o666 & ~_umask())
     try:
         with os.fdopen(fd, mode) as fh:
             yield fh
@@ -196,6 +198,12 @@ def atomic_output(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO
         except FileNotFoundError:
             pass
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
