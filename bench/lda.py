@@ -1,0 +1,263 @@
+"""LDA benchmark: `mcmc lda`'s engine beside tomotopy and the `lda` package, in one run.
+
+Corpus: 20 Newsgroups as LDA-C (``/work/shared/corpora/20ng_all_filtered.ldac``,
+18,771 documents, 2.2 M tokens, 28,431 words), read with our reader
+(:func:`mcmc.core.lda.corpus.load_corpus`; its time is printed). K = 20 and
+K = 100, alpha = 0.1, beta (eta) = 0.01, 200 Gibbs iterations, fixed seeds.
+
+Rows, for each K:
+
+* ``ours 1 thread``: :func:`mcmc.core.lda.gibbs.fit`, collapsed Gibbs, one chain
+  (kernel chosen automatically: dense for small K, SparseLDA buckets otherwise).
+* ``ours 2 chains/2 threads``: two independent chains side by side (exact);
+  tokens/s counts the updates of both chains.
+* ``ours partial 2 threads``: one chain of the partially collapsed sampler
+  (phi | z, then z | phi with theta integrated out), documents split over two
+  threads: an exact parallel sampler of the same posterior.
+* ``tomotopy 1 worker`` / ``2 workers``: ``tomotopy.LDAModel(k=K, alpha=0.1,
+  eta=0.01, seed=...)`` with hyperparameter optimisation switched off
+  (``optim_interval = 0``; it is on by default and would change the model),
+  ``train(iterations, workers=w)``. tomotopy's alpha is the symmetric
+  per-topic concentration, as ours. With two workers tomotopy uses its default
+  parallel scheme (PARTITION/COPY_MERGE), an approximate parallel Gibbs
+  sampler in the AD-LDA family.
+* ``lda package``: ``lda.LDA(n_topics=K, n_iter=..., alpha=0.1, eta=0.01,
+  random_state=...)`` on the document-term matrix; single thread only. Its
+  pure-Python initialisation loop over tokens is timed separately (on a fresh
+  model) and subtracted.
+
+Timing: tokens/s = tokens x iterations (x chains) / seconds of sampling. For
+ours, "sampling" excludes numba compilation (every kernel is compiled or
+loaded from cache on a tiny corpus before any clock starts) and the log joint
+that ``fit`` evaluates after every iteration; the ``wall`` column is the whole
+``fit`` call, log joint included. tomotopy's time is ``train()`` alone
+(documents added beforehand).
+
+Log-likelihood: every figure in the ``ll/token`` column is OUR collapsed log
+joint ``log p(w, z)`` / N (:mod:`mcmc.core.lda.likelihood`), evaluated on each
+library's final topic assignments: tomotopy's per-token ``doc.topics`` mapped
+back to our word ids, and, because the ``lda`` package discards its
+assignments after fitting, its final count matrices ``ndz_``/``nzw_`` (the
+collapsed joint depends on z only through these counts; the count formula is
+checked against :func:`collapsed_log_joint` on our own fit first). The
+libraries' own figures are printed beside it for reference (``own``):
+tomotopy's ``ll_per_word`` and the lda package's ``loglikelihood() / N``.
+Ratios are to tomotopy with the same number of threads (ours 1 thread vs
+tomotopy 1 worker; ours 2 threads vs tomotopy 2 workers). For "2 chains/2
+threads" the ratio compares the two chains' combined throughput with one
+tomotopy chain on two workers: the same hardware, different work products
+(two exact chains, which also give R-hat, vs one approximate chain).
+
+Run from the repository root on a quiet machine::
+
+    .venv/bin/python bench/lda.py              # full: 20NG, K = 20 and 100, 200 iterations
+    .venv/bin/python bench/lda.py --quick      # smoke test: Reuters (84 k tokens), 20 iterations
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import platform
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import gammaln
+
+from mcmc.core.lda.corpus import Corpus, load_corpus, synthetic_corpus
+from mcmc.core.lda.gibbs import fit
+from mcmc.core.lda.likelihood import collapsed_log_joint
+
+CORPORA = "/work/shared/corpora"
+ALPHA, BETA = 0.1, 0.01
+
+
+@dataclass
+class Row:
+    name: str
+    threads: int
+    tokens_per_s: float
+    seconds: float
+    wall: float | None
+    ll: float
+    own_ll: float | None = None
+    note: str = ""
+
+
+def log_joint_from_counts(ndk: np.ndarray, nkw: np.ndarray, alpha: float, beta: float) -> float:
+    """Collapsed LDA log p(w, z) from the doc-topic (D, K) and topic-word (K, V) counts."""
+    ndk = np.asarray(ndk, dtype=np.float64)
+    nkw = np.asarray(nkw, dtype=np.float64)
+    k, v = nkw.shape
+    nd, nk = ndk.sum(axis=1), nkw.sum(axis=1)
+    docs = ndk.shape[0] * gammaln(k * alpha) - gammaln(nd + k * alpha).sum()
+    docs += (gammaln(ndk + alpha) - gammaln(alpha)).sum()
+    topics = k * gammaln(v * beta) - gammaln(nk + v * beta).sum()
+    topics += (gammaln(nkw + beta) - gammaln(beta)).sum()
+    return float(docs + topics)
+
+
+def check_count_formula(corpus: Corpus, seed: int) -> None:
+    """The count formula must equal our log joint on a real fit's z before it scores anyone."""
+    r = fit(corpus, n_topics=7, alpha=ALPHA, beta=BETA, iterations=3, burn_in=0, seed=seed)
+    z = r.z[0].astype(np.int64)
+    doc = corpus.doc_of_token()
+    ndk = np.zeros((corpus.n_docs, 7))
+    nkw = np.zeros((7, corpus.vocab_size))
+    np.add.at(ndk, (doc, z), 1)
+    np.add.at(nkw, (z, corpus.words), 1)
+    a = log_joint_from_counts(ndk, nkw, ALPHA, BETA)
+    b = collapsed_log_joint(corpus.doc_ptr, corpus.words, r.z[0], n_topics=7, vocab_size=corpus.vocab_size,
+                            alpha=ALPHA, beta=BETA)
+    assert abs(a - b) <= 1e-9 * abs(b), (a, b)
+    assert abs(b - r.log_joint[0, -1]) <= 1e-9 * abs(b), (b, r.log_joint[0, -1])
+
+
+def run_ours(corpus: Corpus, k: int, iterations: int, seed: int, *, chains: int, threads: int,
+             method: str = "collapsed") -> Row:
+    t0 = time.perf_counter()
+    r = fit(corpus, n_topics=k, alpha=ALPHA, beta=BETA, iterations=iterations, burn_in=iterations - 1,
+            chains=chains, seed=seed, method=method, threads=threads)
+    wall = time.perf_counter() - t0
+    lls = [collapsed_log_joint(corpus.doc_ptr, corpus.words, r.z[c], n_topics=k, vocab_size=corpus.vocab_size,
+                               alpha=ALPHA, beta=BETA) / corpus.n_tokens for c in range(chains)]
+    name = {"collapsed": "ours", "partial": "ours partial"}[method]
+    label = f"{name} {chains} chain{'s' if chains > 1 else ''}/{threads} thread{'s' if threads > 1 else ''}"
+    note = f"kernel {r.kernel}" + (f"; chains {', '.join(f'{x:.4f}' for x in lls)}" if chains > 1 else "")
+    return Row(label, threads, r.tokens_per_second, r.sampling_seconds, wall, float(np.mean(lls)), None, note)
+
+
+def run_tomotopy(corpus: Corpus, k: int, iterations: int, seed: int, workers: int) -> Row:
+    import tomotopy as tp
+
+    model = tp.LDAModel(k=k, alpha=ALPHA, eta=BETA, seed=seed)
+    model.optim_interval = 0  # keep alpha fixed: the default re-estimates it every 10 iterations
+    vocab = corpus.vocab
+    for d in range(corpus.n_docs):
+        model.add_doc([vocab[w] for w in corpus.words[corpus.doc_ptr[d] : corpus.doc_ptr[d + 1]]])
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():  # "may differ even with fixed seed if workers != 1": said in the note
+        warnings.simplefilter("ignore", RuntimeWarning)
+        model.train(iterations, workers=workers)
+    seconds = time.perf_counter() - t0
+    # Rebuild (doc_ptr, words, z) in tomotopy's own token order, in our word ids.
+    ours_id = {w: i for i, w in enumerate(vocab)}
+    to_ours = np.array([ours_id[w] for w in model.vocabs], dtype=np.int32)
+    words, topics, lengths = [], [], []
+    for doc in model.docs:
+        w = np.asarray(doc.words, dtype=np.int64)
+        words.append(to_ours[w])
+        topics.append(np.asarray(doc.topics, dtype=np.int32))
+        lengths.append(w.size)
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)])
+    words_a, z = np.concatenate(words), np.concatenate(topics)
+    assert words_a.size == corpus.n_tokens
+    ll = collapsed_log_joint(doc_ptr, words_a, z, n_topics=k, vocab_size=corpus.vocab_size, alpha=ALPHA,
+                             beta=BETA) / corpus.n_tokens
+    tps = corpus.n_tokens * iterations / seconds
+    note = "approximate parallel scheme, not reproducible" if workers > 1 else ""
+    return Row(f"tomotopy {workers} worker{'s' if workers > 1 else ''}", workers, tps, seconds, None, ll,
+               float(model.ll_per_word), note)
+
+
+def _import_lda_package():  # noqa: ANN202
+    # This script is itself named lda.py and Python puts its folder first on sys.path.
+    here = os.path.dirname(os.path.abspath(__file__))
+    saved = sys.path[:]
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    try:
+        import lda
+    finally:
+        sys.path[:] = saved
+    return lda
+
+
+def run_lda_package(corpus: Corpus, k: int, iterations: int, seed: int) -> Row:
+    lda = _import_lda_package()
+    logging.getLogger("lda").setLevel(logging.WARNING)
+    x = corpus.document_term_matrix()
+    probe = lda.LDA(n_topics=k, n_iter=1, alpha=ALPHA, eta=BETA, random_state=seed)
+    t0 = time.perf_counter()
+    probe._initialize(x)  # the Python loop over tokens that fit() runs before sampling
+    init = time.perf_counter() - t0
+    del probe
+    model = lda.LDA(n_topics=k, n_iter=iterations, alpha=ALPHA, eta=BETA, random_state=seed, refresh=10**9)
+    t0 = time.perf_counter()
+    model.fit(x)
+    seconds = max(time.perf_counter() - t0 - init, 1e-9)
+    ll = log_joint_from_counts(model.ndz_, model.nzw_, ALPHA, BETA) / corpus.n_tokens
+    tps = corpus.n_tokens * iterations / seconds
+    own = model.loglikelihood() / corpus.n_tokens
+    return Row("lda package", 1, tps, seconds, None, ll, float(own), f"init {init:.1f} s excluded")
+
+
+def table(rows: list[Row]) -> str:
+    ref = {r.threads: r for r in rows if r.name.startswith("tomotopy")}
+    head = f"{'':30} {'M tok/s':>8} {'x tomotopy':>10} {'sample s':>9} {'wall s':>7} {'ll/token':>9} " \
+           f"{'- tomotopy':>10} {'own':>9}  note"
+    out = [head, "-" * len(head)]
+    for r in rows:
+        t = ref.get(min(r.threads, 2))
+        ratio = f"{r.tokens_per_s / t.tokens_per_s:10.2f}" if t is not None else f"{'-':>10}"
+        dll = f"{r.ll - t.ll:+10.4f}" if t is not None else f"{'-':>10}"
+        wall = f"{r.wall:7.1f}" if r.wall is not None else f"{'-':>7}"
+        own = f"{r.own_ll:9.4f}" if r.own_ll is not None else f"{'-':>9}"
+        out.append(f"{r.name:30} {r.tokens_per_s / 1e6:8.2f} {ratio} {r.seconds:9.1f} {wall} {r.ll:9.4f} {dll} "
+                   f"{own}  {r.note}")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="Reuters (84 k tokens), 20 iterations: a smoke test")
+    p.add_argument("--corpus", help="LDA-C corpus (default: 20NG, or Reuters with --quick)")
+    p.add_argument("--topics", type=int, nargs="+", default=[20, 100])
+    p.add_argument("--iterations", type=int, help="default 200 (20 with --quick)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--skip-lda-package", action="store_true", help="the lda package takes ~10 min at K=100 on 20NG")
+    args = p.parse_args(argv)
+    path = args.corpus or os.path.join(CORPORA, "reuters_lda.ldac" if args.quick else "20ng_all_filtered.ldac")
+    iterations = args.iterations or (20 if args.quick else 200)
+
+    import tomotopy
+
+    print(f"python {platform.python_version()}, numpy {np.__version__}, tomotopy {tomotopy.__version__} "
+          f"({tomotopy.isa}), {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+    t0 = time.perf_counter()
+    corpus = load_corpus(path)
+    print(f"corpus {path}: {corpus.n_docs} documents, {corpus.n_tokens} tokens, {corpus.vocab_size} words "
+          f"(read in {time.perf_counter() - t0:.2f} s by mcmc.core.lda.corpus)")
+    # Compile (or load from numba's cache) every kernel before any clock starts, and check the count formula.
+    tiny = synthetic_corpus(np.random.default_rng(0), n_topics=3, vocab_size=30, n_docs=20, doc_length=10).corpus
+    for method in ("collapsed", "partial"):
+        for kernel in ("dense", "sparse"):
+            fit(tiny, n_topics=3, alpha=ALPHA, beta=BETA, iterations=2, burn_in=1, method=method, kernel=kernel,
+                threads=2, chains=2)
+    check_count_formula(tiny, args.seed)
+    print(f"{iterations} iterations, alpha {ALPHA}, beta {BETA}, seed {args.seed}; numba compilation excluded; "
+          "ll/token = our collapsed log p(w, z) / N on each library's final assignments\n")
+
+    for k in args.topics:
+        rows = [
+            run_ours(corpus, k, iterations, args.seed, chains=1, threads=1),
+            run_tomotopy(corpus, k, iterations, args.seed, workers=1),
+        ]
+        if not args.skip_lda_package:
+            rows.append(run_lda_package(corpus, k, iterations, args.seed))
+        rows += [
+            run_ours(corpus, k, iterations, args.seed, chains=2, threads=2),
+            run_ours(corpus, k, iterations, args.seed, chains=1, threads=2, method="partial"),
+            run_tomotopy(corpus, k, iterations, args.seed, workers=2),
+        ]
+        print(f"K = {k}")
+        print(table(rows))
+        print(flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
