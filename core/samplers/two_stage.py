@@ -65,6 +65,16 @@ def _factors(target: Target) -> tuple[Any, Any]:
     return target.log_prior, target.log_likelihood
 
 
+def stage1_log_ratio(log_prior_x: np.ndarray, log_prior_y: np.ndarray, log_q_ratio: np.ndarray) -> np.ndarray:
+    """``log [p(y) q(x|y) / (p(x) q(y|x))]`` per chain; NaN (unevaluable) becomes ``-inf``."""
+    return np.nan_to_num(log_prior_y - log_prior_x + log_q_ratio, nan=-np.inf, posinf=np.inf, neginf=-np.inf)
+
+
+def stage2_log_ratio(log_lik_x: np.ndarray, log_lik_y: np.ndarray) -> np.ndarray:
+    """``log [L(y) / L(x)]`` per chain: the proposal and prior terms cancel (see the module docstring)."""
+    return np.nan_to_num(log_lik_y - log_lik_x, nan=-np.inf, posinf=np.inf, neginf=-np.inf)
+
+
 def init(position: np.ndarray, target: Target) -> State:
     """State at ``position (chains, dim)``, with the prior and likelihood cached separately."""
     log_prior, log_likelihood = _factors(target)
@@ -109,7 +119,7 @@ def step(
         raise UsageError(f"two-stage proposal must be one of {', '.join(PROPOSALS)}, got {proposal!r}")
 
     lpr_y = np.asarray(log_prior(y), dtype=float)
-    log_r1 = np.nan_to_num(lpr_y - state.log_prior + log_q_ratio, nan=-np.inf)
+    log_r1 = stage1_log_ratio(state.log_prior, lpr_y, log_q_ratio)
     # Both uniforms are drawn for every chain, so a chain's stream never
     # depends on which other chains passed stage 1.
     log_u1, log_u2 = rng.log_uniform(), rng.log_uniform()
@@ -118,7 +128,7 @@ def step(
     lli_y = np.full(n, -np.inf)
     if stage1.any():
         lli_y[stage1] = np.asarray(log_likelihood(y[stage1]), dtype=float)
-    log_r2 = np.nan_to_num(lli_y - state.log_likelihood, nan=-np.inf)
+    log_r2 = stage2_log_ratio(state.log_likelihood, lli_y)
     accepted = stage1 & (log_u2 < log_r2)
     with np.errstate(over="ignore"):
         a2 = np.where(stage1, np.exp(np.minimum(log_r2, 0.0)), 0.0)
