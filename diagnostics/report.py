@@ -404,7 +404,9 @@ def check(
     notes = []
     if n_chains == 1:
         notes.append("1 chain: R-hat compares the two halves of the chain (split R-hat)")
-    if n_draws < 4 * max(lags):
+    if n_draws < 4:
+        notes.append(f"{n_draws} draw{'s' if n_draws != 1 else ''} per chain: R-hat and ESS need at least 4")
+    elif n_draws < 4 * max(lags):
         notes.append(f"autocorrelations at lags beyond {n_draws // 4} rest on few pairs of draws")
     return Report(
         source=tuple(source),
@@ -536,7 +538,7 @@ def _names(names: Sequence[str]) -> str:
 def _checks(params: Sequence[Parameter], sampler: Sampler, t: Thresholds) -> list[Check]:
     checks: list[Check] = []
     by = {s: [p.name for p in params if p.status == s] for s in STATUSES}
-    nonfinite = by["nan"] + by["inf"]
+    nonfinite = [p.name for p in params if p.status in ("nan", "inf")]
     checks.append(
         Check("finite", not nonfinite, f"non-finite draws in {_names(nonfinite)}" if nonfinite else "all draws finite", tuple(nonfinite))
     )
