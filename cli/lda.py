@@ -132,7 +132,8 @@ def command(
         ),
     ] = DEFAULT_ALPHA,
     beta: Annotated[
-        float, typer.Option(metavar="B", help="Symmetric Dirichlet concentration of each topic's word distribution phi.")
+        float,
+        typer.Option(metavar="B", help="Symmetric Dirichlet concentration of each topic's word distribution phi."),
     ] = 0.01,
     iterations: Annotated[int, typer.Option(metavar="N", help="Gibbs sweeps per chain, burn-in included.")] = 200,
     burn_in: Annotated[
@@ -600,7 +601,8 @@ def _summary(report: dict[str, Any]) -> None:
     lines = [
         f"sampling: {report['sampling_seconds']:.2f} s, {report['tokens_per_second'] / 1e6:.2f} M tokens/s "
         f"({report['model']['kernel']} kernel, all chains)",
-        f"log joint per token, final iteration: {per_chain_fixed('final_log_joint_per_token')} (chains 0..{len(chains) - 1}); "
+        f"log joint per token, final iteration: {per_chain_fixed('final_log_joint_per_token')} "
+        f"(chains 0..{len(chains) - 1}); "
         f"post-burn-in R-hat {_num(report['log_joint_per_token_rhat'], 4)}, "
         f"bulk ESS {_num(report['log_joint_per_token_ess_bulk'], 3)}",
     ]

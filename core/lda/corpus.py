@@ -421,7 +421,9 @@ def read_ldac(path: str | os.PathLike[str], vocab: str | os.PathLike[str] | None
     data = _read_bytes(path)
     if vocab_path is None:
         p = Path(path)
-        raise InputError(source, f"no vocabulary file found (looked for {p.stem}.vocab.txt, {p.stem}.vocab); pass --vocab")
+        raise InputError(
+            source, f"no vocabulary file found (looked for {p.stem}.vocab.txt, {p.stem}.vocab); pass --vocab"
+        )
     words_list = read_vocab(vocab_path)
     v = len(words_list)
     scan = _scan_integers(data)
@@ -545,7 +547,9 @@ def read_text(
     source = str(path)
     p = Path(path)
     if p.is_dir():
-        files = sorted(f for f in p.rglob("*") if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts))
+        files = sorted(
+            f for f in p.rglob("*") if f.is_file() and not any(s.startswith(".") for s in f.relative_to(p).parts)
+        )
         if not files:
             raise InputError(source, "empty corpus: the directory has no files")
         docs = [tokenize(_read_bytes(f).decode("utf-8", errors="replace"), stop_words) for f in files]

@@ -28,7 +28,8 @@ def test_synthetic_default_writes_files_that_diagnose_reads(mcmc, tmp_path: Path
         assert f["theta"].shape == (2, 400, 10) and f["phi"].shape == (2, 10, 500)
         assert f["vocab"].dtype.kind == "U" and f["vocab"][0] == "w000"
         assert f["trace_log_joint_per_token"].shape == (2, 12)
-        np.testing.assert_array_equal(f["trace_log_joint_per_token"][:, 6:], np.load(chains_file)["log_joint_per_token"])
+        with np.load(chains_file) as g:
+            np.testing.assert_array_equal(f["trace_log_joint_per_token"][:, 6:], g["log_joint_per_token"])
         assert f["doc_index"].shape == (400,) and float(f["alpha"]) == 0.1
         np.testing.assert_allclose(f["phi"].sum(axis=2), 1)
     d = mcmc("diagnose", str(chains_file), "--format", "json")

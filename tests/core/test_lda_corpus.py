@@ -27,7 +27,8 @@ def lda_dir(data_dir: Path) -> Path:
 
 
 def docs(corpus: Corpus) -> list[list[str]]:
-    return [[corpus.vocab[w] for w in corpus.words[a:b]] for a, b in zip(corpus.doc_ptr[:-1], corpus.doc_ptr[1:], strict=True)]
+    bounds = zip(corpus.doc_ptr[:-1], corpus.doc_ptr[1:], strict=True)
+    return [[corpus.vocab[w] for w in corpus.words[a:b]] for a, b in bounds]
 
 
 def test_ldac_tiny_by_hand(lda_dir: Path) -> None:
@@ -107,7 +108,8 @@ def test_subset_and_document_term_matrix(lda_dir: Path) -> None:
     c = load_corpus(lda_dir / "tiny.ldac")
     s = c.subset(np.array([2, 0]))
     assert docs(s) == [docs(c)[2], docs(c)[0]]
-    np.testing.assert_array_equal(c.document_term_matrix().toarray(), [[2, 1, 0, 0, 0], [0, 1, 2, 0, 1], [0, 0, 0, 4, 0]])
+    expected = [[2, 1, 0, 0, 0], [0, 1, 2, 0, 1], [0, 0, 0, 4, 0]]
+    np.testing.assert_array_equal(c.document_term_matrix().toarray(), expected)
 
 
 @pytest.mark.parametrize(

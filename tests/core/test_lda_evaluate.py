@@ -25,7 +25,8 @@ from mcmc.core.lda.evaluate import (
 
 def make(docs: list[list[int]], v: int) -> Corpus:
     lengths = [len(d) for d in docs]
-    return Corpus(np.concatenate([[0], np.cumsum(lengths)]), np.array([w for d in docs for w in d]), [f"w{i}" for i in range(v)])
+    words = np.array([w for d in docs for w in d])
+    return Corpus(np.concatenate([[0], np.cumsum(lengths)]), words, [f"w{i}" for i in range(v)])
 
 
 # a=0, b=1, c=2, d=3; document frequencies D(a)=3, D(b)=2, D(c)=2, D(d)=1,
