@@ -80,7 +80,7 @@ def command(
     corpus_path: Annotated[
         str | None,
         typer.Argument(
-            metavar="[CORPUS]",
+            metavar="CORPUS",
             help="LDA-C file, UCI docword file, text file (one document per line) or directory of text files. "
             "Default: the built-in synthetic corpus.",
             show_default=False,
@@ -151,15 +151,16 @@ def command(
     method: Annotated[
         str,
         typer.Option(
-            metavar="collapsed|uncollapsed|partial|dmm",
+            metavar="METHOD",
             help="Gibbs sampler: collapsed (theta, phi integrated out), partial (phi drawn, theta integrated "
-            "out; parallel over documents), uncollapsed (blocked), dmm (one topic per document).",
+            "out; parallel over documents), uncollapsed (blocked: phi, theta, then all z), or dmm (one topic "
+            "per document, Dirichlet-multinomial mixture).",
         ),
     ] = "collapsed",
     kernel: Annotated[
         str,
         typer.Option(
-            metavar="auto|sparse|dense",
+            metavar="KERNEL",
             help="Implementation of the collapsed conditional: sparse (SparseLDA buckets), dense (K terms per "
             "token), or auto (dense for small K). Same distribution either way.",
         ),
@@ -215,7 +216,12 @@ def command(
     ] = None,
     output_format: Annotated[
         str,
-        typer.Option("--output-format", metavar="table|json|csv", help="How the topics are written to stdout."),
+        typer.Option(
+            "--output-format",
+            metavar="FORMAT",
+            help="How the topics are written to stdout: table, json (schema mcmc.lda/1, with the summary) or csv "
+            "(chain, topic, share, rank, word, probability).",
+        ),
     ] = "table",
 ) -> None:
     corpus_format = _choice(corpus_format, CORPUS_FORMATS, "--format")
@@ -297,7 +303,10 @@ def command(
     completion = None
     if heldout is not None:
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=FOLD_IN_KEY)))
-        completion = evaluate.document_completion(result.phi, heldout, alpha, rng)
+        if method == "dmm":
+            completion = evaluate.dmm_document_completion(result.phi, result.theta, heldout)
+        else:
+            completion = evaluate.document_completion(result.phi, heldout, alpha, rng)
     top = evaluate.top_words(result.phi, n_top)  # (chains, K, n_top)
     umass = npmi = None
     if coherence:
@@ -499,8 +508,13 @@ def _report(
             "fraction": holdout,
             "documents": int(completion.theta.shape[1]),
             "scored_tokens": completion.n_tokens,
-            "method": "document completion: theta from even-position tokens by Gibbs with phi fixed, "
-            "odd-position tokens scored (Wallach et al. 2009)",
+            "method": "document completion (Wallach et al. 2009): even-position tokens observed, odd-position "
+            "tokens scored with phi fixed; "
+            + (
+                "the document's topic posterior from the observed half, mixture weights = mean training membership"
+                if result.method == "dmm"
+                else "theta estimated from the observed half by Gibbs sampling"
+            ),
         },
         "chains": chains_out,
     }

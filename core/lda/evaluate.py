@@ -218,6 +218,56 @@ def document_completion(
     return Completion(ll, n, perplexity, theta)
 
 
+def dmm_document_completion(phi: np.ndarray, membership: np.ndarray, heldout: Corpus) -> Completion:
+    """Document completion for the Dirichlet-multinomial mixture (one topic per document).
+
+    A document's tokens share one topic, so the target half is scored jointly,
+    not token by token: with ``phi`` and the mixture weights ``pi`` fixed,
+    ``p(k | observed) ∝ pi_k prod_{i in observed} phi_k,w_i`` and
+    ``log p(target | observed) = log sum_k p(k | observed) prod_{j in target} phi_k,w_j``.
+    The halves are split as in :func:`completion_halves`; the returned
+    ``theta`` holds ``p(k | observed)``.
+
+    Parameters
+    ----------
+    phi
+        shape ``(chains, K, V)`` or ``(K, V)``.
+    membership
+        shape ``(chains, D_train, K)`` or ``(D_train, K)``: the training documents' topic
+        probabilities (``LdaFit.theta`` of a ``dmm`` fit); their mean is the weight estimate ``pi``.
+    heldout
+        The held-out documents.
+
+    Returns
+    -------
+    Completion
+    """
+    from scipy.special import logsumexp
+
+    phi = np.asarray(phi, dtype=np.float64)
+    weights = np.asarray(membership, dtype=np.float64).mean(axis=-2)
+    if phi.ndim == 2:
+        phi, weights = phi[None], weights[None]
+    if phi.shape[2] != heldout.vocab_size or weights.shape != phi.shape[:2]:
+        raise UsageError(f"phi {phi.shape} and weights {weights.shape} do not fit a {heldout.vocab_size}-word corpus")
+    observed, target = completion_halves(heldout)
+    log_phi = np.log(phi)
+    log_pi = np.log(weights / weights.sum(axis=1, keepdims=True))
+
+    def per_doc(c: Corpus) -> np.ndarray:  # (chains, D, K): sum over a document's tokens of log phi_k,w
+        out = np.zeros((phi.shape[0], c.n_docs, phi.shape[1]))
+        np.add.at(out, (slice(None), c.doc_of_token()), log_phi[:, :, c.words].transpose(0, 2, 1))
+        return out
+
+    log_post = log_pi[:, None, :] + per_doc(observed)
+    log_post -= logsumexp(log_post, axis=2, keepdims=True)
+    ll_doc = logsumexp(log_post + per_doc(target), axis=2)  # (chains, D)
+    ll = ll_doc.sum(axis=1)
+    n = target.n_tokens
+    perplexity = np.exp(-ll / n) if n else np.full(phi.shape[0], np.nan)
+    return Completion(ll, n, perplexity, np.exp(log_post))
+
+
 # -- coherence -------------------------------------------------------------------
 
 

@@ -100,3 +100,11 @@ def test_bad_input_is_one_line_and_exit_2(mcmc, data_dir: Path, args: tuple[str,
     assert len(lines) == 1 and lines[0].startswith("mcmc: error:"), r.stderr
     assert needle in lines[0]
     assert "Traceback" not in r.stderr
+
+
+def test_chains_to_stdout_keeps_stdout_binary(mcmc) -> None:
+    r = mcmc("lda", *FAST, "--chains", "3", "--method", "dmm", "--holdout", "0.1", "-o", "-")
+    assert r.code == 0, r.stderr
+    with np.load(io.BytesIO(r.stdout)) as f:
+        assert f["log_joint"].shape == (3, 6)
+    assert "Topics (chain 0)" in r.stderr and "held-out perplexity" in r.stderr

@@ -13,6 +13,7 @@ from mcmc.core.errors import UsageError
 from mcmc.core.lda.corpus import Corpus
 from mcmc.core.lda.evaluate import (
     completion_halves,
+    dmm_document_completion,
     document_completion,
     hellinger,
     npmi_coherence,
@@ -155,3 +156,19 @@ def test_topic_recovery_finds_the_permutation() -> None:
     matched = r2.true_topic[r2.true_topic >= 0]
     assert (r2.true_topic == -1).sum() == 1 and sorted(matched.tolist()) == list(range(6))
     assert np.isnan(r2.hellinger[r2.true_topic == -1]).all()
+
+
+def test_dmm_document_completion_by_hand() -> None:
+    phi = np.array([[0.5, 0.4, 0.1], [0.1, 0.3, 0.6]])
+    membership = np.array([[1.0, 0.0], [0.5, 0.5], [0.0, 1.0], [0.0, 1.0]])  # pi = (3/8, 5/8)
+    held = make([[0, 2, 1, 2], [2, 2, 0]], 3)  # observed 0, 1 | 2, 0; targets 2, 2 | 2
+    res = dmm_document_completion(phi, membership, held)
+    pi = np.array([3 / 8, 5 / 8])
+    post0 = pi * phi[:, 0] * phi[:, 1]
+    post0 /= post0.sum()
+    post1 = pi * phi[:, 2] * phi[:, 0]
+    post1 /= post1.sum()
+    ll = log((post0 * phi[:, 2] ** 2).sum()) + log((post1 * phi[:, 2]).sum())
+    np.testing.assert_allclose(res.log_likelihood, [ll])
+    np.testing.assert_allclose(res.perplexity, [np.exp(-ll / 3)])
+    np.testing.assert_allclose(res.theta[0], [post0, post1])
