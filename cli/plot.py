@@ -86,8 +86,9 @@ def plot_report(report: Report, path: str, *, cap: int | None = 8) -> None:
     axes[-1, 0].set_xlabel("draw", fontsize=8.5)
     axes[-1, 1].set_xlabel("rank of draw in pooled chains", fontsize=8.5)
     axes[-1, 2].set_xlabel("lag", fontsize=8.5)
-    if c > 1:
-        axes[0, 0].legend(loc="upper right", fontsize=7, ncols=min(c, 6), frameon=False)
+    if c > 1:  # outside the axes: inside, it hides the very traces one needs to see
+        handles, labels = axes[0, 0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", fontsize=8, ncols=min(c, 8), frameon=False)
     src = ", ".join(report.source) or "input"
     more = len(report.parameters) - n
     suptitle = f"{src}: {c} chain{'s' if c != 1 else ''} x {d} draws"

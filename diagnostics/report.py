@@ -518,12 +518,22 @@ def rank_histograms(x: np.ndarray, bins: int) -> np.ndarray:
         histogram is uniform with ``draw / bins`` per bin.
     """
     c, d, n = x.shape
-    pooled = x.transpose(2, 0, 1).reshape(n, c * d)
-    ranks = np.empty_like(pooled, dtype=np.int64)
+    total = c * d
+    pooled = x.transpose(2, 0, 1).reshape(n, total)
     order = np.argsort(pooled, axis=1, kind="stable")
-    np.put_along_axis(ranks, order, np.arange(c * d)[None, :], axis=1)
-    which = (ranks * bins) // (c * d)  # bin of each draw, 0..bins-1
-    which = which.reshape(n, c, d)
+    srt = np.take_along_axis(pooled, order, axis=1)
+    # Tied draws share their average rank (as in rank normalization), so a
+    # discrete or constant parameter does not get a staircase of fake ranks.
+    pos = np.broadcast_to(np.arange(total), (n, total))
+    starts = np.ones((n, total), dtype=bool)
+    starts[:, 1:] = srt[:, 1:] != srt[:, :-1]
+    ends = np.ones((n, total), dtype=bool)
+    ends[:, :-1] = starts[:, 1:]
+    first = np.maximum.accumulate(np.where(starts, pos, 0), axis=1)
+    last = np.minimum.accumulate(np.where(ends, pos, total)[:, ::-1], axis=1)[:, ::-1]
+    ranks = np.empty((n, total))
+    np.put_along_axis(ranks, order, (first + last) / 2.0, axis=1)
+    which = np.minimum(((ranks + 0.5) * bins / total).astype(np.int64), bins - 1).reshape(n, c, d)
     counts = np.zeros((n, c, bins), dtype=np.int64)
     np.add.at(counts, (np.arange(n)[:, None, None], np.arange(c)[None, :, None], which), 1)
     return counts

@@ -182,6 +182,13 @@ def test_rank_histograms_are_uniform_counts() -> None:
     h = rank_histograms(x, 10)
     assert h.shape == (2, 3, 10)
     assert (h.sum(axis=2) == 200).all() and (h.sum(axis=1) == 60).all()
+    # Ties share their average rank: a constant parameter lands in the middle bin.
+    x[:, :, 1] = 7.0
+    h = rank_histograms(x, 10)
+    assert (h[1, :, 5] == 200).all() and h[1].sum() == 600
+    # Two values, half the draws each: ranks 0..299 average to 149.5 (bin 2), the rest to 449.5 (bin 7).
+    y = np.repeat(np.array([0.0, 1.0]), 300).reshape(3, 200, 1)
+    assert rank_histograms(y, 10)[0].sum(axis=0).tolist() == [0, 0, 300, 0, 0, 0, 0, 300, 0, 0]
 
 
 @pytest.mark.parametrize("kwargs", [{"probs": (0.0, 0.5)}, {"probs": (1.5,)}, {"lags": (-1,)}, {"lags": ()}])
