@@ -101,10 +101,16 @@ def _split(b: np.ndarray) -> np.ndarray:
     """Split each chain into its first and last halves: ``(n, C, D)`` -> ``(n, 2C, D // 2)``.
 
     With an odd number of draws the middle draw is dropped (ArviZ, posterior,
-    CmdStan). Order: first halves of all chains, then second halves.
+    CmdStan). With an even number the result is a view, halves interleaved
+    (chain 0 first half, chain 0 second half, ...); ArviZ stacks all first
+    halves, then all second halves. Every statistic here is symmetric in the
+    sequences, so the order changes only the rounding of sums over them.
     """
-    half = b.shape[-1] // 2
-    return np.concatenate((b[..., :half], b[..., b.shape[-1] - half :]), axis=1)
+    n, c, d = b.shape
+    half = d // 2
+    if d % 2 == 0 and b.flags.c_contiguous:
+        return b.reshape(n, 2 * c, half)
+    return np.concatenate((b[..., :half], b[..., d - half :]), axis=1)
 
 
 def _flat(b: np.ndarray) -> np.ndarray:
@@ -153,19 +159,25 @@ def _autocov(b: np.ndarray) -> np.ndarray:
     return cov
 
 
-def _avg_ranks(a: np.ndarray) -> np.ndarray:
-    """Average ranks (1-based, ties get the mean of their positions) along the last axis of 2-D ``a``.
+def _rank_transform(a: np.ndarray, transform, presorted: np.ndarray | None = None) -> np.ndarray:
+    """``transform`` of the average ranks along the last axis of 2-D ``a``.
 
-    Equal to ``scipy.stats.rankdata(method="average")`` row by row.
+    Ranks are 1-based; a run of ties gets the mean of its positions
+    (``scipy.stats.rankdata(method="average")``). ``transform`` maps an array of
+    ranks to scores elementwise; it is evaluated once on ``1..n`` and on the
+    (few) tied averages, then scattered, rather than on every draw.
+    ``presorted`` may pass ``np.sort(a, axis=-1)`` when it is already known.
     """
     rows, n = a.shape
     order = np.argsort(a, axis=-1)
     flat_order = (order + (np.arange(rows) * n)[:, None]).ravel()
-    s = a.ravel()[flat_order].reshape(rows, n)
+    s = presorted if presorted is not None else a.ravel()[flat_order].reshape(rows, n)
     starts = np.empty(s.shape, dtype=bool)
     starts[:, 0] = True
     np.not_equal(s[:, 1:], s[:, :-1], out=starts[:, 1:])
-    ranked = np.broadcast_to(np.arange(1.0, n + 1.0), s.shape).ravel()
+    scored = np.empty((rows, n))
+    scored[:] = transform(np.arange(1.0, n + 1.0))
+    scored = scored.reshape(-1)
     tied = np.flatnonzero(~starts)  # sorted positions equal to their predecessor: few
     if tied.size:
         # a run of equal values at sorted positions i..j (never across rows, as
@@ -174,16 +186,20 @@ def _avg_ranks(a: np.ndarray) -> np.ndarray:
         run = np.cumsum(new_run) - 1
         run_first = tied[new_run] - 1
         run_last = tied[np.append(new_run[1:], True)]
-        avg = (run_first % n + run_last % n) / 2.0 + 1.0
-        ranked = ranked.copy()
-        ranked[run_first] = avg
-        ranked[tied] = avg[run]
-    ranks = np.empty(a.size)
-    ranks[flat_order] = ranked
-    return ranks.reshape(rows, n)
+        avg = transform((run_first % n + run_last % n) / 2.0 + 1.0)
+        scored[run_first] = avg
+        scored[tied] = avg[run]
+    out = np.empty(a.size)
+    out[flat_order] = scored
+    return out.reshape(rows, n)
 
 
-def _z_scale(a: np.ndarray) -> np.ndarray:
+def _avg_ranks(a: np.ndarray) -> np.ndarray:
+    """Average ranks along the last axis of 2-D ``a`` (``scipy.stats.rankdata(method="average")``)."""
+    return _rank_transform(a, lambda r: r)
+
+
+def _z_scale(a: np.ndarray, presorted: np.ndarray | None = None) -> np.ndarray:
     """Rank-normalize over all chains and draws: ``(n, C, D)`` -> normal scores.
 
     ``z = Phi^{-1}((r - 3/8) / (S - 3/4 + 1))`` with ``r`` the average rank among
@@ -193,8 +209,8 @@ def _z_scale(a: np.ndarray) -> np.ndarray:
 
     c = 3 / 8
     size = a.shape[-1] * a.shape[-2]
-    r = _avg_ranks(_flat(a))
-    return ndtri((r - c) / (size - 2 * c + 1)).reshape(a.shape)
+    z = _rank_transform(_flat(a), lambda r: ndtri((r - c) / (size - 2 * c + 1)), presorted)
+    return z.reshape(a.shape)
 
 
 def _rhat_core(a: np.ndarray) -> np.ndarray:
@@ -334,7 +350,8 @@ class _Work:
         return _split(self.b)
 
     def _z_bulk(self):
-        return _z_scale(self.split)
+        # with an even number of draws the split keeps every draw: reuse the sort
+        return _z_scale(self.split, self.sorted if self.draws % 2 == 0 else None)
 
     def _z_folded(self):
         sp = self.split
@@ -359,15 +376,27 @@ class _Work:
     def _ess_quantiles(self):
         # ESS of the indicators x <= q_p and x <= q_{1-p} (Vehtari et al. 2021, sec. 4.3);
         # q from all draws (middle draw included), indicators then split.
-        q = np.quantile(self.sorted, [TAIL_PROB, 1 - TAIL_PROB], axis=-1)
+        q = self.quantile((TAIL_PROB, 1 - TAIL_PROB))
         return tuple(_ess_core(_split((self.b <= qp[:, None, None]).astype(np.float64)))[0] for qp in q)
 
-    def _chain_rho(self):
-        """Per-chain autocorrelation at every lag, ``(n, C, D)``; a chain that never moves has rho = 1."""
-        acov = _autocov(self.b)
-        rho = acov / acov[..., :1]
-        stuck = self.b.max(axis=-1) == self.b.min(axis=-1)
-        rho[stuck] = 1.0
+    def _mean_rho(self):
+        """Chain-averaged autocorrelation at every lag ``(n, D)``; a chain that never moves has rho = 1.
+
+        ``mean_c gamma_c(k) / gamma_c(0)`` is linear in the periodograms, so the
+        weighted periodograms are averaged first and inverted once per parameter.
+        """
+        b = self.b
+        d = b.shape[-1]
+        m = _next_fast_len(2 * d)
+        centered = b - b.mean(axis=-1, keepdims=True)
+        f = np.fft.rfft(centered, n=m, axis=-1)
+        power = f.real**2 + f.imag**2
+        gamma0 = np.einsum("ncd,ncd->nc", centered, centered)  # d * gamma_c(0)
+        stuck = b.max(axis=-1) == b.min(axis=-1)
+        weight = np.where(stuck, 0.0, 1.0 / np.where(stuck, 1.0, gamma0))
+        rho = np.fft.irfft(np.einsum("ncf,nc->nf", power, weight), n=m, axis=-1)[:, :d]
+        rho += stuck.sum(axis=-1)[:, None]
+        rho /= b.shape[1]
         return rho
 
     # -- statistics; the diagnostics are not computed at all below MIN_DRAWS
@@ -388,12 +417,20 @@ class _Work:
         return np.median(np.abs(_flat(self.b) - med[:, None]), axis=-1)
 
     def quantile(self, probs: Sequence[float]) -> np.ndarray:
+        """Linear quantiles ``(len(probs), n)``, each probability computed once per instance."""
         probs = np.asarray(probs, dtype=np.float64).reshape(-1)
         if not self.size:
             return np.full((probs.size, self.n), np.nan)
-        with np.errstate(all="ignore"):
-            out = np.quantile(self.sorted, probs, axis=-1)
-        return _nan_where(out.T, ~self.nan).T
+        cache = self._cache.setdefault("quantiles", {})
+        missing = sorted({float(p) for p in probs} - cache.keys())
+        if missing:
+            with np.errstate(all="ignore"):
+                # one partition for all probabilities; np.quantile's value for
+                # one probability does not depend on the others requested
+                values = np.quantile(self.sorted, missing, axis=-1)
+            values[:, self.nan] = np.nan
+            cache.update(zip(missing, values, strict=True))
+        return np.stack([cache[float(p)] for p in probs]) if probs.size else np.empty((0, self.n))
 
     def _nans(self):
         return np.full(self.n, np.nan)
@@ -466,7 +503,7 @@ class _Work:
         inside = lags < self.draws
         if inside.any():
             with np.errstate(all="ignore"):
-                out[:, inside] = self.chain_rho[..., lags[inside]].mean(axis=1)
+                out[:, inside] = self.mean_rho[:, lags[inside]]
         ok = self.finite & ~self.constant & (self.draws >= 2)
         return _nan_where(out, ok)
 
@@ -793,6 +830,7 @@ def summarize(
         ``inf`` (bool), and the ``probs`` and ``lags`` used.
     """
     w = _Work(x)
+    w.quantile((*probs, 0.5, TAIL_PROB, 1 - TAIL_PROB))
     s, ess_s = w.ssif
     return {
         "mean": w.mean,
