@@ -183,6 +183,11 @@ def command(
     except ValueError:
         raise UsageError(f"{where('format')}: must be one of table, json, csv, md") from None
 
+    if plot:
+        from mcmc.cli.plot import image_format
+
+        image_format(plot)  # refuse a bad --plot name before the (possibly long) work
+
     chains = read_chains(files, stdin=sys.stdin.buffer if "-" in files else None)
     report = check(chains, var=patterns, thresholds=thresholds, probs=probs, lags=lag_list, source=files)
 
@@ -201,10 +206,13 @@ def command(
 
         plot_report(report, plot, cap=None if patterns else PLOT_CAP)
 
-    style = "bold green" if report.passed else "bold red"
+    from rich.text import Text
+
     verdict = report.verdict()
     head, _, rest = verdict.partition(":")
-    err_console.print(f"[{style}]{head}:[/]{rest}", highlight=False, soft_wrap=True, markup=True)
+    # Text, not markup: parameter names such as "b[lo]" must print verbatim.
+    line = Text.assemble((head + ":", "bold green" if report.passed else "bold red"), rest)
+    err_console.print(line, highlight=False, soft_wrap=True)
     if not report.passed:
         raise CheckFailed(verdict)
 

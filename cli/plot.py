@@ -21,11 +21,17 @@ FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
 STATUS_COLOUR = {"ok": "#1a7f37", "rhat": "#cf222e", "ess": "#bf8700", "constant": "#0969da", "nan": "#8250df", "inf": "#8250df"}
 
 
-def plot_report(report: Report, path: str, *, cap: int | None = 8) -> None:
-    """Draw the plots of the first ``cap`` parameters of ``report`` (all if ``None``) to ``path``."""
+def image_format(path: str) -> str:
+    """matplotlib's format name for ``path``'s extension; :class:`UsageError` if unsupported."""
     fmt = FORMATS.get(Path(path).suffix.lower())
     if fmt is None:
         raise UsageError(f"--plot {path}: unknown image format; use .png, .pdf or .svg")
+    return fmt
+
+
+def plot_report(report: Report, path: str, *, cap: int | None = 8) -> None:
+    """Draw the plots of the first ``cap`` parameters of ``report`` (all if ``None``) to ``path``."""
+    fmt = image_format(path)
 
     import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg

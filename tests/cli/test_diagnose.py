@@ -258,7 +258,7 @@ def test_plot_writes_a_png(mcmc, tmp_path: Path) -> None:
     assert 1000 <= width <= 2000 and 800 <= height <= 3000  # 8 rows (capped) of three panels
     assert len(data) > 50_000
     r = mcmc("diagnose", "--plot", str(tmp_path / "diag.gif"), EIGHT_NPZ)
-    assert r.code == 2 and ".png" in r.stderr
+    assert r.code == 2 and ".png" in r.stderr and r.out == ""  # refused before any work
 
 
 def test_help_speaks_to_statisticians(mcmc) -> None:
