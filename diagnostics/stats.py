@@ -115,7 +115,7 @@ def _split(b: np.ndarray) -> np.ndarray:
 
 def _flat(b: np.ndarray) -> np.ndarray:
     """``(n, C, D)`` -> ``(n, C * D)`` (a view)."""
-    return b.reshape(b.shape[0], -1)
+    return b.reshape(b.shape[0], b.shape[1] * b.shape[2])
 
 
 def _next_fast_len(target: int) -> int:
@@ -403,12 +403,16 @@ class _Work:
     def _mean(self):
         if not self.size:
             return np.full(self.n, np.nan)
-        return _flat(self.b).mean(axis=-1)
+        out = _flat(self.b).mean(axis=-1)
+        out[self.constant] = self.b[self.constant, 0, 0]  # exact, and no overflow at 1e308
+        return out
 
     def _sd(self):
         if self.size < 2:
             return np.full(self.n, np.nan)
-        return _flat(self.b).std(axis=-1, ddof=1)
+        out = _flat(self.b).std(axis=-1, ddof=1)
+        out[self.constant] = 0.0
+        return out
 
     def _mad(self):
         if not self.size:

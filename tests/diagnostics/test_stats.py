@@ -363,6 +363,20 @@ def test_a_stuck_chain_counts_as_perfectly_autocorrelated():
     np.testing.assert_allclose(r1, expected, rtol=RTOL)
 
 
+def test_any_layout_and_dtype_and_no_parameters():
+    rng = np.random.default_rng(11)
+    ints = rng.integers(0, 5, size=(3, 50, 2))
+    np.testing.assert_array_equal(S.ess_bulk(ints), S.ess_bulk(ints.astype(float)))
+    np.testing.assert_array_equal(S.rhat(ints > 2), S.rhat((ints > 2).astype(float)))
+    x = rng.standard_normal((3, 50, 4))
+    np.testing.assert_array_equal(S.summarize(np.asfortranarray(x))["ess_tail"], S.ess_tail(x))
+    np.testing.assert_array_equal(S.rhat(x[:, ::2, 1:3]), S.rhat(np.ascontiguousarray(x[:, ::2, 1:3])))
+    empty = S.summarize(np.zeros((4, 100, 0)), probs=(0.5,), lags=(1, 2))
+    assert empty["rhat"].shape == (0,) and empty["quantiles"].shape == (1, 0) and empty["acf"].shape == (0, 2)
+    huge = np.full((2, 5, 1), 1e308)  # constant: exact moments, no overflow
+    assert S.mean(huge)[0] == 1e308 and S.sd(huge)[0] == 0
+
+
 def test_wrong_shape_is_rejected():
     with pytest.raises(ValueError, match=r"\(chain, draw, n\)"):
         S.rhat(np.zeros((4, 100)))
