@@ -74,7 +74,8 @@ def main() -> None:
         path = Path(tmp) / "draws.npz"
         np.savez(path, theta=theta)
         # Exit 1 is a legitimate verdict: with 1000 parameters a few R-hats exceed 1.01 by chance.
-        ours = best_time([sys.executable, "-m", "mcmc.cli.app", "diagnose", "--format", "json", str(path)], args.repeats, (0, 1))
+        mcmc = [sys.executable, "-m", "mcmc.cli.app", "diagnose", "--format", "json", str(path)]
+        ours = best_time(mcmc, args.repeats, (0, 1))
         arviz = best_time([sys.executable, "-c", ARVIZ_SCRIPT, str(path)], args.repeats, (0,))
     size = f"{args.chains} chains x {args.draws} draws x {args.params} parameters"
     print(f"diagnose benchmark: {size}, best of {args.repeats} whole processes")

@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     from mcmc.diagnostics.report import Report
 
 FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
-STATUS_COLOUR = {"ok": "#1a7f37", "rhat": "#cf222e", "ess": "#bf8700", "constant": "#0969da", "nan": "#8250df", "inf": "#8250df"}
+STATUS_COLOUR = {
+    "ok": "#1a7f37", "rhat": "#cf222e", "ess": "#bf8700", "constant": "#0969da", "nan": "#8250df", "inf": "#8250df",
+}  # fmt: skip
 
 
 def image_format(path: str) -> str:
@@ -49,7 +51,10 @@ def plot_report(report: Report, path: str, *, cap: int | None = 8) -> None:
     max_lag = int(min(50, max(1, d - 1)))
     with np.errstate(invalid="ignore", divide="ignore"):
         ranks = rank_histograms(x, bins) if d > 1 else np.zeros((n, c, bins))
-        rho = np.asarray(stats.acf(x, np.arange(max_lag + 1)), dtype=float) if d > 2 else np.full((n, max_lag + 1), np.nan)
+        if d > 2:
+            rho = np.asarray(stats.acf(x, np.arange(max_lag + 1)), dtype=float)
+        else:
+            rho = np.full((n, max_lag + 1), np.nan)
 
     fig = Figure(figsize=(12, 1.9 * n + 0.9), layout="constrained")
     FigureCanvasAgg(fig)

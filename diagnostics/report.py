@@ -359,7 +359,10 @@ def check(
     x = flatten(chains, selection)
     n_chains, n_draws, _ = x.shape
     s = stats.summarize(x, probs=probs, lags=lags)
-    flags = {k: np.asarray(s[k], dtype=bool) for k in ("constant", "nan", "inf")} if "constant" in s else stats.status_flags(x)
+    if "constant" in s:
+        flags = {k: np.asarray(s[k], dtype=bool) for k in ("constant", "nan", "inf")}
+    else:
+        flags = stats.status_flags(x)
 
     with np.errstate(invalid="ignore", divide="ignore"):
         moved = x[:, 1:, :] != x[:, :-1, :]
@@ -549,9 +552,8 @@ def _checks(params: Sequence[Parameter], sampler: Sampler, t: Thresholds) -> lis
     checks: list[Check] = []
     by = {s: [p.name for p in params if p.status == s] for s in STATUSES}
     nonfinite = [p.name for p in params if p.status in ("nan", "inf")]
-    checks.append(
-        Check("finite", not nonfinite, f"non-finite draws in {_names(nonfinite)}" if nonfinite else "all draws finite", tuple(nonfinite))
-    )
+    msg = f"non-finite draws in {_names(nonfinite)}" if nonfinite else "all draws finite"
+    checks.append(Check("finite", not nonfinite, msg, tuple(nonfinite)))
     bad = [p for p in params if p.status == "rhat"]
     undefined = [p.name for p in bad if not np.isfinite(p.rhat)]
     msg = f"R-hat > {t.max_rhat:g} for {_names([p.name for p in bad])}" if bad else f"R-hat <= {t.max_rhat:g}"
@@ -565,13 +567,11 @@ def _checks(params: Sequence[Parameter], sampler: Sampler, t: Thresholds) -> lis
         for p in params
         if p.status in ("rhat", "ess") and not (p.ess_bulk >= t.min_ess and p.ess_tail >= t.min_ess)
     ]
-    checks.append(
-        Check("ess", not low, f"bulk or tail ESS < {t.min_ess:g} for {_names(low)}" if low else f"ESS >= {t.min_ess:g}", tuple(low))
-    )
+    msg = f"bulk or tail ESS < {t.min_ess:g} for {_names(low)}" if low else f"ESS >= {t.min_ess:g}"
+    checks.append(Check("ess", not low, msg, tuple(low)))
     if by["constant"]:
-        checks.append(
-            Check("constant", False, f"constant in every draw: {_names(by['constant'])}", tuple(by["constant"]), "warning")
-        )
+        msg = f"constant in every draw: {_names(by['constant'])}"
+        checks.append(Check("constant", False, msg, tuple(by["constant"]), "warning"))
     if sampler.divergences is not None:
         n, pct = sampler.divergences, sampler.divergence_percent or 0.0
         ok = n <= t.max_divergences

@@ -22,7 +22,9 @@ from mcmc.cli.render import ess, finite, num, rhat
 if TYPE_CHECKING:
     from mcmc.diagnostics.report import Parameter, Report
 
-STATUS_STYLE = {"ok": "green", "rhat": "bold red", "ess": "yellow", "constant": "cyan", "nan": "bold magenta", "inf": "bold magenta"}
+STATUS_STYLE = {
+    "ok": "green", "rhat": "bold red", "ess": "yellow", "constant": "cyan", "nan": "bold magenta", "inf": "bold magenta",
+}  # fmt: skip
 
 
 def _console(out: TextIO) -> Console:
@@ -104,7 +106,8 @@ def sampler_panel(report: Report) -> Panel:
     t = report.thresholds
     lines = []
     acc = " ".join(num(a, 3) for a in s.acceptance.per_chain)
-    lines.append(Text.assemble(("acceptance  ", "bold"), f"{acc}  (all {num(s.acceptance.overall, 3)}; {s.acceptance.source})"))
+    overall = num(s.acceptance.overall, 3)
+    lines.append(Text.assemble(("acceptance  ", "bold"), f"{acc}  (all {overall}; {s.acceptance.source})"))
     if s.divergences is not None:
         bad = s.divergences > t.max_divergences
         per = " ".join(map(str, s.divergences_per_chain or ()))
@@ -120,7 +123,10 @@ def sampler_panel(report: Report) -> Panel:
         lines.append(
             Text.assemble(
                 ("tree depth  ", "bold"),
-                (f"{s.treedepth_hits} of {s.transitions} at the maximum {s.max_treedepth}", "yellow" if bad else "green"),
+                (
+                    f"{s.treedepth_hits} of {s.transitions} at the maximum {s.max_treedepth}",
+                    "yellow" if bad else "green",
+                ),
             )
         )
     if s.ebfmi is not None:

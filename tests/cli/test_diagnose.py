@@ -84,7 +84,9 @@ def test_every_format_on_real_fixtures(mcmc, fmt: str, files: list[str]) -> None
 def test_json_schema_keys_are_stable(mcmc) -> None:
     doc = strict_json(mcmc("diagnose", "-f", "json", EIGHT_NPZ).out)
     assert set(doc) == TOP_KEYS
-    assert set(doc["thresholds"]) == {"max_rhat", "min_ess", "max_divergences", "min_ebfmi", "max_treedepth_hits", "ssif_ratio"}
+    assert set(doc["thresholds"]) == {
+        "max_rhat", "min_ess", "max_divergences", "min_ebfmi", "max_treedepth_hits", "ssif_ratio",
+    }  # fmt: skip
     assert set(doc["sampler"]) == {
         "acceptance", "transitions", "divergences", "divergences_per_chain", "divergence_percent",
         "max_treedepth", "treedepth_hits", "ebfmi",
@@ -129,7 +131,8 @@ def test_var_regex_and_exact_names(mcmc) -> None:
 
 
 def test_thresholds_from_options_change_the_verdict(mcmc) -> None:
-    args = ("diagnose", "-f", "csv", "--max-rhat", "1.05", "--min-ess", "10", "--max-divergences", "7", "--min-ebfmi", "0.25")
+    args = ("diagnose", "-f", "csv", "--max-rhat", "1.05", "--min-ess", "10", "--max-divergences", "7")
+    args += ("--min-ebfmi", "0.25")
     r = mcmc(*args, EIGHT_CSV)
     assert r.code == 0 and r.stderr.startswith("PASS: 10 parameters, R-hat <= 1.05, bulk and tail ESS >= 10")
     assert mcmc(*args[:-2], EIGHT_CSV).code == 1  # E-BFMI 0.26 < 0.3 again
