@@ -1,10 +1,250 @@
-"""`mcmc sample` (being built: see the open issue)."""
+"""`mcmc sample`: draw chains from a built-in or user target with one of the samplers.
+
+Parses options, builds the target (:func:`mcmc.core.targets.get_target`),
+runs :func:`mcmc.core.samplers.driver.run`, writes the chains file (``.npz``,
+``.nc``, or npz on stdout for ``-o -``) and prints a short summary on stderr.
+"""
 
 from __future__ import annotations
 
+import time
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from mcmc.cli.console import err_console, progress_enabled, write_output
 from mcmc.core.errors import UsageError
 
 
-def command() -> None:
-    """Not available yet."""
-    raise UsageError("'mcmc sample' is not available yet")
+class SamplerName(str, Enum):
+    rwm = "rwm"
+    mh_independence = "mh-independence"
+    mh_lognormal = "mh-lognormal"
+    two_stage = "two-stage"
+    slice = "slice"
+    hmc = "hmc"
+
+
+class Scales(str, Enum):
+    unit = "unit"
+    log = "log"
+
+
+# Which sampler accepts which tuning option (option name -> kernel keyword).
+SAMPLER_OPTIONS: dict[str, dict[str, str]] = {
+    "rwm": {"scale": "scale", "target_accept": "target_accept"},
+    "mh-independence": {"scale": "scale"},
+    "mh-lognormal": {"scale": "scale", "target_accept": "target_accept"},
+    "two-stage": {"scale": "scale", "target_accept": "target_accept", "proposal": "proposal"},
+    "slice": {"width": "width"},
+    "hmc": {
+        "step_size": "step_size",
+        "path_length": "path_length",
+        "target_accept": "target_accept",
+        "persistence": "persistence",
+        "max_energy_error": "max_energy_error",
+    },
+}
+
+HELP = """Draw MCMC chains from a target distribution and write them to a chains file.
+
+Targets: gaussian (--dim, --rho, --scales log for an ill-conditioned one), bimodal,
+banana, funnel, gamma, logistic (--data CSV: predictors then a 0/1 outcome column),
+beta-bernoulli, eight-schools, or your own file: --target model.py[:name] defining
+log_density(x) for x of shape (chains, dim), dim, and optionally grad_log_density(x)
+and names (see docs).
+
+Samplers: rwm (random-walk Metropolis), mh-independence, mh-lognormal (positive
+targets), two-stage (delayed acceptance; prior x likelihood targets), slice, hmc.
+Warm-up tunes each chain on its own; the same --seed gives the same draws whatever
+the machine. Writes .npz (default) or ArviZ .nc; -o - writes npz to stdout. A summary
+(max R-hat, min bulk ESS, acceptance, divergences, time) goes to stderr.
+"""
+
+
+def command(
+    target: Annotated[
+        str,
+        typer.Option(
+            "--target", "-t", metavar="NAME|FILE.py[:obj]",
+            help="Built-in target or a Python file defining log_density(x) and dim.",
+        ),
+    ] = "gaussian",
+    sampler: Annotated[
+        SamplerName, typer.Option("--sampler", "-s", help="Sampling algorithm.", case_sensitive=False)
+    ] = SamplerName.hmc,
+    chains: Annotated[int, typer.Option("--chains", "-c", min=1, help="Number of chains.")] = 4,
+    warmup: Annotated[int, typer.Option(min=0, help="Warm-up (adaptation) iterations per chain, discarded.")] = 1000,
+    draws: Annotated[int, typer.Option(min=1, help="Sampling iterations per chain.")] = 1000,
+    thin: Annotated[
+        int, typer.Option(min=1, help="Keep every THIN-th sampling iteration (ceil(draws/thin) are written).")
+    ] = 1,
+    seed: Annotated[
+        int | None,
+        typer.Option(min=0, help="Random seed; omitted: a random one, printed and stored in the file.",
+                     show_default=False),
+    ] = None,
+    output: Annotated[
+        str, typer.Option("--output", "-o", metavar="FILE", help="Chains file: .npz, .nc, or - for npz on stdout.")
+    ] = "chains.npz",
+    dim: Annotated[int | None, typer.Option(min=1, help="Dimension (gaussian, bimodal, banana, funnel, gamma).",
+                                            show_default=False)] = None,
+    rho: Annotated[float | None, typer.Option(help="Equicorrelation of the gaussian target.",
+                                              show_default=False)] = None,
+    scales: Annotated[
+        Scales | None,
+        typer.Option(help="gaussian: unit sds, or log-spaced from 0.01 to 1 (ill-conditioned).", show_default=False),
+    ] = None,
+    data: Annotated[
+        str | None,
+        typer.Option(metavar="FILE.csv", help="Data of logistic / beta-bernoulli: CSV with header, outcome last.",
+                     show_default=False),
+    ] = None,
+    init: Annotated[
+        str | None,
+        typer.Option(metavar="X,X,...", help="Starting point for every chain (sampling space), comma-separated.",
+                     show_default=False),
+    ] = None,
+    scale: Annotated[
+        float | None,
+        typer.Option(help="Initial proposal scale (rwm, mh-*, two-stage); tuned in warm-up.", show_default=False),
+    ] = None,
+    width: Annotated[float | None, typer.Option(help="slice: initial interval width; tuned in warm-up.",
+                                                show_default=False)] = None,
+    proposal: Annotated[
+        str | None, typer.Option(metavar="rw|lognormal", help="two-stage: proposal kind.", show_default=False)
+    ] = None,
+    step_size: Annotated[float | None, typer.Option(help="hmc: initial leapfrog step size; tuned in warm-up.",
+                                                    show_default=False)] = None,
+    path_length: Annotated[float | None, typer.Option(help="hmc: integration time (jittered).",
+                                                      show_default=False)] = None,
+    target_accept: Annotated[
+        float | None,
+        typer.Option(help="Acceptance rate warm-up aims for (hmc 0.8; rwm 0.234, 0.44 in 1-D).", show_default=False),
+    ] = None,
+    persistence: Annotated[
+        float | None, typer.Option(help="hmc: partial momentum refreshment in [0, 1) (0: plain HMC).",
+                                   show_default=False),
+    ] = None,
+    max_energy_error: Annotated[
+        float | None, typer.Option(help="hmc: energy error flagged as a divergence.", show_default=False)
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary on stderr.")] = False,
+) -> None:
+    import numpy as np
+
+    from mcmc.core.chains import write_chains
+    from mcmc.core.samplers import get_sampler
+    from mcmc.core.samplers.driver import run, run_summary
+    from mcmc.core.targets import get_target
+
+    name = sampler.value
+    _check_output(output)
+    given = {
+        "scale": scale, "width": width, "proposal": proposal, "step_size": step_size,
+        "path_length": path_length, "target_accept": target_accept, "persistence": persistence,
+        "max_energy_error": max_energy_error,
+    }  # fmt: skip
+    params: dict[str, Any] = {}
+    for option, value in given.items():
+        if value is None:
+            continue
+        if option not in SAMPLER_OPTIONS[name]:
+            raise UsageError(f"--{option.replace('_', '-')} does not apply to --sampler {name}")
+        params[SAMPLER_OPTIONS[name][option]] = value
+
+    tgt = get_target(target, dim=dim, rho=rho, scales=scales.value if scales else None, data=data)
+    start = None
+    if init is not None:
+        try:
+            start = np.array([float(v) for v in init.split(",")])
+        except ValueError:
+            raise UsageError(f"--init must be comma-separated numbers, got {init!r}") from None
+        if start.shape != (tgt.dim,):
+            raise UsageError(f"--init has {start.size} values; target {tgt.name!r} has dimension {tgt.dim}")
+    kernel = get_sampler(name)
+
+    progress = None
+    bar = None
+    if progress_enabled() and not quiet:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        bar = Progress(
+            TextColumn(f"{name} on {tgt.name}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            console=err_console, transient=True,
+        )  # fmt: skip
+        task = bar.add_task("sampling", total=warmup + draws)
+        bar.start()
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done)
+
+    try:
+        result = run(
+            kernel, tgt, chains=chains, warmup=warmup, draws=draws, thin=thin, seed=seed,
+            init=start, params=params, progress=progress,
+        )  # fmt: skip
+    finally:
+        if bar is not None:
+            bar.stop()
+
+    t0 = time.perf_counter()
+    if output == "-" or Path(output).suffix.lower() == ".npz":
+        write_output(output, lambda fh: write_chains(result, fh))
+    else:
+        write_chains(result, output)
+    write_s = time.perf_counter() - t0
+    if not quiet:
+        _print_summary(result, run_summary(result), seed is None, output, write_s)
+
+
+def _check_output(output: str) -> None:
+    """Refuse a bad output path before spending the sampling time."""
+    if output == "-":
+        return
+    path = Path(output)
+    if path.suffix.lower() not in (".npz", ".nc"):
+        raise UsageError(f"{output}: unknown output format {path.suffix or '(none)'!r}; use .npz or .nc (or - for stdout)")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"{output}: directory {str(parent)!r} does not exist")
+
+
+def _print_summary(result: Any, s: dict[str, Any], random_seed: bool, output: str, write_s: float) -> None:
+    a = result.attrs
+    opts = ", ".join(f"{k}={v}" for k, v in a["target_options"].items() if v is not None and k != "predictors")
+    seed_note = " (random; pass --seed to repeat)" if random_seed else ""
+    lines = [
+        f"[bold]{a['sampler']}[/] on [bold]{a['target']}[/]{f' ({opts})' if opts else ''}: "
+        f"{a['chains']} chains x {result.n_draws} draws (+{a['warmup']} warm-up), seed {a['seed']}{seed_note}"
+    ]
+    parts = []
+    if s["rhat_max"] is not None:
+        colour = "green" if s["rhat_max"] < 1.01 else "red"
+        parts.append(f"R-hat max [{colour}]{s['rhat_max']:.3f}[/] ({s['rhat_argmax']})")
+    if s["ess_bulk_min"] is not None:
+        colour = "green" if s["ess_bulk_min"] >= 100 * a["chains"] else "yellow"
+        parts.append(f"bulk ESS min [{colour}]{s['ess_bulk_min']:.0f}[/] ({s['ess_bulk_argmin']})")
+    if s["acceptance"] is not None:
+        by_chain = s["acceptance_by_chain"]
+        parts.append(f"acceptance {s['acceptance']:.2f} ({by_chain.min():.2f}-{by_chain.max():.2f} by chain)")
+    if s["divergences"] is not None:
+        colour = "green" if s["divergences"] == 0 else "red"
+        parts.append(f"divergences [{colour}]{s['divergences']}[/]")
+    lines.append("  " + "   ".join(parts))
+    cost = []
+    if s["n_evals_per_draw"] is not None:
+        cost.append(f"{s['n_evals_per_draw']:.1f} density evaluations per draw")
+    if s["likelihood_saved"] is not None:
+        cost.append(f"likelihood skipped on {100 * s['likelihood_saved']:.0f}% of draws")
+    if a.get("n_gradient_evals"):
+        cost.append(f"{a['n_gradient_evals_warmup'] + a['n_gradient_evals']} gradient evaluations")
+    cost.append(f"{a['wall_time_s']:.2f} s")
+    lines.append("  " + "   ".join(cost) + f"  -> {'stdout' if output == '-' else output}")
+    for line in lines:
+        err_console.print(line, highlight=False, soft_wrap=True)
+
+
+command.__doc__ = HELP

@@ -248,3 +248,55 @@ def _jsonable(value: Any, n_chains: int) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     return value
+
+
+def run_summary(chains: Chains) -> dict[str, Any]:
+    """The few numbers ``mcmc sample`` prints after a run.
+
+    Returns
+    -------
+    dict
+        ``rhat_max`` and ``rhat_argmax`` (rank-normalized split R-hat over all
+        scalar parameters), ``ess_bulk_min`` and ``ess_bulk_argmin``,
+        ``acceptance`` (mean of ``acceptance_rate``) and ``acceptance_by_chain``
+        (``(chains,)``) when the sampler reports it, ``divergences`` (total,
+        when reported), ``n_evals_per_draw`` (slice), ``likelihood_saved``
+        (two-stage: fraction of iterations whose likelihood was not evaluated).
+        Values are ``None`` where they do not apply.
+    """
+    from mcmc.diagnostics import stats  # lazy: keeps `import driver` light
+
+    names: list[str] = []
+    columns = []
+    for name, arr in chains.posterior.items():
+        flat = arr.reshape(arr.shape[0], arr.shape[1], -1)
+        columns.append(flat)
+        if arr.ndim == 2:
+            names.append(name)
+        else:
+            names.extend(f"{name}[{','.join(map(str, i))}]" for i in np.ndindex(*arr.shape[2:]))
+    x = np.concatenate(columns, axis=2).astype(float)
+    rhat = stats.rhat(x)
+    ess = stats.ess_bulk(x)
+    ss = chains.sample_stats
+    out: dict[str, Any] = {
+        "rhat_max": None, "rhat_argmax": None, "ess_bulk_min": None, "ess_bulk_argmin": None,
+        "acceptance": None, "acceptance_by_chain": None, "divergences": None,
+        "n_evals_per_draw": None, "likelihood_saved": None,
+    }  # fmt: skip
+    if np.isfinite(rhat).any():
+        i = int(np.nanargmax(rhat))
+        out["rhat_max"], out["rhat_argmax"] = float(rhat[i]), names[i]
+    if np.isfinite(ess).any():
+        i = int(np.nanargmin(ess))
+        out["ess_bulk_min"], out["ess_bulk_argmin"] = float(ess[i]), names[i]
+    if "acceptance_rate" in ss:
+        out["acceptance"] = float(np.mean(ss["acceptance_rate"]))
+        out["acceptance_by_chain"] = np.mean(ss["acceptance_rate"], axis=1)
+    if "diverging" in ss:
+        out["divergences"] = int(np.sum(ss["diverging"]))
+    if "n_evals" in ss:
+        out["n_evals_per_draw"] = float(np.mean(ss["n_evals"]))
+    if "n_likelihood_evals" in ss:
+        out["likelihood_saved"] = 1.0 - float(np.mean(ss["n_likelihood_evals"]))
+    return out

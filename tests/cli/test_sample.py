@@ -1,0 +1,163 @@
+"""`mcmc sample` end to end: files, stdout, reproducibility, errors as one line and exit 2."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mcmc.core.samplers.driver import VOLATILE_ATTRS
+
+FAST = ("--chains", "2", "--warmup", "40", "--draws", "30")
+
+
+def _load(data: bytes | Path) -> tuple[dict[str, np.ndarray], dict]:
+    with np.load(io.BytesIO(data) if isinstance(data, bytes) else data, allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    attrs = json.loads(str(arrays.pop("__attrs__")))
+    return arrays, attrs
+
+
+def _one_error_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+def test_sample_writes_a_chains_file_and_a_summary(mcmc, tmp_path: Path) -> None:
+    out = tmp_path / "c.npz"
+    r = mcmc("sample", "-t", "eight-schools", "-s", "rwm", *FAST, "--seed", "3", "-o", str(out))
+    assert r.code == 0, r.stderr
+    arrays, attrs = _load(out)
+    assert arrays["mu"].shape == (2, 30) and arrays["theta"].shape == (2, 30, 8)
+    assert arrays["sample_stats__lp"].shape == (2, 30)
+    assert (attrs["sampler"], attrs["target"], attrs["seed"]) == ("rwm", "eight-schools", 3)
+    assert "R-hat max" in r.stderr and "bulk ESS min" in r.stderr and "acceptance" in r.stderr
+    assert r.stdout == b""
+
+
+@pytest.mark.parametrize("sampler", ["rwm", "mh-independence", "two-stage", "slice", "hmc"])
+def test_every_sampler_runs_from_the_command_line(mcmc, sampler) -> None:
+    r = mcmc("sample", "-t", "beta-bernoulli", "-s", sampler, *FAST, "--seed", "1", "-o", "-")
+    assert r.code == 0, r.stderr
+    arrays, attrs = _load(r.stdout)
+    assert arrays["theta"].shape == (2, 30) and ((arrays["theta"] > 0) & (arrays["theta"] < 1)).all()
+    assert attrs["sampler"] == sampler
+
+
+def test_stdout_npz_and_same_seed_same_bytes(mcmc) -> None:
+    args = ("sample", "-t", "banana", "-s", "slice", *FAST, "--seed", "9", "-o", "-", "--quiet")
+    first, second = mcmc(*args), mcmc(*args)
+    assert first.code == second.code == 0
+    assert first.stderr == ""  # --quiet
+    a, attrs_a = _load(first.stdout)
+    b, attrs_b = _load(second.stdout)
+    assert a.keys() == b.keys()
+    assert all(a[k].tobytes() == b[k].tobytes() for k in a)
+    strip = lambda d: {k: v for k, v in d.items() if k not in VOLATILE_ATTRS}  # noqa: E731
+    assert strip(attrs_a) == strip(attrs_b)
+    other, _ = _load(mcmc(*args[:-5], "--seed", "10", "-o", "-").stdout)
+    assert other["x"].tobytes() != a["x"].tobytes()
+
+
+def test_random_seed_is_recorded_and_reported(mcmc) -> None:
+    r = mcmc("sample", "-s", "rwm", "--dim", "2", *FAST, "-o", "-")
+    assert r.code == 0
+    _, attrs = _load(r.stdout)
+    assert isinstance(attrs["seed"], int)
+    assert f"seed {attrs['seed']} (random" in r.stderr
+
+
+def test_netcdf_output(mcmc, tmp_path: Path) -> None:
+    import xarray as xr
+
+    out = tmp_path / "c.nc"
+    r = mcmc("sample", "-t", "funnel", "--dim", "3", "-s", "hmc", *FAST, "--seed", "1", "-o", str(out), "-q")
+    assert r.code == 0, r.stderr
+    with xr.open_dataset(out, group="posterior", engine="h5netcdf") as ds:
+        assert ds["v"].shape == (2, 30) and ds["x"].shape == (2, 30, 2)
+    with xr.open_dataset(out, group="sample_stats", engine="h5netcdf") as ds:
+        assert "diverging" in ds and "lp" in ds
+
+
+def test_data_files_and_user_target(mcmc, data_dir: Path) -> None:
+    r = mcmc("sample", "-t", "logistic", "--data", str(data_dir / "sample" / "logistic.csv"), "-s", "two-stage",
+             *FAST, "--seed", "2", "-o", "-")
+    assert r.code == 0, r.stderr
+    arrays, attrs = _load(r.stdout)
+    assert arrays["beta"].shape == (2, 30, 3) and attrs["target_options"]["predictors"] == ["x1", "x2"]
+    assert "likelihood skipped" in r.stderr
+
+    r = mcmc("sample", "-t", str(data_dir / "sample" / "correlated.py"), "-s", "hmc", *FAST, "--seed", "2", "-o", "-")
+    assert r.code == 0, r.stderr
+    arrays, _ = _load(r.stdout)
+    assert arrays["a"].shape == arrays["b"].shape == (2, 30)
+
+
+def test_init_option(mcmc) -> None:
+    r = mcmc("sample", "-s", "rwm", "--dim", "2", "--chains", "1", "--warmup", "0", "--draws", "1",
+             "--scale", "1e-12", "--init", "5,-5", "--seed", "1", "-o", "-")
+    assert r.code == 0, r.stderr
+    arrays, _ = _load(r.stdout)
+    np.testing.assert_allclose(arrays["x"][0, 0], [5.0, -5.0], atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("-t", "missing_model.py"), "missing_model.py: no such file"),
+        (("-t", "no-such-target"), "unknown target 'no-such-target'"),
+        (("-s", "rwm", "--step-size", "0.1"), "--step-size does not apply to --sampler rwm"),
+        (("-t", "banana", "--rho", "0.5"), "--rho do not apply to target 'banana'"),
+        (("-o", "out.csv"), "unknown output format '.csv'"),
+        (("-o", "no/such/dir/out.npz"), "does not exist"),
+        (("--dim", "3", "--init", "1,2"), "--init has 2 values"),
+        (("--init", "a,b"), "--init must be comma-separated numbers"),
+        (("-t", "gaussian", "-s", "two-stage"), "prior x likelihood"),
+        (("-t", "gaussian", "-s", "mh-lognormal"), "needs every coordinate positive"),
+        (("-t", "gaussian", "--rho", "1.5"), "--rho must lie in"),
+        (("-t", "logistic", "--data", "absent.csv"), "absent.csv: no such file"),
+    ],
+)
+def test_errors_are_one_line_and_exit_2(mcmc, tmp_path: Path, monkeypatch, args, message) -> None:
+    monkeypatch.chdir(tmp_path)
+    r = mcmc("sample", *args, *FAST, "--seed", "1")
+    assert r.code == 2
+    line = _one_error_line(r.stderr)
+    assert line.startswith("mcmc: error:") and message in line, line
+    assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_user_target_errors_from_the_command_line(mcmc, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("dim = 3\ndef log_density(x):\n    return x\n")
+    r = mcmc("sample", "-t", str(bad), *FAST, "-o", str(tmp_path / "o.npz"))
+    assert r.code == 2
+    assert "log_density returned shape (2, 3)" in _one_error_line(r.stderr)
+
+    nograd = tmp_path / "nograd.py"
+    nograd.write_text("dim = 2\ndef log_density(x):\n    return -(x ** 2).sum(axis=1)\n")
+    r = mcmc("sample", "-t", str(nograd), "-s", "hmc", *FAST, "-o", str(tmp_path / "o.npz"))
+    assert r.code == 2
+    line = _one_error_line(r.stderr)
+    assert "hmc needs grad_log_density" in line and "slice" in line
+    r = mcmc("sample", "-t", str(nograd), "-s", "slice", *FAST, "--seed", "1", "-o", str(tmp_path / "o.npz"), "-q")
+    assert r.code == 0, r.stderr
+
+
+def test_bad_option_values_exit_2(mcmc) -> None:
+    assert mcmc("sample", "-s", "nuts").code == 2
+    assert mcmc("sample", "--chains", "0").code == 2
+    assert mcmc("sample", "--draws", "0").code == 2
+
+
+def test_sample_output_is_read_by_diagnose(mcmc, tmp_path: Path) -> None:
+    out = tmp_path / "c.npz"
+    assert mcmc("sample", "-t", "gaussian", "--dim", "3", "-s", "slice", "--chains", "4", "--warmup", "100",
+                "--draws", "200", "--seed", "4", "-o", str(out), "-q").code == 0
+    r = mcmc("diagnose", str(out), "--format", "json")
+    assert r.code in (0, 1), r.stderr  # a verdict, not an input error
