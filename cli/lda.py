@@ -320,7 +320,7 @@ def command(
     if estimates is not None:
         _write_estimates(result, estimates, train, doc_index, truth)
 
-    report = _report(result, train, source, top, shares, umass, npmi, recoveries, completion, holdout, doc_index)
+    report = _report(result, train, source, top, shares, umass, npmi, recoveries, completion, holdout)
     shown = range(result.chains) if all_chains else range(1)
     if output_format == "json":
         text = json.dumps(_json_safe(report), indent=2) + "\n"
@@ -438,7 +438,6 @@ def _report(
     recoveries: list[Any] | None,
     completion: Any,
     holdout: float,
-    doc_index: np.ndarray,
 ) -> dict[str, Any]:
     import numpy as np
 
