@@ -73,7 +73,7 @@ __all__ = [
 
 #: Fewest draws per chain for which ArviZ (and we) report a diagnostic.
 MIN_DRAWS = 4
-#: Tail probability of :func:`ess_tail` (the 5% and 95% quantiles; Vehtari et al. 2021).
+#: Default tail probability of :func:`ess_tail` (the 5% and 95% quantiles; Vehtari et al. 2021).
 TAIL_PROB = 0.05
 # ArviZ's test for "constant after transformation" in its ESS (absolute, not relative).
 _RESOLUTION = np.finfo(float).resolution
@@ -142,21 +142,6 @@ def _next_fast_len(target: int) -> int:
             p35 *= 3
         p5 *= 5
     return best
-
-
-def _autocov(b: np.ndarray) -> np.ndarray:
-    """Autocovariance of each chain at every lag: ``(..., D)`` -> ``(..., D)``.
-
-    ``acov[k] = (1/D) * sum_{t < D-k} (x_t - xbar)(x_{t+k} - xbar)`` (the biased
-    estimator), via a zero-padded real FFT as in ArviZ.
-    """
-    d = b.shape[-1]
-    m = _next_fast_len(2 * d)
-    f = np.fft.rfft(b - b.mean(axis=-1, keepdims=True), n=m, axis=-1)
-    f *= np.conjugate(f)
-    cov = np.fft.irfft(f, n=m, axis=-1)[..., :d]
-    cov /= d
-    return cov
 
 
 def _rank_transform(a: np.ndarray, transform, presorted: np.ndarray | None = None) -> np.ndarray:
@@ -312,7 +297,10 @@ class _Work:
     are masked to NaN with the validity masks set here.
     """
 
-    def __init__(self, x: np.ndarray) -> None:
+    def __init__(self, x: np.ndarray, tail_prob: float = 0.05) -> None:
+        if not 0 < tail_prob < 1:
+            raise ValueError(f"tail_prob must lie strictly between 0 and 1, got {tail_prob}")
+        self.tail_probs = tuple(sorted((float(tail_prob), 1.0 - float(tail_prob))))
         self.b = _to_block(x)
         self.n, self.chains, self.draws = self.b.shape
         flat = _flat(self.b)
@@ -376,7 +364,7 @@ class _Work:
     def _ess_quantiles(self):
         # ESS of the indicators x <= q_p and x <= q_{1-p} (Vehtari et al. 2021, sec. 4.3);
         # q from all draws (middle draw included), indicators then split.
-        q = self.quantile((TAIL_PROB, 1 - TAIL_PROB))
+        q = self.quantile(self.tail_probs)
         return tuple(_ess_core(_split((self.b <= qp[:, None, None]).astype(np.float64)))[0] for qp in q)
 
     def _mean_rho(self):
@@ -594,26 +582,30 @@ def ess_bulk(x: np.ndarray) -> np.ndarray:
     return _Work(x).ess_bulk
 
 
-def ess_tail(x: np.ndarray) -> np.ndarray:
-    """Tail effective sample size: the smaller ESS of the indicators ``x <= q_0.05`` and ``x <= q_0.95``.
+def ess_tail(x: np.ndarray, prob: float = TAIL_PROB) -> np.ndarray:
+    """Tail effective sample size: the smaller ESS of the indicators ``x <= q_prob`` and ``x <= q_(1-prob)``.
 
     Quantiles are the linear (Hyndman & Fan type 7) quantiles of all draws;
     each indicator's ESS is the split-chain ESS (Vehtari et al. 2021, sec. 4.3).
-    Equals ``arviz_stats`` ``ess(method="tail", prob=0.05)``, which is what R
-    ``posterior``'s ``ess_tail`` computes. Note: ``arviz_stats.summary`` (and
-    ``ess(..., method="tail")`` on a Dataset without ``prob``) uses
-    ``rcParams["stats.ci_prob"]`` = 0.89, i.e. the 11% and 89% quantiles, and so
-    reports a larger tail ESS than this.
+    With the default ``prob = 0.05`` (the 5% and 95% quantiles, as in the
+    paper, R ``posterior`` and Stan) this equals ``arviz_stats``
+    ``ess(method="tail", prob=0.05)``. Note: ``arviz_stats.summary`` calls
+    ``ess(method="tail")`` without ``prob``, which then takes
+    ``rcParams["stats.ci_prob"]`` = 0.89, i.e. the 11% and 89% quantiles, and
+    so reports a larger tail ESS than the default here; ``prob=0.11``
+    reproduces it.
 
     Parameters
     ----------
     x : ndarray, shape (chain, draw, n)
+    prob : float in (0, 1)
+        Tail probability; ``prob`` and ``1 - prob`` give the same result.
 
     Returns
     -------
     ndarray, shape (n,)
     """
-    return _Work(x).ess_tail
+    return _Work(x, tail_prob=prob).ess_tail
 
 
 def ess_mean(x: np.ndarray) -> np.ndarray:
@@ -812,6 +804,8 @@ def summarize(
     x: np.ndarray,
     probs: Sequence[float] = (0.05, 0.5, 0.95),
     lags: Sequence[int] = (1, 2, 5, 10, 20, 50),
+    *,
+    tail_prob: float = TAIL_PROB,
 ) -> dict[str, np.ndarray]:
     """Every statistic of this module in one pass, sharing the sort, ranks and FFTs.
 
@@ -822,6 +816,8 @@ def summarize(
         Quantile probabilities.
     lags : sequence of int >= 0
         Autocorrelation lags.
+    tail_prob : float in (0, 1)
+        Tail probability of ``ess_tail`` (see :func:`ess_tail`).
 
     Returns
     -------
@@ -833,8 +829,8 @@ def summarize(
         ``ssif``, ``ess_ssif``, the :func:`status_flags` ``constant``, ``nan``,
         ``inf`` (bool), and the ``probs`` and ``lags`` used.
     """
-    w = _Work(x)
-    w.quantile((*probs, 0.5, TAIL_PROB, 1 - TAIL_PROB))
+    w = _Work(x, tail_prob=tail_prob)
+    w.quantile((*probs, 0.5, *w.tail_probs))
     s, ess_s = w.ssif
     return {
         "mean": w.mean,

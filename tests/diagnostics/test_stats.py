@@ -253,6 +253,25 @@ def test_matches_r_posterior_readme_table():
 # ----------------------------------------------------------------------------- edge cases
 
 
+def test_tail_probability_and_arviz_summary_convention():
+    """arviz_stats.summary's ess_tail uses ci_prob = 0.89 (11%/89% quantiles); ours defaults to 5%/95%."""
+    from arviz_base import from_dict
+    from arviz_stats import summary
+
+    x = ar1(np.random.default_rng(12), 4, 300, 2, np.array([0.3, 0.95]), NOISES["normal"])
+    table = summary(from_dict({"posterior": {"a": x[:, :, 0], "b": x[:, :, 1]}}), round_to="none")
+    np.testing.assert_allclose(S.ess_tail(x, prob=0.11), table["ess_tail"].to_numpy(), rtol=RTOL)
+    np.testing.assert_allclose(S.summarize(x, tail_prob=0.89)["ess_tail"], table["ess_tail"].to_numpy(), rtol=RTOL)
+    for key in ("ess_bulk", "mcse_mean", "mcse_sd", "mean", "sd"):
+        np.testing.assert_allclose(S.summarize(x)[key], table[key].to_numpy(), rtol=RTOL, err_msg=key)
+    np.testing.assert_allclose(S.rhat(x), table["r_hat"].to_numpy(), rtol=RTOL)
+    eti = S.quantiles(x, (0.055, 0.945))  # summary's 89% equal-tailed interval
+    np.testing.assert_allclose(eti, table[["eti89_lb", "eti89_ub"]].to_numpy().T, rtol=RTOL)
+    np.testing.assert_array_equal(S.ess_tail(x), S.ess_tail(x, prob=0.95))
+    with pytest.raises(ValueError, match="tail_prob"):
+        S.ess_tail(x, prob=0.0)
+
+
 def test_single_chain_reports_split_rhat():
     x = ar1(np.random.default_rng(3), 1, 200, 3, np.array([0.2, 0.8, 0.99]), NOISES["normal"])
     r = S.rhat(x)
