@@ -243,6 +243,10 @@ def test_output_file_is_written_and_stdout_stays_empty(mcmc, tmp_path: Path, goo
     assert r.code == 0 and r.out == "" and r.stderr.startswith("PASS")
     assert strict_json(out.read_text())["passed"] is True
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary left behind
+    table = tmp_path / "report.txt"
+    assert mcmc("diagnose", "-o", str(table), good_npz).code == 0
+    text = table.read_text()
+    assert "\x1b[" not in text and "b[1]" in text and "estimated from draws" in text
 
 
 def test_stdin(mcmc, monkeypatch: pytest.MonkeyPatch, good_npz: str) -> None:
