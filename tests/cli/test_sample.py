@@ -64,6 +64,16 @@ def test_stdout_npz_and_same_seed_same_bytes(mcmc) -> None:
     assert other["x"].tobytes() != a["x"].tobytes()
 
 
+def test_first_chain_splits_a_run_exactly(mcmc) -> None:
+    common = ("sample", "-t", "eight-schools", "-s", "hmc", "--warmup", "40", "--draws", "30", "--seed", "5", "-o", "-")
+    whole, _ = _load(mcmc(*common, "--chains", "4").stdout)
+    low, _ = _load(mcmc(*common, "--chains", "2").stdout)
+    high, attrs = _load(mcmc(*common, "--chains", "2", "--first-chain", "2").stdout)
+    assert attrs["chain_ids"] == [2, 3]
+    for key in whole:
+        assert np.concatenate([low[key], high[key]]).tobytes() == whole[key].tobytes(), key
+
+
 def test_random_seed_is_recorded_and_reported(mcmc) -> None:
     r = mcmc("sample", "-s", "rwm", "--dim", "2", *FAST, "-o", "-")
     assert r.code == 0
