@@ -67,7 +67,7 @@ class Trajectory(NamedTuple):
 
 def kinetic_energy(momentum: np.ndarray, inv_mass: np.ndarray) -> np.ndarray:
     """``p' M^{-1} p / 2`` per chain: ``(chains, dim), (chains, dim) -> (chains,)``."""
-    return 0.5 * np.sum(inv_mass * momentum * momentum, axis=-1)
+    return 0.5 * np.einsum("ij,ij->i", inv_mass * momentum, momentum)
 
 
 def integrate(
@@ -114,30 +114,40 @@ def integrate(
     eps = np.broadcast_to(np.asarray(step_size, dtype=float), (chains,))
     todo = np.broadcast_to(np.asarray(n_steps), (chains,)).astype(np.int64)
     minv = np.broadcast_to(np.asarray(inv_mass, dtype=float), x.shape)
-    h0 = -lp + kinetic_energy(p, minv)
     taken = np.zeros(chains, dtype=np.int64)
     diverged = np.zeros(chains, dtype=bool)
 
+    # The chains still moving are kept in compact working arrays, so a step
+    # costs no gather/scatter; rows are written back only when chains stop.
+    # All moving chains have taken the same number of steps, ``k``.
+    rows = np.flatnonzero(todo > 0)
+    xa, pa, ga, lpa = x[rows], p[rows], g[rows], lp[rows]
+    ma, left = minv[rows], todo[rows]
+    half = 0.5 * eps[rows, None]  # eps / 2 and eps M^{-1}, hoisted out of the loop
+    em = eps[rows, None] * ma
+    h0 = -lpa + kinetic_energy(pa, ma)
+    k = 0
     # Huge step sizes (the step-size search, a badly scaled user model) overflow
     # on purpose: the energy check below turns inf/NaN into a divergence.
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        for _ in range(int(todo.max(initial=0))):
-            moving = (taken < todo) & ~diverged
-            n_moving = int(np.count_nonzero(moving))
-            if n_moving == 0:
-                break
-            # A slice keeps the common all-chains case free of fancy-index copies.
-            sel: slice | np.ndarray = slice(None) if n_moving == chains else np.flatnonzero(moving)
-            e = eps[sel, None]
-            m = minv[sel]
-            p_half = p[sel] + 0.5 * e * g[sel]
-            x_new = x[sel] + e * m * p_half
-            lp_new, g_new = value_and_grad(x_new)
-            lp_new = np.asarray(lp_new, dtype=float)
-            p_new = p_half + 0.5 * e * g_new
-            h = -lp_new + kinetic_energy(p_new, m)
-            bad = ~np.isfinite(h) | (h - h0[sel] > max_energy_error)
-            x[sel], p[sel], lp[sel], g[sel] = x_new, p_new, lp_new, g_new
-            taken[sel] += 1
-            diverged[sel] = bad
+        while rows.size:
+            p_half = half * ga
+            p_half += pa
+            xa = xa + em * p_half
+            lpa, ga = value_and_grad(xa)
+            lpa = np.asarray(lpa, dtype=float)
+            pa = half * ga
+            pa += p_half
+            k += 1
+            bad = ~np.isfinite(lpa)
+            bad |= ~(-lpa + kinetic_energy(pa, ma) - h0 <= max_energy_error)
+            stop = bad | (left <= k)
+            if stop.any():
+                out = rows[stop]
+                x[out], p[out], g[out], lp[out] = xa[stop], pa[stop], ga[stop], lpa[stop]
+                taken[out] = k
+                diverged[out] = bad[stop]
+                go = ~stop
+                rows, xa, pa, ga, lpa = rows[go], xa[go], pa[go], ga[go], lpa[go]
+                ma, left, h0, half, em = ma[go], left[go], h0[go], half[go], em[go]
     return Trajectory(x, p, lp, g, taken, diverged)
