@@ -113,6 +113,24 @@ def command(
             show_default=False,
         ),
     ] = None,
+    max_treedepth_hits: Annotated[
+        int | None,
+        typer.Option(
+            metavar="N",
+            help="Warn (never fail) if more transitions than this reached the maximum tree depth: an efficiency "
+            "problem, not a bias. The limit is CmdStan's max_depth from the file, else 10. \\[default: 0]",
+            show_default=False,
+        ),
+    ] = None,
+    ssif_ratio: Annotated[
+        float | None,
+        typer.Option(
+            metavar="K",
+            help="Warn (never fail) when the ESS implied by SSIF and the bulk ESS differ by more than this factor; "
+            "SSIF is exact only for AR(1) chains. \\[default: 2]",
+            show_default=False,
+        ),
+    ] = None,
     quantiles: Annotated[
         str | None,
         typer.Option(
@@ -150,6 +168,8 @@ def command(
         "min-ess": min_ess,
         "max-divergences": max_divergences,
         "min-ebfmi": min_ebfmi,
+        "max-treedepth-hits": max_treedepth_hits,
+        "ssif-ratio": ssif_ratio,
         "var": var or None,
         "quantiles": quantiles,
         "lags": lags,

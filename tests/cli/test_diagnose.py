@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import struct
 import sys
 import zipfile
@@ -136,6 +137,20 @@ def test_thresholds_from_options_change_the_verdict(mcmc) -> None:
     r = mcmc(*args, EIGHT_CSV)
     assert r.code == 0 and r.stderr.startswith("PASS: 10 parameters, R-hat <= 1.05, bulk and tail ESS >= 10")
     assert mcmc(*args[:-2], EIGHT_CSV).code == 1  # E-BFMI 0.26 < 0.3 again
+
+
+def test_warning_thresholds_never_change_the_exit_code(mcmc, tmp_path: Path) -> None:
+    rng = np.random.default_rng(12)
+    stats_ = {"tree_depth": np.full((4, 1000), 10), "energy": rng.standard_normal((4, 1000))}
+    path = tmp_path / "deep.npz"
+    write_chains(Chains({"a": rng.standard_normal((4, 1000))}, stats_), path)
+    r = mcmc("diagnose", "-f", "json", str(path))
+    assert r.code == 0 and "(warnings: treedepth)" in r.stderr
+    doc = strict_json(r.out)
+    (td,) = [c for c in doc["checks"] if c["name"] == "treedepth"]
+    assert td["severity"] == "warning" and not td["passed"] and doc["sampler"]["treedepth_hits"] == 4000
+    r = mcmc("diagnose", "--max-treedepth-hits", "4000", "--ssif-ratio", "100", str(path))
+    assert r.code == 0 and "warnings" not in r.stderr
 
 
 def test_quantiles_and_lags_options(mcmc, good_npz: str) -> None:
@@ -271,8 +286,9 @@ def test_plot_writes_a_png(mcmc, tmp_path: Path) -> None:
 def test_help_speaks_to_statisticians(mcmc) -> None:
     r = mcmc("diagnose", "--help")
     assert r.code == 0
-    for phrase in ("Vehtari et al. (2021)", "E-BFMI", "pyproject.toml", "[default: 1.01]"):
-        assert phrase in r.out
+    text = re.sub(r"[\s\u2502]+", " ", r.out)  # undo rich's wrapping inside the option box
+    for phrase in ("Vehtari et al. (2021)", "E-BFMI", "pyproject.toml", "[default: 1.01]", "[tool.mcmc.diagnose]"):
+        assert phrase in text
 
 
 def test_pickled_fixture_is_really_an_object_array(tmp_path: Path) -> None:
