@@ -348,8 +348,9 @@ def check(
     """
     from mcmc.diagnostics import stats
 
-    probs = tuple(float(p) for p in probs)
-    lags = tuple(int(k) for k in lags)
+    # Duplicates would collapse in the label -> value maps and misalign CSV columns.
+    probs = tuple(dict.fromkeys(float(p) for p in probs))
+    lags = tuple(dict.fromkeys(int(k) for k in lags))
     if not probs or not all(0 < p < 1 for p in probs):
         raise UsageError(f"quantiles must lie strictly between 0 and 1 (got {', '.join(map(str, probs))})")
     if not lags or any(k < 0 for k in lags):

@@ -66,6 +66,12 @@ def test_records_are_the_batched_statistics_in_arviz_order(chains: Chains) -> No
     assert report.draws.shape == (4, 1000, 10)
 
 
+def test_repeated_quantiles_and_lags_are_reported_once(chains: Chains) -> None:
+    report = check(chains, var=["mu"], probs=(0.5, 0.1, 0.5), lags=(2, 2, 1))
+    assert report.probs == (0.5, 0.1) and report.quantile_labels == ("50%", "10%")
+    assert list(report.parameters[0].acf) == [2, 1]
+
+
 def test_scalar_names_follow_arviz() -> None:
     assert scalar_names("tau", ()) == ["tau"]
     assert scalar_names("L", (2, 2)) == ["L[0, 0]", "L[0, 1]", "L[1, 0]", "L[1, 1]"]
