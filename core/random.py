@@ -102,16 +102,25 @@ class ChainRandom:
     def _draw(self, kind: str, size: int | tuple[int, ...], mask: np.ndarray | None) -> np.ndarray:
         shape = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
         k = prod(shape)
+        b = self._buffers.get(kind)
+        if b is None:
+            b = self._buffers[kind] = _Buffer(self.chains)
         if mask is None:
+            if k == 0:
+                return np.zeros((self.chains, *shape))
+            if b.synced and b.pos[0] + k <= b.end[0]:
+                # Fast path: every chain has read equally far, so a slice serves all.
+                p = int(b.pos[0])
+                b.pos += k
+                return b.data[:, p : p + k].reshape(self.chains, *shape)
             rows = np.arange(self.chains)
         else:
             mask = np.asarray(mask)
             rows = np.flatnonzero(mask) if mask.dtype == bool else mask.astype(np.int64)
-        if k == 0 or rows.size == 0:
-            return np.zeros((rows.size, *shape))
-        if kind not in self._buffers:
-            self._buffers[kind] = _Buffer(self.chains)
-        b = self._buffers[kind]
+            if k == 0 or rows.size == 0:
+                return np.zeros((rows.size, *shape))
+            if rows.size < self.chains:
+                b.synced = False
         short = rows[b.pos[rows] + k > b.end[rows]]
         for c in short:
             # The chain's unread values, then a fresh block of its own stream
@@ -120,11 +129,12 @@ class ChainRandom:
             rest = b.data[c, b.pos[c] : b.end[c]].copy()
             fresh = self._fill(kind, self.generators[c], max(_BLOCK, 16 * k))
             b.put(c, np.concatenate([rest, fresh]))
+        if short.size and short.size == self.chains:
+            b.synced = bool(np.all(b.end == b.end[0]))
         idx = b.pos[rows][:, None] + np.arange(k)
         out = b.data[rows[:, None], idx]
         b.pos[rows] += k
         return out.reshape(rows.size, *shape)
-
 
 class _Buffer:
     """Pre-drawn values of one distribution: row ``c`` holds ``data[c, pos[c]:end[c]]`` unread."""
@@ -133,6 +143,9 @@ class _Buffer:
         self.data = np.empty((chains, 0))
         self.pos = np.zeros(chains, dtype=np.int64)
         self.end = np.zeros(chains, dtype=np.int64)
+        # True while every chain has read the same amount from identically
+        # long rows (no masked request since the last common refill).
+        self.synced = True
 
     def put(self, c: int, values: np.ndarray) -> None:
         if values.size > self.data.shape[1]:
