@@ -187,7 +187,9 @@ class _Chain:
         self.nwk = kernels.word_topic_counts(s.words, self.z, s.K, s.V)
         self.nk = kernels.topic_counts(self.z, s.K)
         if s.kernel == "sparse":
+            # the packed lists replace the dense counts for this kernel
             self.wt_ptr, self.wt_len, self.wt = kernels.word_topic_lists(self.nwk, s.word_freq)
+            self.nwk = None
         self.ndk_sum = np.zeros((s.D, s.K))
         self.nkw_scaled_sum = np.zeros((s.K, s.V))
         self.inv_sum = np.zeros(s.K)
@@ -199,7 +201,7 @@ class _Chain:
         if s.method == "collapsed":
             key = _key(self.rng)
             if s.kernel == "sparse":
-                return [(kernels.collapsed_sparse_sweep, (s.doc_ptr, s.words, self.z, self.nwk, self.nk, self.wt_ptr,
+                return [(kernels.collapsed_sparse_sweep, (s.doc_ptr, s.words, self.z, self.nk, self.wt_ptr,
                                                           self.wt_len, self.wt, s.alpha, s.beta, key))]
             return [(kernels.collapsed_dense_sweep, (s.doc_ptr, s.words, self.z, self.nwk, self.nk,
                                                      s.alpha, s.beta, key))]
@@ -228,6 +230,9 @@ class _Chain:
         s = self.s
         if s.method == "dmm":
             return float(kernels.dmm_log_joint_from_counts(self.mk, self.nwk, self.nk, s.alpha, s.beta, s.lg_beta))
+        if s.kernel == "sparse":
+            return float(kernels.log_joint_sparse(s.doc_ptr, self.z, self.wt_ptr, self.wt_len, self.wt, self.nk,
+                                                  s.alpha, s.beta, s.lg_alpha, s.lg_beta))
         return float(kernels.log_joint_from_counts(s.doc_ptr, self.z, self.nwk, self.nk, s.alpha, s.beta,
                                                    s.lg_alpha, s.lg_beta))
 
@@ -306,7 +311,9 @@ def _warm_up() -> None:
     nk = kernels.topic_counts(z, 2)
     kernels.collapsed_dense_sweep(doc_ptr, words, z, nwk, nk, 0.1, 0.1, np.uint64(1))
     ptr, length, topics = kernels.word_topic_lists(nwk, np.array([1, 2]))
-    kernels.collapsed_sparse_sweep(doc_ptr, words, z, nwk, nk, ptr, length, topics, 0.1, 0.1, np.uint64(1))
+    kernels.collapsed_sparse_sweep(doc_ptr, words, z, nk, ptr, length, topics, 0.1, 0.1, np.uint64(1))
+    kernels.log_joint_sparse(doc_ptr, z, ptr, length, topics, nk, 0.1, 0.1, kernels.lgamma_table(0.1, 3),
+                             kernels.lgamma_table(0.1, 3))
     lg = kernels.lgamma_table(0.1, 3)
     kernels.log_joint_from_counts(doc_ptr, z, nwk, nk, 0.1, 0.1, lg, lg)
     kernels.accumulate_estimates(doc_ptr, words, z, nk, 0.2, np.zeros((2, 2)), np.zeros((2, 2)), np.zeros(2))

@@ -104,6 +104,9 @@ def topic_counts(z: np.ndarray, n_topics: int) -> np.ndarray:
 # Collapsed Gibbs, dense
 
 
+_BLOCK = 8  # topics per block of the dense kernel's two-level inverse-CDF walk
+
+
 @njit(cache=True, nogil=True)
 def collapsed_dense_sweep(
     doc_ptr: np.ndarray,
@@ -117,6 +120,14 @@ def collapsed_dense_sweep(
 ) -> None:
     """One systematic-scan collapsed Gibbs sweep over all tokens, K terms each.
 
+    Per token the K unnormalised probabilities ``a_k (n_wk + beta)`` with the
+    cached ``a_k = (n_dk + alpha) / (n_k + V beta)`` are formed in one
+    vectorisable loop, summed in blocks of 8 topics, and the inverse-CDF walk
+    first steps over blocks, then inside one: about K/8 + 8 comparisons
+    instead of K/2 for a flat walk. No fastmath: the sums are the plain
+    left-to-right IEEE sums, so the draw is the exact inverse CDF (up to
+    rounding of the probabilities themselves).
+
     Parameters
     ----------
     doc_ptr : int64 (D + 1,)
@@ -128,18 +139,24 @@ def collapsed_dense_sweep(
     key : the sweep's random key (token ``i`` uses uniform ``(key, i)``)
     """
     n_topics = nk.size
+    n_blocks = (n_topics + _BLOCK - 1) // _BLOCK
+    padded = n_blocks * _BLOCK  # padding topics keep probability 0
     vbeta = nwk.shape[0] * beta
-    inv = np.empty(n_topics)  # 1 / (n_k + V beta), kept current
+    inv = np.zeros(padded)  # 1 / (n_k + V beta)
+    ndk = np.zeros(padded)  # n_dk + alpha of the current document
+    a = np.zeros(padded)  # (n_dk + alpha) / (n_k + V beta)
+    p = np.zeros(padded)
+    block = np.zeros(n_blocks)
     for k in range(n_topics):
         inv[k] = 1.0 / (nk[k] + vbeta)
-    ndk = np.zeros(n_topics)  # n_dk + alpha of the current document
-    cum = np.empty(n_topics)
     for d in range(doc_ptr.size - 1):
         start, stop = doc_ptr[d], doc_ptr[d + 1]
         for k in range(n_topics):
             ndk[k] = alpha
         for i in range(start, stop):
             ndk[z[i]] += 1.0
+        for k in range(n_topics):
+            a[k] = ndk[k] * inv[k]
         for i in range(start, stop):
             w = words[i]
             k = z[i]
@@ -147,51 +164,89 @@ def collapsed_dense_sweep(
             nwk[w, k] -= 1
             nk[k] -= 1
             inv[k] = 1.0 / (nk[k] + vbeta)
+            a[k] = ndk[k] * inv[k]
             row = nwk[w]
-            total = 0.0
             for t in range(n_topics):
-                total += ndk[t] * (row[t] + beta) * inv[t]
-                cum[t] = total
+                p[t] = a[t] * (row[t] + beta)
+            total = 0.0
+            for b in range(n_blocks):
+                acc = 0.0
+                for t in range(b * _BLOCK, (b + 1) * _BLOCK):
+                    acc += p[t]
+                block[b] = acc
+                total += acc
             u = uniform(key, i) * total
-            k = 0
-            while k < n_topics - 1 and cum[k] <= u:
-                k += 1
+            b = n_blocks - 1
+            for bb in range(n_blocks):
+                if u < block[bb]:
+                    b = bb
+                    break
+                u -= block[bb]
+            k = min((b + 1) * _BLOCK, n_topics) - 1  # if rounding leaves u >= the block's sum
+            for t in range(b * _BLOCK, min((b + 1) * _BLOCK, n_topics)):
+                u -= p[t]
+                if u < 0.0:
+                    k = t
+                    break
             z[i] = k
             ndk[k] += 1.0
             nwk[w, k] += 1
             nk[k] += 1
             inv[k] = 1.0 / (nk[k] + vbeta)
+            a[k] = ndk[k] * inv[k]
 
 
 # ---------------------------------------------------------------------------
 # Collapsed Gibbs, sparse (SparseLDA)
 
 
+TOPIC_BITS = 20  # packed word-topic entries: count << TOPIC_BITS | topic (int64)
+TOPIC_MASK = (1 << TOPIC_BITS) - 1
+MAX_TOPICS = 1 << TOPIC_BITS
+
+
 @njit(cache=True, nogil=True)
 def word_topic_lists(nwk: np.ndarray, word_freq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Topics with a nonzero count for every word, for the sparse sweep.
+    """Sparse word-topic counts for the sparse sweep, MALLET-style packed and sorted.
 
-    Word w owns the slots ``topics[ptr[w]:ptr[w] + min(K, freq_w)]`` (it can
-    never be in more topics than it has tokens), of which the first
-    ``length[w]`` hold its topics with ``n_wk > 0`` in no particular order.
+    Word w owns the slots ``packed[ptr[w]:ptr[w] + min(K, freq_w)]`` (it can
+    never be in more topics than it has tokens); the first ``length[w]`` hold
+    ``n_wk << TOPIC_BITS | k`` for its topics with ``n_wk > 0``, in decreasing
+    order (so by decreasing count). Keeping the count inside the list means a
+    token reads one or two cache lines for its word instead of a row of a V x K
+    matrix, and the sorted order ends the walk over the word bucket early.
 
     Returns
     -------
-    ptr : int64 (V + 1,), length : int32 (V,), topics : int32 (sum_w min(K, freq_w),)
+    ptr : int64 (V + 1,), length : int32 (V,), packed : int64 (sum_w min(K, freq_w),)
     """
     vocab_size, n_topics = nwk.shape
     ptr = np.zeros(vocab_size + 1, dtype=np.int64)
     for w in range(vocab_size):
         ptr[w + 1] = ptr[w] + min(n_topics, word_freq[w])
     length = np.zeros(vocab_size, dtype=np.int32)
-    topics = np.zeros(ptr[vocab_size], dtype=np.int32)
+    packed = np.zeros(ptr[vocab_size], dtype=np.int64)
     for w in range(vocab_size):
         base = ptr[w]
+        n = 0
         for k in range(n_topics):
             if nwk[w, k] > 0:
-                topics[base + length[w]] = k
-                length[w] += 1
-    return ptr, length, topics
+                packed[base + n] = (np.int64(nwk[w, k]) << TOPIC_BITS) | k
+                n += 1
+        packed[base:base + n] = np.sort(packed[base:base + n])[::-1]
+        length[w] = n
+    return ptr, length, packed
+
+
+@njit(cache=True, nogil=True)
+def unpack_word_topics(ptr: np.ndarray, length: np.ndarray, packed: np.ndarray, n_topics: int) -> np.ndarray:
+    """Dense ``n_wk`` (V, K) int32 from the packed lists (for tests and estimates)."""
+    vocab_size = length.size
+    nwk = np.zeros((vocab_size, n_topics), dtype=np.int32)
+    for w in range(vocab_size):
+        for j in range(ptr[w], ptr[w] + length[w]):
+            nwk[w, packed[j] & TOPIC_MASK] = packed[j] >> TOPIC_BITS
+    return nwk
 
 
 @njit(cache=True, nogil=True)
@@ -199,7 +254,6 @@ def collapsed_sparse_sweep(
     doc_ptr: np.ndarray,
     words: np.ndarray,
     z: np.ndarray,
-    nwk: np.ndarray,
     nk: np.ndarray,
     wt_ptr: np.ndarray,
     wt_len: np.ndarray,
@@ -213,19 +267,26 @@ def collapsed_sparse_sweep(
     ``(n_dk + a)(n_kw + b)/(n_k + V b) = a b/(n_k + V b) + n_dk b/(n_k + V b)
     + (n_dk + a) n_kw/(n_k + V b)``: the smoothing bucket s (all topics), the
     document bucket r (topics with n_dk > 0) and the word bucket q (topics
-    with n_kw > 0). s and r are kept up to date as counts change (s is
-    recomputed exactly at every document, r at every document), and
-    ``coef_k = (n_dk + a)/(n_k + V b)`` is cached, so a token costs
-    O(#topics of its word) plus, rarely, a walk of the document's topics or of
-    all K. A single uniform ``u`` times ``s + r + q`` selects the bucket and
-    the topic inside it, which is an exact draw from the full conditional.
+    with n_kw > 0). s and r are updated as counts change (and recomputed
+    exactly at every document), ``coef_k = (n_dk + a)/(n_k + V b)`` is cached,
+    so a token costs O(#topics of its word) plus, rarely, a walk of the
+    document's topics or of all K. A single uniform ``u`` times ``s + r + q``
+    selects the bucket and the topic inside it: an exact draw from the full
+    conditional (Yao, Mimno & McCallum 2009, section 3).
 
-    Parameters are those of :func:`collapsed_dense_sweep` plus the word topic
-    lists of :func:`word_topic_lists` (kept in step with ``nwk``).
+    Parameters
+    ----------
+    doc_ptr : int64 (D + 1,); words : int32 (N,); z : int32 (N,), in place
+    nk : int32 (K,) tokens per topic, in place
+    wt_ptr, wt_len, wt : the packed sorted word-topic lists of
+        :func:`word_topic_lists`, updated in place (they replace ``n_wk``)
+    alpha, beta : symmetric Dirichlet concentrations
+    key : the sweep's random key (token ``i`` uses uniform ``(key, i)``)
     """
     n_topics = nk.size
-    vbeta = nwk.shape[0] * beta
+    vbeta = wt_len.size * beta
     ab = alpha * beta
+    one = np.int64(1) << TOPIC_BITS
     inv = np.empty(n_topics)
     coef = np.empty(n_topics)
     for k in range(n_topics):
@@ -263,7 +324,6 @@ def collapsed_sparse_sweep(
             r -= beta * ndk[t] * inv[t]
             ndk[t] -= 1
             nk[t] -= 1
-            nwk[w, t] -= 1
             inv[t] = 1.0 / (nk[t] + vbeta)
             s += ab * inv[t]
             r += beta * ndk[t] * inv[t]
@@ -275,35 +335,40 @@ def collapsed_sparse_sweep(
                 dpos[last] = dpos[t]
             base = wt_ptr[w]
             n_wt = wt_len[w]
-            if nwk[w, t] == 0:
-                for j in range(n_wt):
-                    if wt[base + j] == t:
-                        n_wt -= 1
-                        wt[base + j] = wt[base + n_wt]
-                        break
-                wt_len[w] = n_wt
+            j = 0
+            while (wt[base + j] & TOPIC_MASK) != t:
+                j += 1
+            e = wt[base + j] - one
+            while j + 1 < n_wt and wt[base + j + 1] > e:  # keep decreasing order
+                wt[base + j] = wt[base + j + 1]
+                j += 1
+            wt[base + j] = e
+            if e < one:  # count 0: it sank to the end
+                n_wt -= 1
             # -- word bucket
             q = 0.0
             for j in range(n_wt):
-                k = wt[base + j]
-                v = coef[k] * nwk[w, k]
+                e = wt[base + j]
+                v = coef[e & TOPIC_MASK] * (e >> TOPIC_BITS)
                 qbuf[j] = v
                 q += v
             u = uniform(key, i) * (s + r + q)
+            j = -1
             if u < q:
-                t = wt[base + n_wt - 1]
-                for j in range(n_wt):
-                    u -= qbuf[j]
+                j = n_wt - 1
+                for jj in range(n_wt):
+                    u -= qbuf[jj]
                     if u < 0.0:
-                        t = wt[base + j]
+                        j = jj
                         break
+                t = wt[base + j] & TOPIC_MASK
             else:
                 u -= q
                 if u < r:
                     u /= beta
                     t = dt[n_dt - 1] if n_dt > 0 else n_topics - 1
-                    for j in range(n_dt):
-                        k = dt[j]
+                    for jj in range(n_dt):
+                        k = dt[jj]
                         u -= ndk[k] * inv[k]
                         if u < 0.0:
                             t = k
@@ -316,13 +381,27 @@ def collapsed_sparse_sweep(
                         if u < 0.0:
                             t = k
                             break
+                for jj in range(n_wt):
+                    if (wt[base + jj] & TOPIC_MASK) == t:
+                        j = jj
+                        break
             # -- put token i into topic t
+            if j < 0:  # a topic new to the word enters at the end
+                j = n_wt
+                n_wt += 1
+                e = one | t
+            else:
+                e = wt[base + j] + one
+            while j > 0 and wt[base + j - 1] < e:
+                wt[base + j] = wt[base + j - 1]
+                j -= 1
+            wt[base + j] = e
+            wt_len[w] = n_wt
             z[i] = t
             s -= ab * inv[t]
             r -= beta * ndk[t] * inv[t]
             ndk[t] += 1
             nk[t] += 1
-            nwk[w, t] += 1
             inv[t] = 1.0 / (nk[t] + vbeta)
             s += ab * inv[t]
             r += beta * ndk[t] * inv[t]
@@ -331,14 +410,39 @@ def collapsed_sparse_sweep(
                 dt[n_dt] = t
                 dpos[t] = n_dt
                 n_dt += 1
-            if nwk[w, t] == 1:
-                wt[base + n_wt] = t
-                wt_len[w] = n_wt + 1
         # leave the caches as an empty document would see them
         for j in range(n_dt):
             k = dt[j]
             ndk[k] = 0
             coef[k] = alpha * inv[k]
+
+
+@njit(cache=True, nogil=True)
+def log_joint_sparse(
+    doc_ptr: np.ndarray,
+    z: np.ndarray,
+    wt_ptr: np.ndarray,
+    wt_len: np.ndarray,
+    wt: np.ndarray,
+    nk: np.ndarray,
+    alpha: float,
+    beta: float,
+    lg_alpha: np.ndarray,
+    lg_beta: np.ndarray,
+) -> float:
+    """:func:`log_joint_from_counts` reading ``n_wk`` from the packed lists."""
+    n_topics = nk.size
+    vocab_size = wt_len.size
+    total = _doc_part(doc_ptr, z, n_topics, alpha, lg_alpha)
+    vbeta = vocab_size * beta
+    lg_vbeta = math.lgamma(vbeta)
+    for k in range(n_topics):
+        total += lg_vbeta - math.lgamma(nk[k] + vbeta)
+    lg0 = lg_beta[0]
+    for w in range(vocab_size):
+        for j in range(wt_ptr[w], wt_ptr[w] + wt_len[w]):
+            total += lg_beta[wt[j] >> TOPIC_BITS] - lg0
+    return total
 
 
 # ---------------------------------------------------------------------------
@@ -352,6 +456,26 @@ def lgamma_table(shift: float, n: int) -> np.ndarray:
     for j in range(n + 1):
         out[j] = math.lgamma(j + shift)
     return out
+
+
+@njit(cache=True, nogil=True)
+def _doc_part(doc_ptr: np.ndarray, z: np.ndarray, n_topics: int, alpha: float, lg_alpha: np.ndarray) -> float:
+    """Document half of the collapsed LDA log joint."""
+    kalpha = n_topics * alpha
+    lg_kalpha = math.lgamma(kalpha)
+    total = 0.0
+    ndk = np.zeros(n_topics, dtype=np.int64)
+    for d in range(doc_ptr.size - 1):
+        start, stop = doc_ptr[d], doc_ptr[d + 1]
+        total += lg_kalpha - math.lgamma(stop - start + kalpha)
+        for i in range(start, stop):
+            ndk[z[i]] += 1
+        for i in range(start, stop):
+            k = z[i]
+            if ndk[k] > 0:
+                total += lg_alpha[ndk[k]] - lg_alpha[0]
+                ndk[k] = 0
+    return total
 
 
 @njit(cache=True, nogil=True)
@@ -372,20 +496,7 @@ def log_joint_from_counts(
     """
     n_topics = nk.size
     vocab_size = nwk.shape[0]
-    kalpha = n_topics * alpha
-    lg_kalpha = math.lgamma(kalpha)
-    total = 0.0
-    ndk = np.zeros(n_topics, dtype=np.int64)
-    for d in range(doc_ptr.size - 1):
-        start, stop = doc_ptr[d], doc_ptr[d + 1]
-        total += lg_kalpha - math.lgamma(stop - start + kalpha)
-        for i in range(start, stop):
-            ndk[z[i]] += 1
-        for i in range(start, stop):
-            k = z[i]
-            if ndk[k] > 0:
-                total += lg_alpha[ndk[k]] - lg_alpha[0]
-                ndk[k] = 0
+    total = _doc_part(doc_ptr, z, n_topics, alpha, lg_alpha)
     vbeta = vocab_size * beta
     lg_vbeta = math.lgamma(vbeta)
     for k in range(n_topics):

@@ -147,7 +147,7 @@ class CollapsedRunner:
 
     def sweep(self, key):
         if self.kernel == "sparse":
-            kernels.collapsed_sparse_sweep(DOC_PTR, WORDS, self.z, self.nwk, self.nk, *self.lists, ALPHA, BETA, key)
+            kernels.collapsed_sparse_sweep(DOC_PTR, WORDS, self.z, self.nk, *self.lists, ALPHA, BETA, key)
         else:
             kernels.collapsed_dense_sweep(DOC_PTR, WORDS, self.z, self.nwk, self.nk, ALPHA, BETA, key)
 
@@ -192,9 +192,8 @@ def test_collapsed_chain_visits_posterior(lda_exact, kernel):
     assert p > P_MIN
     # the sparse word-topic lists stay in step with the counts
     if kernel == "sparse":
-        ptr, length, topics = runner.lists
-        for w in range(V):
-            assert sorted(topics[ptr[w]:ptr[w] + length[w]]) == list(np.flatnonzero(runner.nwk[w]))
+        np.testing.assert_array_equal(kernels.unpack_word_topics(*runner.lists, K),
+                                      kernels.word_topic_counts(WORDS, runner.z, K, V))
 
 
 def test_sparse_kernel_small_alpha_beta_buckets():
@@ -215,7 +214,7 @@ def test_sparse_kernel_small_alpha_beta_buckets():
         nwk = kernels.word_topic_counts(words, z, n_topics, 3)
         nk = kernels.topic_counts(z, n_topics)
         lists = kernels.word_topic_lists(nwk, freq)
-        kernels.collapsed_sparse_sweep(doc_ptr, words, z, nwk, nk, *lists, alpha, beta, key)
+        kernels.collapsed_sparse_sweep(doc_ptr, words, z, nk, *lists, alpha, beta, key)
         counts[state_index(z, n_topics)] += 1
     assert pearson(counts, P[state_index(start, n_topics)]) > P_MIN
 
@@ -394,3 +393,29 @@ def geweke_z(sampler, rng, n_docs=3, length=4, vocab_size=4, n_topics=2, alpha=0
 def test_geweke_joint_distribution(sampler):
     z = geweke_z(sampler, np.random.default_rng(2004))
     assert np.abs(z).max() < 4.0, z
+
+
+@pytest.mark.parametrize("kernel", ["sparse", "dense"])
+def test_many_topics_transition_row(kernel):
+    # K = 10 > 8: the dense kernel's walk crosses blocks (and a padded last
+    # block), the sparse kernel's smoothing bucket walks many empty topics.
+    n_topics, alpha, beta = 10, 0.2, 0.1
+    doc_ptr = np.array([0, 2, 3], dtype=np.int64)
+    words = np.array([0, 1, 1], dtype=np.int32)
+    states = enumerate_states(3, n_topics)
+    log_pi = np.array([ref_log_joint(doc_ptr, words, z, n_topics, 2, alpha, beta) for z in states])
+    start = np.array([9, 3, 8], dtype=np.int32)
+    row = scan_matrix(log_pi, 3, n_topics)[state_index(start, n_topics)]
+    rng = np.random.default_rng(12)
+    freq = np.bincount(words, minlength=2)
+    counts = np.zeros(len(states))
+    for key in keys(rng, 20_000):
+        z = start.copy()
+        nwk = kernels.word_topic_counts(words, z, n_topics, 2)
+        nk = kernels.topic_counts(z, n_topics)
+        if kernel == "sparse":
+            kernels.collapsed_sparse_sweep(doc_ptr, words, z, nk, *kernels.word_topic_lists(nwk, freq), alpha, beta, key)
+        else:
+            kernels.collapsed_dense_sweep(doc_ptr, words, z, nwk, nk, alpha, beta, key)
+        counts[state_index(z, n_topics)] += 1
+    assert pearson(counts, row) > P_MIN

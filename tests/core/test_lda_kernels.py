@@ -153,15 +153,17 @@ def test_sparse_lists_and_counts_stay_consistent():
     nwk = kernels.word_topic_counts(corpus.words, z, n_topics, corpus.vocab_size)
     nk = kernels.topic_counts(z, n_topics)
     freq = np.bincount(corpus.words, minlength=corpus.vocab_size)
-    ptr, length, topics = kernels.word_topic_lists(nwk, freq)
+    ptr, length, packed = kernels.word_topic_lists(nwk, freq)
     for _ in range(30):
         key = rng.integers(0, 2**63, dtype=np.uint64)
-        kernels.collapsed_sparse_sweep(corpus.doc_ptr, corpus.words, z, nwk, nk, ptr, length, topics, 0.01, 0.01, key)
-    np.testing.assert_array_equal(nwk, kernels.word_topic_counts(corpus.words, z, n_topics, corpus.vocab_size))
+        kernels.collapsed_sparse_sweep(corpus.doc_ptr, corpus.words, z, nk, ptr, length, packed, 0.01, 0.01, key)
+    nwk = kernels.word_topic_counts(corpus.words, z, n_topics, corpus.vocab_size)
+    np.testing.assert_array_equal(kernels.unpack_word_topics(ptr, length, packed, n_topics), nwk)
     np.testing.assert_array_equal(nk, np.bincount(z, minlength=n_topics))
     for w in range(corpus.vocab_size):
-        assert sorted(topics[ptr[w]:ptr[w] + length[w]]) == list(np.flatnonzero(nwk[w]))
-        assert length[w] <= min(n_topics, freq[w])
+        entries = packed[ptr[w]:ptr[w] + length[w]]
+        assert np.all(np.diff(entries) < 0)  # strictly decreasing: sorted by count
+        assert length[w] == np.count_nonzero(nwk[w]) <= min(n_topics, freq[w])
 
 
 @pytest.mark.parametrize("method, kernel", [("collapsed", "sparse"), ("collapsed", "dense"), ("partial", "auto")])
