@@ -102,7 +102,7 @@ def step(
         side, rows = np.nonzero(budget > 0)
         while rows.size:
             inside = _lp_at(target, x, rows, j, ends[side, rows]) > log_y[rows]
-            np.add.at(evals, rows, 1)
+            evals += np.bincount(rows, minlength=n)
             side, rows = side[inside], rows[inside]
             ends[side, rows] += sign[side] * w[rows, j]
             budget[side, rows] -= 1
