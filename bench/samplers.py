@@ -18,7 +18,9 @@ of 10^4 in the covariance). For each, with 4 and with 64 chains:
 
 Every sampler runs the same number of warm-up and sampling iterations with
 fixed seeds. ESS is the minimum over coordinates of the rank-normalized bulk
-ESS (``mcmc.diagnostics.stats.ess_bulk``, Vehtari et al. 2021); ESS/s divides
+ESS (``mcmc.diagnostics.stats.ess_bulk``, Vehtari et al. 2021; the minimum
+tail ESS is shown beside it, because antithetic samplers such as HMC on a
+Gaussian can have a bulk ESS above the number of draws); ESS/s divides
 it by the whole wall time (warm-up included); ESS/k-eval by the gradient
 evaluations (HMC, NUTS) or density evaluations (others), warm-up included.
 Ratios are ESS/s relative to our HMC with the same number of chains.
@@ -44,7 +46,7 @@ import numpy as np
 
 from mcmc.core.samplers import SAMPLERS, driver, get_sampler
 from mcmc.core.targets import get_target
-from mcmc.diagnostics.stats import ess_bulk
+from mcmc.diagnostics.stats import ess_bulk, ess_tail
 
 # Our samplers, when their module exists. The Metropolis-Hastings variants are
 # left out: the log-normal proposal needs a positive target, and a fixed
@@ -61,6 +63,7 @@ class Row:
     wall: float
     evals: int
     ess: float
+    ess_tail: float
     note: str = ""
 
     @property
@@ -72,9 +75,9 @@ class Row:
         return 1000.0 * self.ess / self.evals if self.evals > 0 else float("nan")
 
 
-def min_ess(draws: np.ndarray) -> float:
-    """Minimum bulk ESS over coordinates of ``draws (chain, draw, dim)``."""
-    return float(np.nanmin(ess_bulk(draws)))
+def min_ess(draws: np.ndarray) -> tuple[float, float]:
+    """Minimum bulk and minimum tail ESS over coordinates of ``draws (chain, draw, dim)``."""
+    return float(np.nanmin(ess_bulk(draws))), float(np.nanmin(ess_tail(draws)))
 
 
 def run_ours(name: str, target_opts: dict, chains: int, warmup: int, draws: int, seed: int) -> Row:
@@ -94,7 +97,7 @@ def run_ours(name: str, target_opts: dict, chains: int, warmup: int, draws: int,
         note = f"accept {st['acceptance_rate'].mean():.2f}"
     if "diverging" in st and st["diverging"].any():
         note += f", {int(st['diverging'].sum())} divergent"
-    return Row(_label(target_opts), chains, name, wall, int(evals), min_ess(out.posterior["x"]), note)
+    return Row(_label(target_opts), chains, name, wall, int(evals), *min_ess(out.posterior["x"]), note)
 
 
 def run_emcee(target_opts: dict, chains: int, warmup: int, draws: int, seed: int) -> Row:
@@ -113,7 +116,7 @@ def run_emcee(target_opts: dict, chains: int, warmup: int, draws: int, seed: int
     chain = sampler.get_chain(discard=warmup)  # (draw, walker, dim)
     x = np.ascontiguousarray(np.swapaxes(chain, 0, 1))
     note = f"{walkers} walkers, accept {np.mean(sampler.acceptance_fraction):.2f}"
-    return Row(_label(target_opts), chains, "emcee", wall, walkers * (warmup + draws), min_ess(x), note)
+    return Row(_label(target_opts), chains, "emcee", wall, walkers * (warmup + draws), *min_ess(x), note)
 
 
 def run_blackjax(target_opts: dict, chains: int, warmup: int, draws: int, seed: int) -> Row:
@@ -154,7 +157,7 @@ def run_blackjax(target_opts: dict, chains: int, warmup: int, draws: int, seed: 
     note = f"accept {float(np.mean(accept)):.2f}, incl. compile"
     if np.any(divergent):
         note += f", {int(np.sum(divergent))} divergent"
-    return Row(_label(target_opts), chains, "blackjax-nuts", wall, evals, min_ess(np.asarray(x)), note)
+    return Row(_label(target_opts), chains, "blackjax-nuts", wall, evals, *min_ess(np.asarray(x)), note)
 
 
 def _label(opts: dict) -> str:
@@ -171,7 +174,9 @@ def blackjax_available() -> str | None:
 
 
 def print_table(rows: list[Row]) -> None:
-    header = ("target", "chains", "sampler", "wall s", "evals", "min ESS", "ESS/s", "ESS/k-eval", "vs hmc", "notes")
+    header = (
+        "target", "chains", "sampler", "wall s", "evals", "min ESS", "tail ESS", "ESS/s", "ESS/k-eval", "vs hmc", "notes"
+    )
     lines = [header]
     for r in rows:
         ref = next((q for q in rows if q.target == r.target and q.chains == r.chains and q.sampler == "hmc"), None)
@@ -184,6 +189,7 @@ def print_table(rows: list[Row]) -> None:
                 f"{r.wall:.2f}",
                 f"{r.evals:,}",
                 f"{r.ess:.0f}",
+                f"{r.ess_tail:.0f}",
                 f"{r.ess_per_s:.4g}",
                 f"{r.ess_per_keval:.4g}",
                 ratio,
@@ -192,7 +198,7 @@ def print_table(rows: list[Row]) -> None:
         )
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     for k, line in enumerate(lines):
-        print("  ".join(cell.ljust(w) if i in (0, 2, 9) else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths, strict=True))))
+        print("  ".join(cell.ljust(w) if i in (0, 2, 10) else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths, strict=True))))
         if k == 0:
             print("  ".join("-" * w for w in widths))
 
@@ -243,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
                 if key not in emcee_rows or max(2 * dim, chains) != max(2 * dim, emcee_rows[key].chains):
                     emcee_rows[key] = run_emcee(opts, chains, warmup, draws, args.seed)
                 e = emcee_rows[key]
-                rows.append(Row(e.target, chains, e.sampler, e.wall, e.evals, e.ess, e.note))
+                rows.append(Row(e.target, chains, e.sampler, e.wall, e.evals, e.ess, e.ess_tail, e.note))
             if bj_reason is None:
                 rows.append(run_blackjax(opts, chains, warmup, draws, args.seed))
     print_table(rows)
