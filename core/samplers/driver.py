@@ -190,7 +190,7 @@ def run(
         "warmup": warmup,
         "draws": draws,
         "thin": thin,
-        "params": {name: _jsonable(value, n_chains) for name, value in final.items()},
+        "params": {name: _jsonable(value) for name, value in final.items()},
         "n_density_evals_warmup": evals_warmup[0],
         "n_gradient_evals_warmup": evals_warmup[1],
         "n_density_evals": counter.density - evals_warmup[0],
@@ -242,7 +242,7 @@ def _starting_points(target: Target, seed: int, ids: tuple[int, ...], init: np.n
     return x
 
 
-def _jsonable(value: Any, n_chains: int) -> Any:
+def _jsonable(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, np.generic):

@@ -171,3 +171,13 @@ def test_sample_output_is_read_by_diagnose(mcmc, tmp_path: Path) -> None:
                 "--draws", "200", "--seed", "4", "-o", str(out), "-q").code == 0
     r = mcmc("diagnose", str(out), "--format", "json")
     assert r.code in (0, 1), r.stderr  # a verdict, not an input error
+
+
+def test_progress_bar_path(mcmc, monkeypatch) -> None:
+    # stderr is not a terminal under test; force the progress-bar branch to run.
+    import mcmc.cli.sample as sample_cli
+
+    monkeypatch.setattr(sample_cli, "progress_enabled", lambda: True)
+    r = mcmc("sample", "-s", "rwm", "--dim", "2", *FAST, "--seed", "1", "-o", "-")
+    assert r.code == 0, r.stderr
+    assert _load(r.stdout)[0]["x"].shape == (2, 30, 2)
