@@ -208,8 +208,12 @@ def command(
 
         image_format(plot)  # refuse a bad --plot name before the (possibly long) work
 
+    if "-" in files and sys.stdin.isatty():
+        raise UsageError("-: standard input is a terminal; pipe a chains file in, e.g. 'mcmc sample -o - | mcmc diagnose -'")
     chains = read_chains(files, stdin=sys.stdin.buffer if "-" in files else None)
-    report = check(chains, var=patterns, thresholds=thresholds, probs=probs, lags=lag_list, source=files)
+    # A quoted glob is expanded by the reader: report the files actually read.
+    sources = list(dict.fromkeys(chains.attrs.get("source_files") or files))
+    report = check(chains, var=patterns, thresholds=thresholds, probs=probs, lags=lag_list, source=sources)
 
     from mcmc.cli.render import render
 

@@ -477,9 +477,11 @@ def sampler_summary(chains: Chains) -> Sampler:
             kwargs["divergences"] = int(div.sum())
             kwargs["divergences_per_chain"] = tuple(int(v) for v in div.sum(axis=1))
         if "tree_depth" in st:
-            max_depth = int(chains.attrs.get("max_treedepth", DEFAULT_MAX_TREEDEPTH))
-            kwargs["max_treedepth"] = max_depth
-            kwargs["treedepth_hits"] = int((np.asarray(st["tree_depth"]) >= max_depth).sum())
+            # One value per file when CmdStan files were run with different max_depth.
+            depths = np.atleast_1d(np.asarray(chains.attrs.get("max_treedepth", DEFAULT_MAX_TREEDEPTH), dtype=float))
+            per_chain = depths if depths.size == n_chains else np.full(n_chains, depths.min())
+            kwargs["max_treedepth"] = int(per_chain.min())
+            kwargs["treedepth_hits"] = int((np.asarray(st["tree_depth"]) >= per_chain[:, None]).sum())
         if "energy" in st:
             kwargs["ebfmi"] = tuple(ebfmi(np.asarray(st["energy"], dtype=float)).tolist())
     return Sampler(acceptance=acceptance, transitions=n_chains * n_draws, **kwargs)

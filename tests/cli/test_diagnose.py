@@ -296,3 +296,11 @@ def test_pickled_fixture_is_really_an_object_array(tmp_path: Path) -> None:
     path = _bad_inputs(tmp_path)["pickled object array"]
     with np.load(path, allow_pickle=False) as f, pytest.raises(ValueError, match="allow_pickle"):
         f["x"]
+
+
+def test_quoted_glob_reports_the_files_it_read(mcmc, tmp_path: Path) -> None:
+    for i in (1, 2):
+        (tmp_path / f"mix_output.{i}.csv").write_bytes(Path(MIX[i - 1]).read_bytes())
+    r = mcmc("diagnose", str(tmp_path / "mix_output.*.csv"), "--format", "json")
+    assert r.code == 1
+    assert strict_json(r.out)["source"] == [str(tmp_path / "mix_output.1.csv"), str(tmp_path / "mix_output.2.csv")]

@@ -19,6 +19,7 @@ from mcmc.diagnostics.report import (
     check,
     ebfmi,
     rank_histograms,
+    sampler_summary,
     scalar_names,
     select,
 )
@@ -245,3 +246,13 @@ def test_sampler_checks_reach_cmdstans_conclusions(nom: str, files: list[str]) -
     assert checks["treedepth"].passed == expected["treedepth_ok"]
     assert set(checks["rhat"].parameters) == expected["rhat"]
     assert {p.name for p in report.parameters if p.rhat > 1.01} == expected["rhat"]
+
+
+def test_treedepth_hits_use_each_files_own_maximum() -> None:
+    # Two CmdStan files run with max_depth 3 and 5: the reader keeps one value per file.
+    depth = np.array([[3, 3, 2, 1], [3, 4, 5, 5]])
+    rng = np.random.default_rng(0)
+    c = Chains({"x": rng.standard_normal((2, 4))}, {"tree_depth": depth}, {"max_treedepth": [3, 5]})
+    s = sampler_summary(c)
+    assert s.treedepth_hits == 2 + 2
+    assert s.max_treedepth == 3
