@@ -25,7 +25,8 @@ they occur:
 * fewer than 4 draws per chain: every diagnostic is NaN, as in ArviZ.
 
 No function here emits a NumPy RuntimeWarning; :func:`status_flags` says why a
-statistic is undefined. SciPy (only ``scipy.special.ndtri``) is imported lazily.
+statistic is undefined. SciPy is not used (the normal quantiles are Wichura's AS241 in NumPy), so
+``mcmc diagnose`` never pays its import time.
 
 References
 ----------
@@ -40,6 +41,9 @@ Gelman, A. & Rubin, D. B. (1992). Inference from iterative simulation using
 multiple sequences. *Statistical Science* 7(4), 457-472.
 
 Blom, G. (1958). *Statistical Estimates and Transformed Beta-Variables*. Wiley.
+
+Wichura, M. J. (1988). Algorithm AS 241: the percentage points of the normal
+distribution. *Applied Statistics* 37(3), 477-484.
 
 Hyndman, R. J. & Fan, Y. (1996). Sample quantiles in statistical packages.
 *The American Statistician* 50(4), 361-365.
@@ -144,25 +148,84 @@ def _next_fast_len(target: int) -> int:
     return best
 
 
-def _rank_transform(a: np.ndarray, transform, presorted: np.ndarray | None = None) -> np.ndarray:
-    """``transform`` of the average ranks along the last axis of 2-D ``a``.
+# Wichura (1988), algorithm AS241 (PPND16): numerator and denominator
+# coefficients, highest power first, of the three rational approximations.
+_AS241 = (
+    (
+        (2.5090809287301226727e3, 3.3430575583588128105e4, 6.7265770927008700853e4, 4.5921953931549871457e4,
+         1.3731693765509461125e4, 1.9715909503065514427e3, 1.3314166789178437745e2, 3.3871328727963666080e0),
+        (5.2264952788528545610e3, 2.8729085735721942674e4, 3.9307895800092710610e4, 2.1213794301586595867e4,
+         5.3941960214247511077e3, 6.8718700749205790830e2, 4.2313330701600911252e1, 1.0),
+    ),
+    (
+        (7.7454501427834140764e-4, 2.2723844989269184583e-2, 2.4178072517745061177e-1, 1.2704582524523683826e0,
+         3.6478483247632046050e0, 5.7694972214606914055e0, 4.6303378461565452959e0, 1.4234371107496835773e0),
+        (1.0507500716444169e-9, 5.4759380849953449460e-4, 1.5198666563616457197e-2, 1.4810397642748007459e-1,
+         6.8976733498510000455e-1, 1.6763848301838038494e0, 2.0531916266377588219e0, 1.0),
+    ),
+    (
+        (2.0103343992922881327e-7, 2.7115555687434875782e-5, 1.2426609473880784386e-3, 2.6532189526576123093e-2,
+         2.9656057182850489123e-1, 1.7848265399172913358e0, 5.4637849111641143699e0, 6.6579046435011037772e0),
+        (2.0442631033899397856e-15, 1.4215117583164458887e-7, 1.8463183175100546818e-5, 7.8686913114561325910e-4,
+         1.4875361290850614853e-2, 1.3692988092273580531e-1, 5.9983220655588793769e-1, 1.0),
+    ),
+)  # fmt: skip
 
-    Ranks are 1-based; a run of ties gets the mean of its positions
-    (``scipy.stats.rankdata(method="average")``). ``transform`` maps an array of
-    ranks to scores elementwise; it is evaluated once on ``1..n`` and on the
-    (few) tied averages, then scattered, rather than on every draw.
-    ``presorted`` may pass ``np.sort(a, axis=-1)`` when it is already known.
+
+def _norm_ppf(p: np.ndarray) -> np.ndarray:
+    """Standard normal quantile function for ``0 < p < 1`` (Wichura 1988, AS241; relative error ~1e-16).
+
+    Used instead of ``scipy.special.ndtri`` (which it matches to ~1e-15) so
+    that ``mcmc diagnose`` never pays SciPy's import time (~0.4 s).
     """
-    rows, n = a.shape
-    order = np.argsort(a, axis=-1)
-    flat_order = (order + (np.arange(rows) * n)[:, None]).ravel()
-    s = presorted if presorted is not None else a.ravel()[flat_order].reshape(rows, n)
+    p = np.asarray(p, dtype=np.float64)
+    q = p - 0.5
+    central = np.abs(q) <= 0.425
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r_tail = np.sqrt(-np.log(np.where(q <= 0, p, 1.0 - p)))
+    r = np.where(central, 0.180625 - q * q, np.where(r_tail <= 5.0, r_tail - 1.6, r_tail - 5.0))
+    out = np.empty_like(p)
+    for k, where in enumerate((central, ~central & (r_tail <= 5.0), ~central & ~(r_tail <= 5.0))):
+        num, den = _AS241[k]
+        x = r[where]
+        pn, pd = np.full_like(x, num[0]), np.full_like(x, den[0])
+        for cn, cd in zip(num[1:], den[1:], strict=True):
+            pn = pn * x + cn
+            pd = pd * x + cd
+        out[where] = pn / pd
+    out[central] *= q[central]
+    out[~central & (q < 0)] *= -1.0
+    return out
+
+
+def _rank_scores(flat_order: np.ndarray, s: np.ndarray, transform) -> np.ndarray:
+    """``transform`` of the average ranks, given the sorting permutation.
+
+    Parameters
+    ----------
+    flat_order : ndarray of int, shape (rows * n,)
+        Flat indices into the ``(rows, n)`` data, in ascending order row by row.
+    s : ndarray, shape (rows, n)
+        The data in that order (sorted rows).
+    transform : callable
+        Maps an array of ranks to scores elementwise.
+
+    Returns
+    -------
+    ndarray, shape (rows, n)
+        Scores of the 1-based average ranks (a run of ties gets the mean of its
+        positions, ``scipy.stats.rankdata(method="average")``) in the data's
+        own positions. Average ranks are multiples of 1/2, so ``transform`` is
+        evaluated once on the grid ``1, 1.5, ..., n`` rather than per draw.
+    """
+    rows, n = s.shape
+    grid = transform(np.arange(2.0, 2.0 * n + 1.0) / 2.0)  # rank r at grid[2r - 2]
+    scored = np.empty((rows, n))
+    scored[:] = grid[::2]
+    scored = scored.reshape(-1)
     starts = np.empty(s.shape, dtype=bool)
     starts[:, 0] = True
     np.not_equal(s[:, 1:], s[:, :-1], out=starts[:, 1:])
-    scored = np.empty((rows, n))
-    scored[:] = transform(np.arange(1.0, n + 1.0))
-    scored = scored.reshape(-1)
     tied = np.flatnonzero(~starts)  # sorted positions equal to their predecessor: few
     if tied.size:
         # a run of equal values at sorted positions i..j (never across rows, as
@@ -171,31 +234,72 @@ def _rank_transform(a: np.ndarray, transform, presorted: np.ndarray | None = Non
         run = np.cumsum(new_run) - 1
         run_first = tied[new_run] - 1
         run_last = tied[np.append(new_run[1:], True)]
-        avg = transform((run_first % n + run_last % n) / 2.0 + 1.0)
+        avg = grid[run_first % n + run_last % n]
         scored[run_first] = avg
         scored[tied] = avg[run]
-    out = np.empty(a.size)
+    out = np.empty(s.size)
     out[flat_order] = scored
     return out.reshape(rows, n)
 
 
+def _row_order(order: np.ndarray) -> np.ndarray:
+    """Row-wise permutation ``(rows, n)`` -> flat indices into the ``(rows, n)`` array."""
+    rows, n = order.shape
+    return (order + (np.arange(rows) * n)[:, None]).ravel()
+
+
+def _blom(size: int):
+    """Blom's (1958) normal scores ``r -> Phi^{-1}((r - 3/8) / (size - 3/4 + 1))``, as ArviZ."""
+    c = 3 / 8
+    return lambda r: _norm_ppf((r - c) / (size - 2 * c + 1))
+
+
 def _avg_ranks(a: np.ndarray) -> np.ndarray:
     """Average ranks along the last axis of 2-D ``a`` (``scipy.stats.rankdata(method="average")``)."""
-    return _rank_transform(a, lambda r: r)
+    fo = _row_order(np.argsort(a, axis=-1))
+    return _rank_scores(fo, a.reshape(-1)[fo].reshape(a.shape), lambda r: r)
 
 
-def _z_scale(a: np.ndarray, presorted: np.ndarray | None = None) -> np.ndarray:
+def _z_scale(a: np.ndarray) -> np.ndarray:
     """Rank-normalize over all chains and draws: ``(n, C, D)`` -> normal scores.
 
     ``z = Phi^{-1}((r - 3/8) / (S - 3/4 + 1))`` with ``r`` the average rank among
     all ``S = C * D`` draws of the parameter (Blom 1958; Vehtari et al. 2021, eq. 14).
     """
-    from scipy.special import ndtri  # norm.ppf is ndtri; SciPy is loaded only here
+    flat = _flat(a)
+    fo = _row_order(np.argsort(flat, axis=-1))
+    return _rank_scores(fo, flat.reshape(-1)[fo].reshape(flat.shape), _blom(flat.shape[1])).reshape(a.shape)
 
-    c = 3 / 8
-    size = a.shape[-1] * a.shape[-2]
-    z = _rank_transform(_flat(a), lambda r: ndtri((r - c) / (size - 2 * c + 1)), presorted)
-    return z.reshape(a.shape)
+
+def _folded_order(order: np.ndarray, s: np.ndarray, med: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sort ``|x - med|`` row by row given the sort of ``x``, in linear time.
+
+    In the order of ``x`` the folded values fall to zero and rise again; read
+    the part below the median backwards and they form two ascending runs,
+    which a stable (run-merging) sort orders in O(n).
+
+    Parameters
+    ----------
+    order : ndarray of int, shape (rows, n)
+        ``argsort(x)`` row by row.
+    s : ndarray, shape (rows, n)
+        ``x`` sorted row by row.
+    med : ndarray, shape (rows,)
+
+    Returns
+    -------
+    flat_order, sorted_folded
+        As :func:`_rank_scores` takes them, for ``|x - med|``.
+    """
+    rows, n = s.shape
+    below = (s < med[:, None]).sum(axis=-1)[:, None]
+    idx = np.arange(n)
+    perm = np.where(idx < below, below - 1 - idx, idx)
+    runs = np.abs(np.take_along_axis(s, perm, axis=-1) - med[:, None])
+    inner = np.argsort(runs, axis=-1, kind="stable")
+    folded_sorted = np.take_along_axis(runs, inner, axis=-1)
+    positions = np.take_along_axis(np.take_along_axis(order, perm, axis=-1), inner, axis=-1)
+    return _row_order(positions), folded_sorted
 
 
 def _rhat_core(a: np.ndarray) -> np.ndarray:
@@ -297,7 +401,7 @@ class _Work:
     are masked to NaN with the validity masks set here.
     """
 
-    def __init__(self, x: np.ndarray, tail_prob: float = 0.05) -> None:
+    def __init__(self, x: np.ndarray, tail_prob: float = TAIL_PROB) -> None:
         if not 0 < tail_prob < 1:
             raise ValueError(f"tail_prob must lie strictly between 0 and 1, got {tail_prob}")
         self.tail_probs = tuple(sorted((float(tail_prob), 1.0 - float(tail_prob))))
@@ -331,24 +435,39 @@ class _Work:
         return cache[key]
 
     # -- intermediates
+    def _order(self):
+        return np.argsort(_flat(self.b), axis=-1)
+
     def _sorted(self):
-        return np.sort(_flat(self.b), axis=-1)
+        return np.take_along_axis(_flat(self.b), self.order, axis=-1)
+
+    def _median(self):
+        # np.median's arithmetic on the sorted draws (NaN columns masked by the callers)
+        if not self.size:
+            return np.full(self.n, np.nan)
+        srt, mid = self.sorted, self.sorted.shape[-1] // 2
+        return srt[:, mid] if srt.shape[-1] % 2 else (srt[:, mid - 1] + srt[:, mid]) / 2
 
     def _split(self):
         return _split(self.b)
 
     def _z_bulk(self):
-        # with an even number of draws the split keeps every draw: reuse the sort
-        return _z_scale(self.split, self.sorted if self.draws % 2 == 0 else None)
+        if self.draws % 2:  # the split drops the middle draws: rank what is left
+            return _z_scale(self.split)
+        # with an even draw count the split keeps every draw: rank all of them
+        z = _rank_scores(_row_order(self.order), self.sorted, _blom(self.size))
+        return _split(z.reshape(self.b.shape))
+
+    def _folded(self):
+        """Flat order and sorted values of ``|x - median(x)|`` over all draws."""
+        return _folded_order(self.order, self.sorted, self.median)
 
     def _z_folded(self):
-        sp = self.split
-        if self.draws % 2 == 0:  # same draws: the median from the sort
-            srt, mid = self.sorted, self.sorted.shape[-1] // 2
-            med = srt[:, mid] if srt.shape[-1] % 2 else (srt[:, mid - 1] + srt[:, mid]) / 2
-        else:
-            med = np.median(_flat(sp), axis=-1)
-        return _z_scale(np.abs(sp - med[:, None, None]))
+        if self.draws % 2:
+            sp = self.split
+            return _z_scale(np.abs(sp - np.median(_flat(sp), axis=-1)[:, None, None]))
+        fo, fs = self.folded
+        return _split(_rank_scores(fo, fs, _blom(self.size)).reshape(self.b.shape))
 
     def _ess_tau_mean(self):
         return _ess_core(self.split)
@@ -403,10 +522,11 @@ class _Work:
         return out
 
     def _mad(self):
+        # median(|x - median(x)|), from the sorted folded draws (scipy's median_abs_deviation)
         if not self.size:
             return np.full(self.n, np.nan)
-        med = self.quantile((0.5,))[0]
-        return np.median(np.abs(_flat(self.b) - med[:, None]), axis=-1)
+        fs, mid = self.folded[1], self.size // 2
+        return _nan_where(fs[:, mid] if self.size % 2 else (fs[:, mid - 1] + fs[:, mid]) / 2, ~self.nan)
 
     def quantile(self, probs: Sequence[float]) -> np.ndarray:
         """Linear quantiles ``(len(probs), n)``, each probability computed once per instance."""
@@ -835,7 +955,7 @@ def summarize(
     return {
         "mean": w.mean,
         "sd": w.sd,
-        "median": w.quantile((0.5,))[0],
+        "median": _nan_where(w.median, ~w.nan),
         "mad": w.mad,
         "quantiles": w.quantile(probs),
         "rhat": w.rhat,
