@@ -28,6 +28,8 @@ CASES = [
     ("slice", "beta-bernoulli", {}, {"warmup": 200, "draws": 500}, None),
     ("slice", "gamma", {"dim": 1, "shape": 0.7}, {"warmup": 200, "draws": 1000}, None),
     ("slice", "funnel", {"dim": 2}, {"warmup": 300, "draws": 1500}, None),
+    # Also checks the quadrature moments of eight schools from a sampler's side.
+    ("slice", "eight-schools", {}, {"warmup": 150, "draws": 400}, None),
 ]
 
 
