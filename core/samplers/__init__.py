@@ -23,6 +23,9 @@ A sampler is a module (or any object) with
 ``make_adapter(warmup, state, target, rng, **params) -> Adapter``
     Optional: the warm-up tuner (see :mod:`mcmc.core.samplers.adapt`). Without
     it the driver runs warm-up with ``params`` unchanged.
+``run_attrs(state, params) -> dict``
+    Optional: extra JSON-serialisable attributes for the chains file, from
+    the last state and the parameters used after warm-up.
 
 :func:`accept_reject` is the one Metropolis accept/reject step the
 Metropolis-type kernels share. :func:`get_sampler` resolves the command-line
