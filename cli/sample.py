@@ -50,7 +50,7 @@ SAMPLER_OPTIONS: dict[str, dict[str, str]] = {
 
 HELP = """Draw MCMC chains from a target distribution and write them to a chains file.
 
-Targets: gaussian (--dim, --rho, --scales log for an ill-conditioned one), bimodal, banana, funnel, gamma, logistic (--data CSV: predictors, then a 0/1 outcome column), beta-bernoulli, eight-schools; or your own Python file, --target model.py[:name], defining log_density(x) for x of shape (chains, dim) and dim, optionally grad_log_density(x) and names.
+Targets: gaussian (--dim, --rho, --scales log for an ill-conditioned one), bimodal (0.5 N(-3,1) + 0.5 N(3,1) per coordinate), banana (Haario's twisted Gaussian), funnel (Neal's), gamma, logistic (--data CSV: predictors, then a 0/1 outcome column), beta-bernoulli, eight-schools; or your own Python file, --target model.py[:name], defining log_density(x) for x of shape (chains, dim) and dim, optionally grad_log_density(x) and names.
 
 Samplers: rwm (random-walk Metropolis), mh-independence, mh-lognormal (positive targets), two-stage (delayed acceptance, for prior x likelihood targets), slice, hmc. Warm-up tunes each chain on its own and chain i's draws depend only on the seed and i: --chains 2 --first-chain 2 gives exactly chains 2-3 of a --chains 4 run, for spreading chains over processes or machines.
 
@@ -100,6 +100,12 @@ def command(
         str | None,
         typer.Option(metavar="FILE.csv", rich_help_panel="Target", help="Data of logistic / beta-bernoulli: CSV with header, outcome last.",
                      show_default=False),
+    ] = None,
+    target_option: Annotated[
+        list[str] | None,
+        typer.Option("--target-option", "-T", metavar="KEY=VALUE", rich_help_panel="Target",
+                     help="Other option of a built-in target, repeatable: banana b=0.1, gamma shape=0.5 rate=2, "
+                     "logistic prior_sd=1, beta-bernoulli successes=3 trials=10 a=1 b=1.", show_default=False),
     ] = None,
     init: Annotated[
         str | None,
@@ -154,7 +160,11 @@ def command(
             raise UsageError(f"--{option.replace('_', '-')} does not apply to --sampler {name}")
         params[SAMPLER_OPTIONS[name][option]] = value
 
-    tgt = get_target(target, dim=dim, rho=rho, scales=scales.value if scales else None, data=data)
+    extra = _target_options(target_option or [])
+    clash = sorted(set(extra) & {"dim", "rho", "scales", "data"})
+    if clash:
+        raise UsageError(f"use --{clash[0]} instead of --target-option {clash[0]}=...")
+    tgt = get_target(target, dim=dim, rho=rho, scales=scales.value if scales else None, data=data, **extra)
     start = None
     if init is not None:
         try:
@@ -200,6 +210,26 @@ def command(
     write_s = time.perf_counter() - t0
     if not quiet:
         _print_summary(result, run_summary(result), seed is None, output, timings["wall_time_s"] + write_s)
+
+
+def _target_options(items: list[str]) -> dict[str, int | float | str]:
+    """``["b=0.1", "trials=10"]`` -> ``{"b": 0.1, "trials": 10}`` (ints, then floats, else text)."""
+    out: dict[str, int | float | str] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key.isidentifier():
+            raise UsageError(f"--target-option expects KEY=VALUE, got {item!r}")
+        value: int | float | str
+        try:
+            value = int(text)
+        except ValueError:
+            try:
+                value = float(text)
+            except ValueError:
+                value = text
+        out[key] = value
+    return out
 
 
 def _check_output(output: str) -> None:

@@ -62,4 +62,4 @@ def get_target(name: str, **options: Any) -> Any:
 
 
 def _flag(option: str) -> str:
-    return "--" + option.replace("_", "-")
+    return "--" + option.replace("_", "-") if option in ("dim", "rho", "scales", "data") else option

@@ -106,6 +106,14 @@ def test_data_files_and_user_target(mcmc, data_dir: Path) -> None:
     assert arrays["a"].shape == arrays["b"].shape == (2, 30)
 
 
+def test_target_options(mcmc) -> None:
+    r = mcmc("sample", "-t", "gamma", "-T", "shape=0.5", "-T", "rate=2", "-s", "mh-lognormal", *FAST, "--seed", "1",
+             "-o", "-")
+    assert r.code == 0, r.stderr
+    _, attrs = _load(r.stdout)
+    assert attrs["target_options"] == {"dim": 1, "shape": 0.5, "rate": 2.0}
+
+
 def test_init_option(mcmc) -> None:
     r = mcmc("sample", "-s", "rwm", "--dim", "2", "--chains", "1", "--warmup", "0", "--draws", "1",
              "--scale", "1e-12", "--init", "5,-5", "--seed", "1", "-o", "-")
@@ -129,6 +137,9 @@ def test_init_option(mcmc) -> None:
         (("-t", "gaussian", "-s", "mh-lognormal"), "needs every coordinate positive"),
         (("-t", "gaussian", "--rho", "1.5"), "--rho must lie in"),
         (("-t", "logistic", "--data", "absent.csv"), "absent.csv: no such file"),
+        (("-t", "banana", "-T", "shape=2"), "shape do not apply to target 'banana'"),
+        (("-t", "banana", "-T", "b"), "--target-option expects KEY=VALUE"),
+        (("-t", "gaussian", "-T", "dim=3"), "use --dim instead"),
     ],
 )
 def test_errors_are_one_line_and_exit_2(mcmc, tmp_path: Path, monkeypatch, args, message) -> None:
