@@ -294,3 +294,11 @@ def test_user_target_missing_file(tmp_path: Path) -> None:
         get_target(str(tmp_path / "absent.py"))
     with pytest.raises(UsageError, match="do not apply to a user target"):
         get_target(_write(tmp_path, GOOD), dim=3)
+
+
+def test_beta_bernoulli_data_file(tmp_path: Path) -> None:
+    path = tmp_path / "flips.csv"
+    path.write_text("y\n1\n0\n1\n1\n")
+    target = get_target("beta-bernoulli", data=str(path), a=2.0)
+    assert target.options["successes"] == 3 and target.options["trials"] == 4
+    assert target.mean[0] == pytest.approx(5 / 7)
