@@ -246,7 +246,7 @@ def _check_output(output: str) -> None:
 
 def _print_summary(result: Any, s: dict[str, Any], random_seed: bool, output: str, seconds: float) -> None:
     a = result.attrs
-    opts = ", ".join(f"{k}={v}" for k, v in a["target_options"].items() if v is not None and k != "predictors")
+    opts = ", ".join(f"{k}={v}" for k, v in a["target_options"].items() if v is not None)
     seed_note = " (random; pass --seed to repeat)" if random_seed else ""
     lines = [
         f"[bold]{a['sampler']}[/] on [bold]{a['target']}[/]{f' ({opts})' if opts else ''}: "

@@ -74,7 +74,8 @@ class Target:
         Optional fused ``x -> (log_density, grad)`` when computing both at
         once is cheaper; :meth:`value_and_grad` falls back to two calls.
     options
-        The options the target was built with (recorded in the chains file).
+        The keyword options the target was built with, recorded in the chains
+        file so that ``get_target(name, **options)`` rebuilds the same target.
     """
 
     name: str

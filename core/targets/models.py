@@ -90,9 +90,9 @@ def default_logistic_data(n: int = 100, p: int = 3, seed: int = 20260101) -> tup
 def logistic(data: str | None = None, prior_sd: float = 2.5) -> Target:
     """Bayesian logistic regression with an intercept and ``N(0, prior_sd^2)`` coefficients."""
     if data is None:
-        header, table = default_logistic_data()
+        _, table = default_logistic_data()
     else:
-        header, table = read_csv(data)
+        _, table = read_csv(data)
         if table.shape[1] < 2:
             raise InputError(data, "expected at least one predictor column before the outcome column")
     y = _binary_outcome(table[:, -1], str(data))
@@ -130,7 +130,7 @@ def logistic(data: str | None = None, prior_sd: float = 2.5) -> Target:
         variables=(("beta", (dim,)),),
         log_prior=log_prior,
         log_likelihood=log_likelihood,
-        options={"data": data, "prior_sd": float(prior_sd), "predictors": header[:-1]},
+        options={"data": data, "prior_sd": float(prior_sd)},
     )
 
 

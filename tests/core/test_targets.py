@@ -71,6 +71,17 @@ def test_metadata_is_consistent(name, options) -> None:
         assert target.mean.shape == target.sd.shape == (len(target.names),)
 
 
+@pytest.mark.parametrize(("name", "options"), BUILTINS, ids=[f"{n}-{o}" for n, o in BUILTINS])
+def test_recorded_options_rebuild_the_target(name, options) -> None:
+    # The chains file records (target, target_options); that must be enough.
+    target = get_target(name, **options)
+    again = get_target(target.name, **target.options)
+    x = _points(target)
+    np.testing.assert_array_equal(again.log_density(x), target.log_density(x))
+    if target.mean is not None:
+        np.testing.assert_array_equal(again.mean, target.mean)
+
+
 def _quad_1d(logpdf, lo, hi, points=None):
     """Normaliser, mean and sd of exp(logpdf) on [lo, hi] by adaptive quadrature."""
     f = lambda x: np.exp(logpdf(x))  # noqa: E731
