@@ -51,6 +51,7 @@ Hyndman, R. J. & Fan, Y. (1996). Sample quantiles in statistical packages.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -272,11 +273,11 @@ def _z_scale(a: np.ndarray) -> np.ndarray:
 
 
 def _folded_order(order: np.ndarray, s: np.ndarray, med: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sort ``|x - med|`` row by row given the sort of ``x``, in linear time.
+    """Sort ``|x - med|`` row by row given the sort of ``x``, in about linear time.
 
-    In the order of ``x`` the folded values fall to zero and rise again; read
-    the part below the median backwards and they form two ascending runs,
-    which a stable (run-merging) sort orders in O(n).
+    In the order of ``x`` the folded values fall to zero and rise again: a
+    descending and an ascending run, which NumPy's stable sort (a run-merging
+    timsort) orders in O(n) instead of O(n log n).
 
     Parameters
     ----------
@@ -291,15 +292,9 @@ def _folded_order(order: np.ndarray, s: np.ndarray, med: np.ndarray) -> tuple[np
     flat_order, sorted_folded
         As :func:`_rank_scores` takes them, for ``|x - med|``.
     """
-    rows, n = s.shape
-    below = (s < med[:, None]).sum(axis=-1)[:, None]
-    idx = np.arange(n)
-    perm = np.where(idx < below, below - 1 - idx, idx)
-    runs = np.abs(np.take_along_axis(s, perm, axis=-1) - med[:, None])
-    inner = np.argsort(runs, axis=-1, kind="stable")
-    folded_sorted = np.take_along_axis(runs, inner, axis=-1)
-    positions = np.take_along_axis(np.take_along_axis(order, perm, axis=-1), inner, axis=-1)
-    return _row_order(positions), folded_sorted
+    folded = np.abs(s - med[:, None])
+    inner = np.argsort(folded, axis=-1, kind="stable")
+    return _row_order(np.take_along_axis(order, inner, axis=-1)), np.take_along_axis(folded, inner, axis=-1)
 
 
 def _rhat_core(a: np.ndarray) -> np.ndarray:
@@ -629,6 +624,52 @@ class _Work:
 
 # --------------------------------------------------------------------------- public API
 
+#: Parameters are processed in blocks of at most this many draws in all, which
+#: bounds the temporaries (a few arrays of 16 MB) whatever the number of parameters.
+_BLOCK_DRAWS = 1 << 21
+#: Below this many draws in all, one thread: a pool would cost more than it saves.
+_THREAD_MIN_DRAWS = 1 << 18
+
+
+def _workers() -> int:
+    try:
+        return max(1, min(4, len(os.sched_getaffinity(0))))
+    except AttributeError:  # not on Linux
+        return max(1, min(4, os.cpu_count() or 1))
+
+
+def _map_blocks(x: np.ndarray, compute):
+    """``compute(block)`` for blocks ``x[:, :, i:j]`` of parameters, in order.
+
+    Blocks run on a small thread pool when the input is large: NumPy releases
+    the GIL in sorts, FFTs and ufunc loops, and every parameter is computed
+    independently, so the results do not depend on the blocking.
+    """
+    x = np.asarray(x)
+    if x.ndim != 3:
+        raise ValueError(f"expected draws of shape (chain, draw, n), got shape {x.shape}")
+    n, per_param = x.shape[2], max(1, x.shape[0] * x.shape[1])
+    workers = _workers() if n * per_param >= _THREAD_MIN_DRAWS else 1
+    step = max(1, min(_BLOCK_DRAWS // per_param, -(-n // workers)))
+    blocks = [x[:, :, i : i + step] for i in range(0, n, step)] or [x]
+    if workers > 1 and len(blocks) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(workers, len(blocks))) as pool:
+            return list(pool.map(compute, blocks))
+    return [compute(b) for b in blocks]
+
+
+def _by_blocks(x: np.ndarray, compute, axis: int = 0, **work_kw):
+    """``compute(_Work(block))`` over parameter blocks, concatenated along ``axis``.
+
+    ``compute`` returns an array (parameters on ``axis``) or a tuple of them.
+    """
+    parts = _map_blocks(x, lambda block: compute(_Work(block, **work_kw)))
+    if isinstance(parts[0], tuple):
+        return tuple(np.concatenate(p, axis=axis) for p in zip(*parts, strict=True))
+    return np.concatenate(parts, axis=axis)
+
 
 def status_flags(x: np.ndarray) -> dict[str, np.ndarray]:
     """Why a parameter's statistics may be undefined.
@@ -643,8 +684,8 @@ def status_flags(x: np.ndarray) -> dict[str, np.ndarray]:
         ``constant``: every draw finite and equal; ``nan``: some draw is NaN;
         ``inf``: some draw is +-inf. Boolean arrays of shape ``(n,)``.
     """
-    w = _Work(x)
-    return {"constant": w.constant.copy(), "nan": w.nan.copy(), "inf": w.inf.copy()}
+    flags = _by_blocks(x, lambda w: (w.constant, w.nan, w.inf))
+    return dict(zip(("constant", "nan", "inf"), flags, strict=True))
 
 
 def rhat(x: np.ndarray) -> np.ndarray:
@@ -666,7 +707,7 @@ def rhat(x: np.ndarray) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _Work(x).rhat
+    return _by_blocks(x, lambda w: w.rhat)
 
 
 def rhat_split(x: np.ndarray) -> np.ndarray:
@@ -681,7 +722,7 @@ def rhat_split(x: np.ndarray) -> np.ndarray:
     ndarray, shape (n,)
         NaN for parameters with a non-finite draw.
     """
-    return _Work(x).rhat_split
+    return _by_blocks(x, lambda w: w.rhat_split)
 
 
 def ess_bulk(x: np.ndarray) -> np.ndarray:
@@ -699,7 +740,7 @@ def ess_bulk(x: np.ndarray) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _Work(x).ess_bulk
+    return _by_blocks(x, lambda w: w.ess_bulk)
 
 
 def ess_tail(x: np.ndarray, prob: float = TAIL_PROB) -> np.ndarray:
@@ -725,7 +766,7 @@ def ess_tail(x: np.ndarray, prob: float = TAIL_PROB) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _Work(x, tail_prob=prob).ess_tail
+    return _by_blocks(x, lambda w: w.ess_tail, tail_prob=prob)
 
 
 def ess_mean(x: np.ndarray) -> np.ndarray:
@@ -739,7 +780,7 @@ def ess_mean(x: np.ndarray) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _Work(x).ess_mean
+    return _by_blocks(x, lambda w: w.ess_mean)
 
 
 def ess_sd(x: np.ndarray) -> np.ndarray:
@@ -756,7 +797,7 @@ def ess_sd(x: np.ndarray) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _Work(x).ess_sd
+    return _by_blocks(x, lambda w: w.ess_sd)
 
 
 def mcse_mean(x: np.ndarray) -> np.ndarray:
@@ -772,7 +813,7 @@ def mcse_mean(x: np.ndarray) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _Work(x).mcse_mean
+    return _by_blocks(x, lambda w: w.mcse_mean)
 
 
 def mcse_sd(x: np.ndarray) -> np.ndarray:
@@ -790,7 +831,7 @@ def mcse_sd(x: np.ndarray) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _Work(x).mcse_sd
+    return _by_blocks(x, lambda w: w.mcse_sd)
 
 
 def mean(x: np.ndarray) -> np.ndarray:
@@ -804,7 +845,7 @@ def mean(x: np.ndarray) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _Work(x).mean
+    return _by_blocks(x, lambda w: w.mean)
 
 
 def sd(x: np.ndarray) -> np.ndarray:
@@ -818,7 +859,7 @@ def sd(x: np.ndarray) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _Work(x).sd
+    return _by_blocks(x, lambda w: w.sd)
 
 
 def mad(x: np.ndarray) -> np.ndarray:
@@ -836,7 +877,7 @@ def mad(x: np.ndarray) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _Work(x).mad
+    return _by_blocks(x, lambda w: w.mad)
 
 
 def quantiles(x: np.ndarray, probs: Sequence[float]) -> np.ndarray:
@@ -854,7 +895,7 @@ def quantiles(x: np.ndarray, probs: Sequence[float]) -> np.ndarray:
     -------
     ndarray, shape (len(probs), n)
     """
-    return _Work(x).quantile(probs)
+    return _by_blocks(x, lambda w: w.quantile(probs), axis=1)
 
 
 def acf(x: np.ndarray, lags: Sequence[int]) -> np.ndarray:
@@ -876,7 +917,7 @@ def acf(x: np.ndarray, lags: Sequence[int]) -> np.ndarray:
     -------
     ndarray, shape (n, len(lags))
     """
-    return _Work(x).acf(lags)
+    return _by_blocks(x, lambda w: w.acf(lags))
 
 
 def iat(x: np.ndarray) -> np.ndarray:
@@ -896,7 +937,7 @@ def iat(x: np.ndarray) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _Work(x).iat
+    return _by_blocks(x, lambda w: w.iat)
 
 
 def ssif(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -917,7 +958,7 @@ def ssif(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     -------
     s, ess : ndarray, shape (n,) each
     """
-    return _Work(x).ssif
+    return _by_blocks(x, lambda w: w.ssif)
 
 
 def summarize(
@@ -949,8 +990,18 @@ def summarize(
         ``ssif``, ``ess_ssif``, the :func:`status_flags` ``constant``, ``nan``,
         ``inf`` (bool), and the ``probs`` and ``lags`` used.
     """
-    w = _Work(x, tail_prob=tail_prob)
-    w.quantile((*probs, 0.5, *w.tail_probs))
+    parts = _map_blocks(x, lambda block: _summarize_block(_Work(block, tail_prob=tail_prob), probs, lags))
+    out = {
+        key: np.concatenate([p[key] for p in parts], axis=1 if key == "quantiles" else 0)
+        for key in parts[0]
+    }
+    out["probs"] = np.asarray(probs, dtype=np.float64)
+    out["lags"] = np.asarray(lags, dtype=np.int64)
+    return out
+
+
+def _summarize_block(w: _Work, probs: Sequence[float], lags: Sequence[int]) -> dict[str, np.ndarray]:
+    w.quantile((*probs, 0.5, *w.tail_probs))  # one partition for all of them
     s, ess_s = w.ssif
     return {
         "mean": w.mean,
@@ -972,9 +1023,7 @@ def summarize(
         "iat": w.iat,
         "ssif": s,
         "ess_ssif": ess_s,
-        "constant": w.constant.copy(),
-        "nan": w.nan.copy(),
-        "inf": w.inf.copy(),
-        "probs": np.asarray(probs, dtype=np.float64),
-        "lags": np.asarray(lags, dtype=np.int64),
+        "constant": w.constant,
+        "nan": w.nan,
+        "inf": w.inf,
     }

@@ -180,6 +180,21 @@ def test_matches_arviz_on_4_chains_1000_draws_1000_parameters():
         np.testing.assert_allclose(got, value, rtol=RTOL, atol=1e-12 if key == "acf" else 0, err_msg=key)
 
 
+def test_blocks_and_threads_do_not_change_the_numbers(monkeypatch):
+    x = ar1(np.random.default_rng(13), 3, 64, 23, np.linspace(-0.5, 0.95, 23), NOISES["t2"])
+    x[:, :, 5] = 1.0
+    x[0, 3, 7] = np.nan
+    whole = S.summarize(x)
+    monkeypatch.setattr(S, "_BLOCK_DRAWS", 3 * 64 * 4)  # blocks of 4 parameters
+    monkeypatch.setattr(S, "_THREAD_MIN_DRAWS", 0)  # on a thread pool
+    blocked = S.summarize(x)
+    for key, value in whole.items():
+        np.testing.assert_allclose(blocked[key], value, rtol=1e-13, atol=1e-15, err_msg=key)
+    np.testing.assert_array_equal(S.status_flags(x)["constant"], whole["constant"])
+    np.testing.assert_allclose(S.quantiles(x, (0.05, 0.5, 0.95)), whole["quantiles"], rtol=1e-15)
+    np.testing.assert_allclose(S.ssif(x)[1], whole["ess_ssif"], rtol=1e-13)
+
+
 def test_single_statistic_functions_equal_summarize():
     x = ar1(np.random.default_rng(7), 3, 101, 4, np.array([0.0, 0.5, 0.9, -0.3]), NOISES["normal"])
     s = S.summarize(x, probs=(0.1, 0.9), lags=(1, 3))
