@@ -48,93 +48,182 @@ SAMPLER_OPTIONS: dict[str, dict[str, str]] = {
     },
 }
 
-HELP = """Draw MCMC chains from a target distribution and write them to a chains file.
-
-Targets: gaussian (--dim, --rho, --scales log for an ill-conditioned one), bimodal (0.5 N(-3,1) + 0.5 N(3,1) per coordinate), banana (Haario's twisted Gaussian), funnel (Neal's), gamma, logistic (--data CSV: predictors, then a 0/1 outcome column), beta-bernoulli, eight-schools; or your own Python file, --target model.py[:name], defining log_density(x) for x of shape (chains, dim) and dim, optionally grad_log_density(x) and names.
-
-Samplers: rwm (random-walk Metropolis), mh-independence, mh-lognormal (positive targets), two-stage (delayed acceptance, for prior x likelihood targets), slice, hmc. Warm-up tunes each chain on its own and chain i's draws depend only on the seed and i: --chains 2 --first-chain 2 gives exactly chains 2-3 of a --chains 4 run, for spreading chains over processes or machines.
-
-Writes .npz or ArviZ .nc (-o - writes npz to stdout): the same command line gives the same bytes. A summary goes to stderr: max R-hat, min bulk ESS, acceptance, divergences, time.
-"""
+HELP = (
+    "Draw MCMC chains from a target distribution and write them to a chains file.\n\n"
+    "Targets: gaussian (--dim, --rho, --scales log for an ill-conditioned one), bimodal (0.5 N(-3,1) + "
+    "0.5 N(3,1) per coordinate), banana (Haario's twisted Gaussian), funnel (Neal's), gamma, logistic "
+    "(--data CSV: predictors, then a 0/1 outcome column), beta-bernoulli, eight-schools; or your own "
+    "Python file, --target model.py[:name], defining log_density(x) for x of shape (chains, dim) and dim, "
+    "optionally grad_log_density(x) and names.\n\n"
+    "Samplers: rwm (random-walk Metropolis), mh-independence, mh-lognormal (positive targets), two-stage "
+    "(delayed acceptance, for prior x likelihood targets), slice, hmc. Warm-up tunes each chain on its "
+    "own and chain i's draws depend only on the seed and i: --chains 2 --first-chain 2 gives exactly "
+    "chains 2-3 of a --chains 4 run, for spreading chains over processes or machines.\n\n"
+    "Writes .npz or ArviZ .nc (-o - writes npz to stdout): the same command line gives the same bytes. A "
+    "summary goes to stderr: max R-hat, min bulk ESS, acceptance, divergences, time."
+)
 
 
 def command(
     target: Annotated[
         str,
         typer.Option(
-            "--target", "-t", metavar="NAME|FILE.py[:obj]",
-            rich_help_panel="Target", help="Built-in target or a Python file defining log_density(x) and dim.",
+            "--target",
+            "-t",
+            metavar="NAME|FILE.py[:obj]",
+            rich_help_panel="Target",
+            help="Built-in target or a Python file defining log_density(x) and dim.",
         ),
     ] = "gaussian",
     sampler: Annotated[
-        SamplerName, typer.Option("--sampler", "-s", rich_help_panel="Run", help="Sampling algorithm.", case_sensitive=False)
+        SamplerName,
+        typer.Option("--sampler", "-s", rich_help_panel="Run", help="Sampling algorithm.", case_sensitive=False),
     ] = SamplerName.hmc,
     chains: Annotated[int, typer.Option("--chains", "-c", min=1, rich_help_panel="Run", help="Number of chains.")] = 4,
-    warmup: Annotated[int, typer.Option(min=0, rich_help_panel="Run", help="Warm-up (adaptation) iterations per chain, discarded.")] = 1000,
+    warmup: Annotated[
+        int, typer.Option(min=0, rich_help_panel="Run", help="Warm-up (adaptation) iterations per chain, discarded.")
+    ] = 1000,
     draws: Annotated[int, typer.Option(min=1, rich_help_panel="Run", help="Sampling iterations per chain.")] = 1000,
     thin: Annotated[
-        int, typer.Option(min=1, rich_help_panel="Run", help="Keep every THIN-th sampling iteration (ceil(draws/thin) are written).")
+        int,
+        typer.Option(
+            min=1, rich_help_panel="Run", help="Keep every THIN-th sampling iteration (ceil(draws/thin) are written)."
+        ),
     ] = 1,
     seed: Annotated[
         int | None,
-        typer.Option(min=0, rich_help_panel="Run", help="Random seed; omitted: a random one, printed and stored in the file.",
-                     show_default=False),
+        typer.Option(
+            min=0,
+            rich_help_panel="Run",
+            help="Random seed; omitted: a random one, printed and stored in the file.",
+            show_default=False,
+        ),
     ] = None,
     first_chain: Annotated[
         int,
-        typer.Option(min=0, help="Global index of the first chain (runs chains FIRST .. FIRST+CHAINS-1).",
-                     rich_help_panel="Run"),
+        typer.Option(
+            min=0, help="Global index of the first chain (runs chains FIRST .. FIRST+CHAINS-1).", rich_help_panel="Run"
+        ),
     ] = 0,
     output: Annotated[
-        str, typer.Option("--output", "-o", metavar="FILE", rich_help_panel="Run", help="Chains file: .npz, .nc, or - for npz on stdout.")
+        str,
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="FILE",
+            rich_help_panel="Run",
+            help="Chains file: .npz, .nc, or - for npz on stdout.",
+        ),
     ] = "chains.npz",
-    dim: Annotated[int | None, typer.Option(min=1, rich_help_panel="Target", help="Dimension (gaussian, bimodal, banana, funnel, gamma).",
-                                            show_default=False)] = None,
-    rho: Annotated[float | None, typer.Option(rich_help_panel="Target", help="Equicorrelation of the gaussian target.",
-                                              show_default=False)] = None,
+    dim: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            rich_help_panel="Target",
+            help="Dimension (gaussian, bimodal, banana, funnel, gamma).",
+            show_default=False,
+        ),
+    ] = None,
+    rho: Annotated[
+        float | None,
+        typer.Option(rich_help_panel="Target", help="Equicorrelation of the gaussian target.", show_default=False),
+    ] = None,
     scales: Annotated[
         Scales | None,
-        typer.Option(rich_help_panel="Target", help="gaussian: unit sds, or log-spaced from 0.01 to 1 (ill-conditioned).", show_default=False),
+        typer.Option(
+            rich_help_panel="Target",
+            help="gaussian: unit sds, or log-spaced from 0.01 to 1 (ill-conditioned).",
+            show_default=False,
+        ),
     ] = None,
     data: Annotated[
         str | None,
-        typer.Option(metavar="FILE.csv", rich_help_panel="Target", help="Data of logistic / beta-bernoulli: CSV with header, outcome last.",
-                     show_default=False),
+        typer.Option(
+            metavar="FILE.csv",
+            rich_help_panel="Target",
+            help="Data of logistic / beta-bernoulli: CSV with header, outcome last.",
+            show_default=False,
+        ),
     ] = None,
     target_option: Annotated[
         list[str] | None,
-        typer.Option("--target-option", "-T", metavar="KEY=VALUE", rich_help_panel="Target",
-                     help="Other option of a built-in target, repeatable: banana b=0.1, gamma shape=0.5 rate=2, "
-                     "logistic prior_sd=1, beta-bernoulli successes=3 trials=10 a=1 b=1.", show_default=False),
+        typer.Option(
+            "--target-option",
+            "-T",
+            metavar="KEY=VALUE",
+            rich_help_panel="Target",
+            help="Other option of a built-in target, repeatable: banana b=0.1, gamma shape=0.5 rate=2, "
+            "logistic prior_sd=1, beta-bernoulli successes=3 trials=10 a=1 b=1.",
+            show_default=False,
+        ),
     ] = None,
     init: Annotated[
         str | None,
-        typer.Option(metavar="X,X,...", rich_help_panel="Run", help="Starting point for every chain (sampling space), comma-separated.",
-                     show_default=False),
+        typer.Option(
+            metavar="X,X,...",
+            rich_help_panel="Run",
+            help="Starting point for every chain (sampling space), comma-separated.",
+            show_default=False,
+        ),
     ] = None,
     scale: Annotated[
         float | None,
-        typer.Option(rich_help_panel="Sampler tuning", help="Initial proposal scale (rwm, mh-*, two-stage); tuned in warm-up.", show_default=False),
+        typer.Option(
+            rich_help_panel="Sampler tuning",
+            help="Initial proposal scale (rwm, mh-*, two-stage); tuned in warm-up.",
+            show_default=False,
+        ),
     ] = None,
-    width: Annotated[float | None, typer.Option(rich_help_panel="Sampler tuning", help="slice: initial interval width; tuned in warm-up.",
-                                                show_default=False)] = None,
+    width: Annotated[
+        float | None,
+        typer.Option(
+            rich_help_panel="Sampler tuning",
+            help="slice: initial interval width; tuned in warm-up.",
+            show_default=False,
+        ),
+    ] = None,
     proposal: Annotated[
-        str | None, typer.Option(metavar="rw|lognormal", rich_help_panel="Sampler tuning", help="two-stage: proposal kind.", show_default=False)
+        str | None,
+        typer.Option(
+            metavar="rw|lognormal",
+            rich_help_panel="Sampler tuning",
+            help="two-stage: proposal kind.",
+            show_default=False,
+        ),
     ] = None,
-    step_size: Annotated[float | None, typer.Option(rich_help_panel="Sampler tuning", help="hmc: initial leapfrog step size; tuned in warm-up.",
-                                                    show_default=False)] = None,
-    path_length: Annotated[float | None, typer.Option(rich_help_panel="Sampler tuning", help="hmc: integration time (jittered).",
-                                                      show_default=False)] = None,
+    step_size: Annotated[
+        float | None,
+        typer.Option(
+            rich_help_panel="Sampler tuning",
+            help="hmc: initial leapfrog step size; tuned in warm-up.",
+            show_default=False,
+        ),
+    ] = None,
+    path_length: Annotated[
+        float | None,
+        typer.Option(rich_help_panel="Sampler tuning", help="hmc: integration time (jittered).", show_default=False),
+    ] = None,
     target_accept: Annotated[
         float | None,
-        typer.Option(rich_help_panel="Sampler tuning", help="Acceptance rate warm-up aims for (hmc 0.8; rwm 0.234, 0.44 in 1-D).", show_default=False),
+        typer.Option(
+            rich_help_panel="Sampler tuning",
+            help="Acceptance rate warm-up aims for (hmc 0.8; rwm 0.234, 0.44 in 1-D).",
+            show_default=False,
+        ),
     ] = None,
     persistence: Annotated[
-        float | None, typer.Option(rich_help_panel="Sampler tuning", help="hmc: partial momentum refreshment in [0, 1) (0: plain HMC).",
-                                   show_default=False),
+        float | None,
+        typer.Option(
+            rich_help_panel="Sampler tuning",
+            help="hmc: partial momentum refreshment in [0, 1) (0: plain HMC).",
+            show_default=False,
+        ),
     ] = None,
     max_energy_error: Annotated[
-        float | None, typer.Option(rich_help_panel="Sampler tuning", help="hmc: energy error flagged as a divergence.", show_default=False)
+        float | None,
+        typer.Option(
+            rich_help_panel="Sampler tuning", help="hmc: energy error flagged as a divergence.", show_default=False
+        ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", rich_help_panel="Run", help="No summary on stderr.")] = False,
 ) -> None:
@@ -238,7 +327,9 @@ def _check_output(output: str) -> None:
         return
     path = Path(output)
     if path.suffix.lower() not in (".npz", ".nc"):
-        raise UsageError(f"{output}: unknown output format {path.suffix or '(none)'!r}; use .npz or .nc (or - for stdout)")
+        raise UsageError(
+            f"{output}: unknown output format {path.suffix or '(none)'!r}; use .npz or .nc (or - for stdout)"
+        )
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise UsageError(f"{output}: directory {str(parent)!r} does not exist")

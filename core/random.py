@@ -136,6 +136,7 @@ class ChainRandom:
         b.pos[rows] += k
         return out.reshape(rows.size, *shape)
 
+
 class _Buffer:
     """Pre-drawn values of one distribution: row ``c`` holds ``data[c, pos[c]:end[c]]`` unread."""
 

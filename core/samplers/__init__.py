@@ -41,7 +41,6 @@ import numpy as np
 
 if TYPE_CHECKING:
     from mcmc.core.random import ChainRandom
-    from mcmc.core.samplers.adapt import Adapter
     from mcmc.core.targets.base import Target
 
 S = TypeVar("S")
@@ -80,9 +79,7 @@ def get_sampler(name: str) -> Sampler:
     return getattr(mod, attr) if attr else mod  # type: ignore[return-value]
 
 
-def accept_reject(
-    rng: ChainRandom, log_ratio: np.ndarray, proposal: S, current: S
-) -> tuple[S, np.ndarray, np.ndarray]:
+def accept_reject(rng: ChainRandom, log_ratio: np.ndarray, proposal: S, current: S) -> tuple[S, np.ndarray, np.ndarray]:
     """Metropolis accept/reject for every chain at once.
 
     Parameters

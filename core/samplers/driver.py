@@ -47,9 +47,7 @@ class Counter:
     def wrap(self, target: Target) -> Target:
         """A copy of ``target`` whose functions count their evaluations here."""
 
-        def counted(
-            fn: Callable[..., Any] | None, dens: int, grad: int, lik: int = 0
-        ) -> Callable[..., Any] | None:
+        def counted(fn: Callable[..., Any] | None, dens: int, grad: int, lik: int = 0) -> Callable[..., Any] | None:
             if fn is None:
                 return None
 
@@ -144,9 +142,7 @@ def run(
     state = sampler.init(position, counted)
 
     make_adapter = getattr(sampler, "make_adapter", None)
-    adapter = (
-        make_adapter(warmup, state, counted, rng, **params) if make_adapter is not None else FixedParams(**params)
-    )
+    adapter = make_adapter(warmup, state, counted, rng, **params) if make_adapter is not None else FixedParams(**params)
     total = warmup + draws
     every = max(1, total // 100)
     done = 0
@@ -214,7 +210,9 @@ def _starting_points(target: Target, seed: int, ids: tuple[int, ...], init: np.n
         if x.shape == (target.dim,):
             x = np.broadcast_to(x, (n, target.dim)).copy()
         if x.shape != (n, target.dim):
-            raise InputError(None, f"initial point has shape {x.shape}; expected ({target.dim},) or ({n}, {target.dim})")
+            raise InputError(
+                None, f"initial point has shape {x.shape}; expected ({target.dim},) or ({n}, {target.dim})"
+            )
         lp = np.asarray(target.log_density(x))
         if not np.all(np.isfinite(lp)):
             raise InputError(None, "the log density is not finite at the initial point")

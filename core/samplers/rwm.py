@@ -98,4 +98,3 @@ def make_adapter(
         optimal_acceptance(dim) if target_accept is None else target_accept,
         metric=metric,
     )
-

@@ -58,7 +58,9 @@ def gaussian(dim: int = 10, rho: float = 0.0, scales: str = "unit") -> Target:
         raise UsageError(f"--scales must be 'unit' or 'log', got {scales!r}")
     rho = float(rho)
     if not (-1.0 / max(dim - 1, 1) < rho < 1.0) and rho != 0.0:
-        raise UsageError(f"--rho must lie in (-1/(dim-1), 1) = ({-1.0 / max(dim - 1, 1):.4g}, 1) for dim {dim}, got {rho}")
+        raise UsageError(
+            f"--rho must lie in (-1/(dim-1), 1) = ({-1.0 / max(dim - 1, 1):.4g}, 1) for dim {dim}, got {rho}"
+        )
     # R^{-1} = (I - c 1 1^T) / (1 - rho), c = rho / (1 + (dim - 1) rho)
     c = rho / (1.0 + (dim - 1) * rho)
     log_det = 2.0 * np.log(d).sum() + (dim - 1) * np.log1p(-rho) + np.log1p((dim - 1) * rho)

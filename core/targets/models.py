@@ -134,7 +134,9 @@ def logistic(data: str | None = None, prior_sd: float = 2.5) -> Target:
     )
 
 
-def beta_bernoulli(data: str | None = None, successes: int = 7, trials: int = 20, a: float = 1.0, b: float = 1.0) -> Target:
+def beta_bernoulli(
+    data: str | None = None, successes: int = 7, trials: int = 20, a: float = 1.0, b: float = 1.0
+) -> Target:
     """Conjugate Beta-Bernoulli, sampled on the logit scale; ``theta`` reported."""
     if data is not None:
         _, table = read_csv(data)
@@ -188,7 +190,7 @@ def eight_schools() -> Target:
         mu, log_tau, tt = split(x)
         tau = np.exp(log_tau)
         # N(0, 25) on mu; half-Cauchy(0, 5) on tau with the Jacobian d tau / d log tau = tau.
-        return -mu**2 / 50.0 - np.log1p((tau / 5.0) ** 2) + log_tau - 0.5 * (tt**2).sum(axis=1)
+        return -(mu**2) / 50.0 - np.log1p((tau / 5.0) ** 2) + log_tau - 0.5 * (tt**2).sum(axis=1)
 
     def log_likelihood(x: np.ndarray) -> np.ndarray:
         mu, log_tau, tt = split(x)
@@ -201,7 +203,7 @@ def eight_schools() -> Target:
         mu, log_tau, tt = x[:, 0], x[:, 1], x[:, 2:]
         tau = np.exp(log_tau)
         r = (y - mu[:, None] - tau[:, None] * tt) / sigma
-        return -mu**2 / 50.0 - np.log1p((tau / 5.0) ** 2) + log_tau - 0.5 * ((tt**2).sum(axis=1) + (r**2).sum(axis=1))
+        return -(mu**2) / 50.0 - np.log1p((tau / 5.0) ** 2) + log_tau - 0.5 * ((tt**2).sum(axis=1) + (r**2).sum(axis=1))
 
     def value_and_grad(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         mu, log_tau, tt = split(x)
@@ -209,7 +211,7 @@ def eight_schools() -> Target:
         theta = mu[:, None] + tau[:, None] * tt
         r = (y - theta) / sigma**2  # d loglik / d theta
         value = (
-            -mu**2 / 50.0
+            -(mu**2) / 50.0
             - np.log1p((tau / 5.0) ** 2)
             + log_tau
             - 0.5 * (tt**2).sum(axis=1)
@@ -285,4 +287,3 @@ def eight_schools_moments(n_grid: int = 40001) -> tuple[np.ndarray, np.ndarray]:
     m1 = expect(np.column_stack([mu_hat, tau, theta_mean]))
     m2 = expect(np.column_stack([v_mu + mu_hat**2, tau2, theta_var + theta_mean**2]))
     return m1, np.sqrt(m2 - m1**2)
-

@@ -134,9 +134,7 @@ def _probe(target: Target, source: str) -> None:
     if target.grad_log_density is not None:
         g = _call(target.grad_log_density, x, source, "grad_log_density")
         if g.shape != (2, target.dim):
-            raise InputError(
-                source, f"grad_log_density returned shape {g.shape}; expected (2, {target.dim})"
-            )
+            raise InputError(source, f"grad_log_density returned shape {g.shape}; expected (2, {target.dim})")
         if not np.all(np.isfinite(g[np.isfinite(lp)])):
             raise InputError(source, "grad_log_density returned NaN or infinite values at the probe points")
 

@@ -93,8 +93,20 @@ def test_netcdf_output(mcmc, tmp_path: Path) -> None:
 
 
 def test_data_files_and_user_target(mcmc, data_dir: Path) -> None:
-    r = mcmc("sample", "-t", "logistic", "--data", str(data_dir / "sample" / "logistic.csv"), "-s", "two-stage",
-             *FAST, "--seed", "2", "-o", "-")
+    r = mcmc(
+        "sample",
+        "-t",
+        "logistic",
+        "--data",
+        str(data_dir / "sample" / "logistic.csv"),
+        "-s",
+        "two-stage",
+        *FAST,
+        "--seed",
+        "2",
+        "-o",
+        "-",
+    )
     assert r.code == 0, r.stderr
     arrays, attrs = _load(r.stdout)
     assert arrays["beta"].shape == (2, 30, 3) and attrs["target_options"]["data"].endswith("logistic.csv")
@@ -107,16 +119,49 @@ def test_data_files_and_user_target(mcmc, data_dir: Path) -> None:
 
 
 def test_target_options(mcmc) -> None:
-    r = mcmc("sample", "-t", "gamma", "-T", "shape=0.5", "-T", "rate=2", "-s", "mh-lognormal", *FAST, "--seed", "1",
-             "-o", "-")
+    r = mcmc(
+        "sample",
+        "-t",
+        "gamma",
+        "-T",
+        "shape=0.5",
+        "-T",
+        "rate=2",
+        "-s",
+        "mh-lognormal",
+        *FAST,
+        "--seed",
+        "1",
+        "-o",
+        "-",
+    )
     assert r.code == 0, r.stderr
     _, attrs = _load(r.stdout)
     assert attrs["target_options"] == {"dim": 1, "shape": 0.5, "rate": 2.0}
 
 
 def test_init_option(mcmc) -> None:
-    r = mcmc("sample", "-s", "rwm", "--dim", "2", "--chains", "1", "--warmup", "0", "--draws", "1",
-             "--scale", "1e-12", "--init", "5,-5", "--seed", "1", "-o", "-")
+    r = mcmc(
+        "sample",
+        "-s",
+        "rwm",
+        "--dim",
+        "2",
+        "--chains",
+        "1",
+        "--warmup",
+        "0",
+        "--draws",
+        "1",
+        "--scale",
+        "1e-12",
+        "--init",
+        "5,-5",
+        "--seed",
+        "1",
+        "-o",
+        "-",
+    )
     assert r.code == 0, r.stderr
     arrays, _ = _load(r.stdout)
     np.testing.assert_allclose(arrays["x"][0, 0], [5.0, -5.0], atol=1e-9)
@@ -176,8 +221,29 @@ def test_bad_option_values_exit_2(mcmc) -> None:
 
 def test_sample_output_is_read_by_diagnose(mcmc, tmp_path: Path) -> None:
     out = tmp_path / "c.npz"
-    assert mcmc("sample", "-t", "gaussian", "--dim", "3", "-s", "slice", "--chains", "4", "--warmup", "100",
-                "--draws", "200", "--seed", "4", "-o", str(out), "-q").code == 0
+    assert (
+        mcmc(
+            "sample",
+            "-t",
+            "gaussian",
+            "--dim",
+            "3",
+            "-s",
+            "slice",
+            "--chains",
+            "4",
+            "--warmup",
+            "100",
+            "--draws",
+            "200",
+            "--seed",
+            "4",
+            "-o",
+            str(out),
+            "-q",
+        ).code
+        == 0
+    )
     r = mcmc("diagnose", str(out), "--format", "json")
     assert r.code in (0, 1), r.stderr  # a verdict, not an input error
 

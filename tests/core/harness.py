@@ -50,7 +50,9 @@ class HarnessResult:
 
 def reported_draws(chains: Chains, target: Target) -> np.ndarray:
     """Draws ``(chain, draw, n_reported)`` in ``target.names`` order."""
-    parts = [np.asarray(chains.posterior[name]).reshape(chains.n_chains, chains.n_draws, -1) for name, _ in target.variables]
+    parts = [
+        np.asarray(chains.posterior[name]).reshape(chains.n_chains, chains.n_draws, -1) for name, _ in target.variables
+    ]
     return np.concatenate(parts, axis=2)
 
 

@@ -135,9 +135,7 @@ def test_independence_proposal_density_is_the_multivariate_t() -> None:
 
 def test_independence_draws_follow_the_t_proposal() -> None:
     n, rng = 200, ChainRandom(9, chains=200)
-    draws = np.concatenate(
-        [mh.student_t_draw(rng, np.zeros((n, 1)), np.full((n, 1), 2.0))[:, 0] for _ in range(100)]
-    )
+    draws = np.concatenate([mh.student_t_draw(rng, np.zeros((n, 1)), np.full((n, 1), 2.0))[:, 0] for _ in range(100)])
     assert sps.kstest(draws, sps.t(df=mh.DF, scale=2.0).cdf).pvalue > 1e-3
 
 
@@ -145,8 +143,9 @@ def test_lognormal_without_hastings_term_is_biased_and_with_it_is_not() -> None:
     # Gamma(2, 1): dropping x'/x targets pi(x)/x = Gamma(1, 1), mean 1 instead of 2.
     target = get_target("gamma", dim=1, shape=2.0, rate=1.0)
     check_sampler(get_sampler("mh-lognormal"), target, warmup=500, draws=3000, params={"hastings": True})
-    wrong = run(get_sampler("mh-lognormal"), target, chains=4, warmup=500, draws=3000, seed=20261122,
-                params={"hastings": False})
+    wrong = run(
+        get_sampler("mh-lognormal"), target, chains=4, warmup=500, draws=3000, seed=20261122, params={"hastings": False}
+    )
     x = wrong.posterior["x"]
     z = (x.mean() - 2.0) / stats.mcse_mean(x)[0]
     assert z < -10, z

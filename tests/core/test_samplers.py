@@ -51,8 +51,13 @@ def conjugate_normal(dim: int = 3, n: int = 5, prior_sd: float = 2.0, offset: fl
         return -0.5 * ((x[:, None, :] - y) ** 2).sum(axis=(1, 2))
 
     return Target(
-        "conjugate-normal", dim, lambda x: log_prior(x) + log_likelihood(x),
-        mean=post_mean, sd=np.full(dim, precision**-0.5), log_prior=log_prior, log_likelihood=log_likelihood,
+        "conjugate-normal",
+        dim,
+        lambda x: log_prior(x) + log_likelihood(x),
+        mean=post_mean,
+        sd=np.full(dim, precision**-0.5),
+        log_prior=log_prior,
+        log_likelihood=log_likelihood,
         initial_point=lambda rng, chains: offset + rng.normal((dim,)),
     )
 
@@ -73,8 +78,12 @@ def test_sampler_matches_exact_moments(sampler, target, options, settings, accep
     # Neal's funnel: x = exp(v/2) z has kurtosis ~ 3 e^9, so the MCSE of its
     # sd is meaningless; the means (and R-hat) are still checked.
     check_sampler(
-        get_sampler(sampler), _target(target, options), accept=accept, params=params,
-        check_sd=target != "funnel", **settings,
+        get_sampler(sampler),
+        _target(target, options),
+        accept=accept,
+        params=params,
+        check_sd=target != "funnel",
+        **settings,
     )
 
 
@@ -213,8 +222,15 @@ def test_usage_errors() -> None:
 
 def test_progress_callback_reaches_total() -> None:
     calls: list[tuple[int, int]] = []
-    run(get_sampler("rwm"), get_target("gaussian", dim=2), chains=2, warmup=50, draws=150, seed=1,
-        progress=lambda d, t: calls.append((d, t)))
+    run(
+        get_sampler("rwm"),
+        get_target("gaussian", dim=2),
+        chains=2,
+        warmup=50,
+        draws=150,
+        seed=1,
+        progress=lambda d, t: calls.append((d, t)),
+    )
     assert calls[-1] == (200, 200)
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
 

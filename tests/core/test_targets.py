@@ -87,7 +87,10 @@ def _quad_1d(logpdf, lo, hi, points=None):
     f = lambda x: np.exp(logpdf(x))  # noqa: E731
     z = integrate.quad(f, lo, hi, points=points, limit=200, epsabs=1e-13, epsrel=1e-10)[0]
     m = integrate.quad(lambda x: x * f(x), lo, hi, points=points, limit=200, epsabs=1e-13, epsrel=1e-10)[0] / z
-    v = integrate.quad(lambda x: (x - m) ** 2 * f(x), lo, hi, points=points, limit=200, epsabs=1e-13, epsrel=1e-10)[0] / z
+    v = (
+        integrate.quad(lambda x: (x - m) ** 2 * f(x), lo, hi, points=points, limit=200, epsabs=1e-13, epsrel=1e-10)[0]
+        / z
+    )
     return z, m, np.sqrt(v)
 
 
@@ -197,7 +200,9 @@ def test_logistic_data_file(tmp_path: Path) -> None:
     beta = _points(target)
     X = np.array([[1, 0.5, 1], [1, -1, 2], [1, 0.3, -0.2]])
     eta = beta @ X.T
-    ref = sps.norm(0, 2.5).logpdf(beta).sum(axis=1) + sps.bernoulli.logpmf([1, 0, 1], 1 / (1 + np.exp(-eta))).sum(axis=1)
+    ref = sps.norm(0, 2.5).logpdf(beta).sum(axis=1) + sps.bernoulli.logpmf([1, 0, 1], 1 / (1 + np.exp(-eta))).sum(
+        axis=1
+    )
     np.testing.assert_allclose(target.log_density(beta), ref, rtol=1e-12)
     default = get_target("logistic")
     assert default.dim == 4 and default.log_likelihood is not None
@@ -233,7 +238,13 @@ def test_registry_errors() -> None:
 
 def test_flat_names() -> None:
     assert flat_names((("mu", ()), ("theta", (2,)), ("L", (2, 2)))) == (
-        "mu", "theta[0]", "theta[1]", "L[0,0]", "L[0,1]", "L[1,0]", "L[1,1]",
+        "mu",
+        "theta[0]",
+        "theta[1]",
+        "L[0,0]",
+        "L[0,1]",
+        "L[1,0]",
+        "L[1,1]",
     )
 
 
@@ -264,14 +275,17 @@ def test_user_target_module(tmp_path: Path) -> None:
 
 
 def test_user_target_namespace_attribute(tmp_path: Path) -> None:
-    path = _write(tmp_path, """
+    path = _write(
+        tmp_path,
+        """
         import types, numpy as np
         def _lp(x):
             return -np.abs(x).sum(axis=1)
         def _init(rng, chains):
             return rng.normal((3,))
         laplace = types.SimpleNamespace(log_density=_lp, initial_point=_init)
-    """)
+    """,
+    )
     target = get_target(f"{path}:laplace")
     assert target.dim == 3 and not target.has_grad
     assert target.names == ("x[0]", "x[1]", "x[2]")
@@ -287,8 +301,11 @@ def test_user_target_namespace_attribute(tmp_path: Path) -> None:
         ("dim = 2\ndef log_density(x):\n    raise ValueError('boom')\n", "", "log_density failed.*boom"),
         ("import numpy\nraise RuntimeError('bad import')\n", "", "failed to import: RuntimeError: bad import"),
         ("dim = 2\ndef log_density(x):\n    return -x.sum(axis=1)\n", ":missing", "defines no 'missing'"),
-        ("dim = 2\ndef log_density(x):\n    return -x.sum(axis=1)\ndef grad_log_density(x):\n    return x[:, 0]\n",
-         "", "grad_log_density returned shape"),
+        (
+            "dim = 2\ndef log_density(x):\n    return -x.sum(axis=1)\ndef grad_log_density(x):\n    return x[:, 0]\n",
+            "",
+            "grad_log_density returned shape",
+        ),
         ("dim = 'two'\ndef log_density(x):\n    return -x.sum(axis=1)\n", "", "dim must be a positive integer"),
         ("dim = 2\nnames = ['a']\ndef log_density(x):\n    return -x.sum(axis=1)\n", "", "names has 1 entries"),
     ],
