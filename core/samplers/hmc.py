@@ -206,8 +206,9 @@ def step(
     traj = integrate(vg, x, p0, state.log_density, state.grad, eps, n, minv, max_err)
 
     h0 = -state.log_density + kinetic_energy(p0, minv)
-    h1 = -traj.log_density + kinetic_energy(traj.momentum, minv)
-    with np.errstate(invalid="ignore"):
+    # A divergent end point may hold inf/NaN: it is rejected below.
+    with np.errstate(over="ignore", invalid="ignore"):
+        h1 = -traj.log_density + kinetic_energy(traj.momentum, minv)
         dh = h1 - h0
     diverging = traj.diverged | ~np.isfinite(dh)
     log_alpha = np.where(diverging, -np.inf, -dh)
@@ -267,7 +268,7 @@ def find_reasonable_step_size(
 
     def delta(rows: np.ndarray) -> np.ndarray:
         t = integrate(vg, x[rows], p[rows], lp[rows], g[rows], eps[rows], 1, inv_mass[rows])
-        with np.errstate(invalid="ignore"):
+        with np.errstate(over="ignore", invalid="ignore"):
             d = h0[rows] + t.log_density - kinetic_energy(t.momentum, inv_mass[rows])
         return np.where(np.isnan(d), -np.inf, d)
 

@@ -166,10 +166,11 @@ def test_bad_parameters_are_usage_errors(bad: dict) -> None:
         driver.run(hmc, gaussian(2), chains=2, warmup=0, draws=2, seed=1, params=bad)
 
 
-def test_huge_step_size_diverges_and_is_rejected() -> None:
+@pytest.mark.parametrize("step_size", [30.0, 1e150])  # the second overflows: no warning may escape
+def test_huge_step_size_diverges_and_is_rejected(step_size: float) -> None:
     t = gaussian(5)
     x0 = np.full((3, 5), 0.5)
-    chains = driver.run(hmc, t, chains=3, warmup=0, draws=20, seed=2, init=x0, params={"step_size": 30.0})
+    chains = driver.run(hmc, t, chains=3, warmup=0, draws=20, seed=2, init=x0, params={"step_size": step_size})
     st = chains.sample_stats
     assert st["diverging"].all()
     assert not st["accepted"].any() and (st["acceptance_rate"] == 0).all()
