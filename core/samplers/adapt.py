@@ -17,13 +17,15 @@ Polyak-Ruppert average of ``log s`` over the second half of warm-up, which is
 far less noisy than the last iterate. Targets: 0.234 for ``dim > 1`` (Roberts,
 Gelman & Gilks 1997), 0.44 in one dimension (Gelman, Roberts & Gilks 1996).
 
-With ``metric=True`` it also learns a diagonal proposal shape, as the adaptive
-Metropolis of Haario, Saksman & Tamminen (2001) learns a covariance, but per
-chain and frozen after warm-up: the chain's draws over the second quarter of
-warm-up give a variance per coordinate (regularised as Stan regularises its
-mass matrix, ``(n / (n + 5)) var + 1e-3 (5 / (n + 5))``); from mid-warm-up the
-proposal is ``s * sqrt(var) * z`` and the scale adaptation restarts (from
-``2.38 / sqrt(dim)``) for the second half.
+Given an initial ``metric`` it also learns a diagonal proposal shape, as the
+adaptive Metropolis of Haario, Saksman & Tamminen (2001) learns a covariance,
+but per chain and frozen after warm-up: warm-up is cut into windows ending at
+10%, 20%, 40% and 80% of it; at each window end the chain's draws in that
+window give a variance per coordinate (regularised as Stan regularises its
+mass matrix, ``(n / (n + 5)) var + 1e-3 (5 / (n + 5))``), the proposal becomes
+``s * sqrt(var) * z`` and the scale adaptation restarts from
+``2.38 / sqrt(dim)``. The scale used after warm-up is averaged over the last
+tenth of warm-up.
 """
 
 from __future__ import annotations
@@ -31,6 +33,12 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 import numpy as np
+
+# Ends of the metric-learning windows, as fractions of warm-up: each window's
+# draws (taken with the shape learnt from the one before) give the next shape;
+# doubling lengths, as Stan's slow windows, let a badly scaled start recover
+# geometrically. The last fifth of warm-up tunes the scale alone.
+METRIC_WINDOW_ENDS = (0.1, 0.2, 0.4, 0.8)
 
 
 class Adapter(Protocol):
@@ -113,8 +121,8 @@ class RobbinsMonroScale:
         self._n = 0
         # Diagonal shape: learnt when an initial metric (chains, dim) is given.
         self.metric = metric
-        self._learn = metric is not None and warmup >= 40
-        self._restart = warmup // 2 if self._learn else None
+        learn = metric is not None and warmup >= 40
+        self._ends = sorted({int(f * warmup) for f in METRIC_WINDOW_ENDS}) if learn else []
         self._w_n = 0
         self._w_mean: np.ndarray | None = None
         self._w_m2: np.ndarray | None = None
@@ -132,30 +140,31 @@ class RobbinsMonroScale:
         np.clip(self.log_scale, -30.0, 30.0, out=self.log_scale)
         self.t += 1
         self.done += 1
-        if self._learn:
+        if self._ends:
             self._learn_metric(np.asarray(state.position, dtype=float))
-        start = self.warmup // 2 if self._restart is None else self._restart + (self.warmup - self._restart) // 2
-        if self.done > start:
+        last = self._ends[-1] if self._ends else 0
+        if self.done > last + (self.warmup - last) // 2:
             self._sum += self.log_scale
             self._n += 1
 
     def _learn_metric(self, x: np.ndarray) -> None:
-        assert self._restart is not None
-        if self.warmup // 4 <= self.done - 1 < self._restart:
-            if self._w_mean is None:
-                self._w_mean, self._w_m2 = np.zeros_like(x), np.zeros_like(x)
-            assert self._w_m2 is not None
-            self._w_n += 1
-            delta = x - self._w_mean
-            self._w_mean += delta / self._w_n
-            self._w_m2 += delta * (x - self._w_mean)
-        if self.done == self._restart and self._w_n > 1:
-            assert self._w_m2 is not None
+        if self.done > self._ends[-1]:
+            return
+        if self._w_mean is None or self._w_m2 is None:
+            self._w_mean, self._w_m2 = np.zeros_like(x), np.zeros_like(x)
+        self._w_n += 1
+        delta = x - self._w_mean
+        self._w_mean += delta / self._w_n
+        self._w_m2 += delta * (x - self._w_mean)
+        if self.done in self._ends:
             n = self._w_n
-            var = (n / (n + 5.0)) * self._w_m2 / (n - 1) + 1e-3 * (5.0 / (n + 5.0))
-            self.metric = np.sqrt(var)
-            self.log_scale[:] = np.log(2.38 / np.sqrt(x.shape[1]))
-            self.t = 0
+            if n > 1:
+                var = (n / (n + 5.0)) * self._w_m2 / (n - 1) + 1e-3 * (5.0 / (n + 5.0))
+                self.metric = np.sqrt(var)
+                # A new shape changes the best scale: restart its adaptation.
+                self.log_scale[:] = np.log(2.38 / np.sqrt(x.shape[1]))
+                self.t = 0
+            self._w_n, self._w_mean, self._w_m2 = 0, None, None
 
     def final(self) -> dict[str, Any]:
         log_scale = self._sum / self._n if self._n else self.log_scale
