@@ -10,7 +10,8 @@ and Bayes estimates of theta and phi averaged over the post-burn-in states.
         systematic scan, with theta and phi integrated out. ``kernel`` picks
         the implementation of the same conditional: ``"sparse"`` (SparseLDA's
         bucket decomposition, Yao, Mimno & McCallum 2009), ``"dense"`` (all K
-        terms per token), or ``"auto"`` (dense for small K). One chain is
+        terms per token), or ``"auto"`` (dense while words are spread over
+        many topics, as after a random start, then sparse). One chain is
         inherently sequential; ``threads`` runs chains side by side. (The
         approximate "AD-LDA" parallel collapsed sampler of Newman et al. 2009
         is deliberately not offered.)
@@ -49,9 +50,17 @@ from mcmc.core.lda import kernels
 
 METHODS = ("collapsed", "uncollapsed", "partial", "dmm")
 KERNELS = ("auto", "sparse", "dense")
-# Below this many topics the dense loop (K multiply-adds per token, no
-# bookkeeping) beats the sparse one on typical corpora (see bench/lda_kernel.py).
-DENSE_MAX_TOPICS = 24
+# kernel="auto": a chain sweeps with the dense kernel while its words are
+# spread over many topics (from a random start, every frequent word is in
+# every topic, and the sparse kernel's bookkeeping costs more than K
+# multiply-adds) and switches for good to the sparse kernel once the
+# token-averaged number of topics per word falls below SPARSE_SWITCH * K.
+# Both kernels make the same exact Gibbs transition, so the switch only
+# changes speed. Measured on 20 Newsgroups (bench/lda_kernel.py): at K = 100
+# the kernels break even near 0.15 K; at K = 20 the lists never get that short.
+SPARSE_SWITCH = 0.15
+# Above this K the dense kernel's V x K counts and K-term loop are never worth it.
+DENSE_MAX_TOPICS = 256
 
 
 class CorpusLike(Protocol):
@@ -86,10 +95,13 @@ class LdaFit:
     total_seconds : float
         Wall-clock seconds of the whole fit, excluding numba compilation.
     kernel : str
-        Implementation actually used (``"sparse"``/``"dense"`` for
-        ``collapsed``, otherwise the method name).
+        Implementation actually used: ``"sparse"``, ``"dense"`` or
+        ``"dense-then-sparse"`` for ``collapsed``, otherwise the method name.
     timings : dict
         Seconds spent in ``sampling``, ``log_joint``, ``estimates`` and ``total``.
+    switched_at : tuple
+        Under ``kernel="auto"``, per chain the iteration whose sweep was the
+        first made by the sparse kernel (``None``: it never switched).
     z_doc : int32 (chains, D) or None
         For ``dmm``, the final topic of every document (also defined for empty
         documents, which ``z`` cannot show); ``None`` otherwise.
@@ -115,6 +127,7 @@ class LdaFit:
     total_seconds: float
     timings: dict[str, float] = field(default_factory=dict)
     z_doc: np.ndarray | None = None
+    switched_at: tuple[int | None, ...] = ()
 
     @property
     def tokens_per_second(self) -> float:
@@ -186,21 +199,36 @@ class _Chain:
             self.z = self.rng.integers(0, s.K, size=s.N).astype(np.int32)
         self.nwk = kernels.word_topic_counts(s.words, self.z, s.K, s.V)
         self.nk = kernels.topic_counts(self.z, s.K)
-        if s.kernel == "sparse":
-            # the packed lists replace the dense counts for this kernel
-            self.wt_ptr, self.wt_len, self.wt = kernels.word_topic_lists(self.nwk, s.word_freq)
-            self.nwk = None
+        self.mode = s.kernel  # "dense" or "sparse" for collapsed; switches once under "auto"
+        self.switched_at: int | None = None
+        if s.method == "collapsed" and s.kernel == "auto":
+            self.mode = "dense" if s.K <= DENSE_MAX_TOPICS else "sparse"
+        if self.mode == "sparse":
+            self._to_sparse()
         self.ndk_sum = np.zeros((s.D, s.K))
         self.nkw_scaled_sum = np.zeros((s.K, s.V))
         self.inv_sum = np.zeros(s.K)
         self.kept = 0
+
+    def _to_sparse(self) -> None:
+        # the packed lists replace the dense counts for the sparse kernel
+        self.wt_ptr, self.wt_len, self.wt = kernels.word_topic_lists(self.nwk, self.s.word_freq)
+        self.nwk = None
+        self.mode = "sparse"
+
+    def maybe_switch(self, iteration: int) -> None:
+        s = self.s
+        if s.method == "collapsed" and s.kernel == "auto" and self.mode == "dense":
+            if kernels.mean_topics_per_token_word(self.nwk, s.words.size, s.word_freq) < SPARSE_SWITCH * s.K:
+                self._to_sparse()
+                self.switched_at = iteration
 
     # A sweep is a list of (callable, args) tasks that may run concurrently.
     def sweep_tasks(self, record: bool) -> list[tuple[Callable[..., Any], tuple]]:
         s = self.s
         if s.method == "collapsed":
             key = _key(self.rng)
-            if s.kernel == "sparse":
+            if self.mode == "sparse":
                 return [(kernels.collapsed_sparse_sweep, (s.doc_ptr, s.words, self.z, self.nk, self.wt_ptr,
                                                           self.wt_len, self.wt, s.alpha, s.beta, key))]
             return [(kernels.collapsed_dense_sweep, (s.doc_ptr, s.words, self.z, self.nwk, self.nk,
@@ -230,7 +258,7 @@ class _Chain:
         s = self.s
         if s.method == "dmm":
             return float(kernels.dmm_log_joint_from_counts(self.mk, self.nwk, self.nk, s.alpha, s.beta, s.lg_beta))
-        if s.kernel == "sparse":
+        if s.method == "collapsed" and self.mode == "sparse":
             return float(kernels.log_joint_sparse(s.doc_ptr, self.z, self.wt_ptr, self.wt_len, self.wt, self.nk,
                                                   s.alpha, s.beta, s.lg_alpha, s.lg_beta))
         return float(kernels.log_joint_from_counts(s.doc_ptr, self.z, self.nwk, self.nk, s.alpha, s.beta,
@@ -310,6 +338,7 @@ def _warm_up() -> None:
     nwk = kernels.word_topic_counts(words, z, 2, 2)
     nk = kernels.topic_counts(z, 2)
     kernels.collapsed_dense_sweep(doc_ptr, words, z, nwk, nk, 0.1, 0.1, np.uint64(1))
+    kernels.mean_topics_per_token_word(nwk, 3, np.array([1, 2]))
     ptr, length, topics = kernels.word_topic_lists(nwk, np.array([1, 2]))
     kernels.collapsed_sparse_sweep(doc_ptr, words, z, nk, ptr, length, topics, 0.1, 0.1, np.uint64(1))
     kernels.log_joint_sparse(doc_ptr, z, ptr, length, topics, nk, 0.1, 0.1, kernels.lgamma_table(0.1, 3),
@@ -370,7 +399,9 @@ def fit(
         iteration of every chain (called from the calling thread).
     kernel
         ``"auto"``, ``"sparse"`` or ``"dense"``: implementation of the
-        collapsed conditional (ignored by the other methods).
+        collapsed conditional (ignored by the other methods). Both are exact;
+        ``"auto"`` starts dense and switches to sparse once the words'
+        topic lists are short (see ``SPARSE_SWITCH``).
 
     Returns
     -------
@@ -381,7 +412,7 @@ def fit(
     n_topics, iterations, burn_in, chains, threads = map(int, (n_topics, iterations, burn_in, chains, threads))
     alpha, beta, seed = float(alpha), float(beta), int(seed)
     if method == "collapsed":
-        used = kernel if kernel != "auto" else ("dense" if n_topics <= DENSE_MAX_TOPICS else "sparse")
+        used = kernel
     else:
         used = method
     _warm_up()
@@ -398,6 +429,7 @@ def fit(
     log_joint = np.empty((chains, iterations))
     n_tokens = words.size
     sampling = 0.0
+    sampling_cpu = 0.0
     t_log_joint = 0.0
     t_estimates = 0.0
     with ThreadPoolExecutor(max_workers=threads) as pool:
@@ -411,12 +443,16 @@ def fit(
 
         for it in range(iterations):
             t0 = time.perf_counter()
+            c0 = time.process_time()
             tasks = [task for st in states for task in st.sweep_tasks(it >= burn_in)]
             run(tasks)
             for st in states:
                 st.after_sweep()
+                if it + 1 < iterations:
+                    st.maybe_switch(it + 1)
             t1 = time.perf_counter()
             sampling += t1 - t0
+            sampling_cpu += time.process_time() - c0
             values = [0.0] * chains
 
             def lj(c: int) -> None:
@@ -436,12 +472,17 @@ def fit(
     theta = np.stack([e[0] for e in est])
     phi = np.stack([e[1] for e in est])
     z = np.stack([st.z for st in states])
+    if used == "auto":
+        modes = {st.mode for st in states}
+        used = modes.pop() if len(modes) == 1 and not any(st.switched_at for st in states) else "dense-then-sparse"
     total = time.perf_counter() - t_start
     return LdaFit(
         log_joint=log_joint, log_joint_per_token=log_joint / n_tokens, theta=theta, phi=phi, z=z,
         n_topics=n_topics, alpha=alpha, beta=beta, method=method, iterations=iterations, burn_in=burn_in,
         seed=seed, chains=chains, threads=threads, kernel=used, n_tokens=n_tokens,
         sampling_seconds=sampling, total_seconds=total,
-        timings={"sampling": sampling, "log_joint": t_log_joint, "estimates": t_estimates, "total": total},
+        timings={"sampling": sampling, "sampling_cpu": sampling_cpu, "log_joint": t_log_joint,
+                 "estimates": t_estimates, "total": total},
+        switched_at=tuple(st.switched_at for st in states),
         z_doc=np.stack([st.zd for st in states]) if method == "dmm" else None,
     )
