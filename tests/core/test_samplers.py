@@ -247,3 +247,15 @@ def test_two_stage_agrees_with_slice_on_logistic_regression() -> None:
     assert (stats.rhat(a) < 1.01).all() and (stats.rhat(b) < 1.01).all()
     z = (a.mean(axis=(0, 1)) - b.mean(axis=(0, 1))) / np.hypot(stats.mcse_mean(a), stats.mcse_mean(b))
     assert np.abs(z).max() < 4, z
+
+
+def test_rwm_warmup_learns_the_scales_of_each_coordinate() -> None:
+    # sds 0.01 .. 1: the learnt diagonal shape must recover them per chain.
+    target = get_target("gaussian", dim=4, scales="log")
+    chains = run(get_sampler("rwm"), target, chains=3, warmup=2000, draws=10, seed=12)
+    metric = np.array(chains.attrs["params"]["metric"])
+    assert metric.shape == (3, 4)
+    ratio = metric / target.sd
+    assert (ratio > 0.6).all() and (ratio < 1.6).all(), ratio
+    scale = np.array(chains.attrs["params"]["scale"])
+    assert ((scale > 0.5) & (scale < 3.0)).all(), scale  # ~2.38/sqrt(4) once the shape is right
