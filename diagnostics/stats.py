@@ -1001,10 +1001,7 @@ def summarize(
         ``inf`` (bool), and the ``probs`` and ``lags`` used.
     """
     parts = _map_blocks(x, lambda block: _summarize_block(_Work(block, tail_prob=tail_prob), probs, lags))
-    out = {
-        key: np.concatenate([p[key] for p in parts], axis=1 if key == "quantiles" else 0)
-        for key in parts[0]
-    }
+    out = {key: np.concatenate([p[key] for p in parts], axis=1 if key == "quantiles" else 0) for key in parts[0]}
     out["probs"] = np.asarray(probs, dtype=np.float64)
     out["lags"] = np.asarray(lags, dtype=np.int64)
     return out

@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from mcmc.diagnostics import stats as S
 
 FIXTURES = Path(__file__).parents[1] / "data" / "fixtures"
@@ -66,8 +65,9 @@ def _arviz_reference(x, probs, lags):
         "sd": az.std(xa, axis=(-2, -1)),
         "mad": median_abs_deviation(flat, axis=-1),
         "quantiles": np.moveaxis(az.quantile(xa, list(probs), axis=(-2, -1)), -1, 0),
-        "acf": np.stack([rho[..., k].mean(axis=1) if k < x.shape[1] else np.full(x.shape[2], np.nan)
-                         for k in lags], axis=-1),
+        "acf": np.stack(
+            [rho[..., k].mean(axis=1) if k < x.shape[1] else np.full(x.shape[2], np.nan) for k in lags], axis=-1
+        ),
     }
     ref["iat"] = n_split / ref["ess_mean"]
     if x.shape[0] == 1:
@@ -249,7 +249,8 @@ def test_matches_r_posterior_readme_table():
     """
     x = _load_npz(FIXTURES / "posterior_R_eight_schools.npz")
     with np.load(FIXTURES / "posterior_R_eight_schools.npz") as f:
-        names = [k if f[k].ndim == 2 else f"{k}[{i + 1}]" for k in f.files for i in range(np.prod(f[k].shape[2:], dtype=int))]
+        sizes = {k: int(np.prod(f[k].shape[2:])) for k in f.files}
+    names = [k if sizes[k] == 1 else f"{k}[{i + 1}]" for k in sizes for i in range(sizes[k])]
     rows = list(csv.reader((FIXTURES / "posterior_R_eight_schools_reference_README.csv").read_text().splitlines()))
     header, table = rows[0], {r[0]: [float(v) for v in r[1:]] for r in rows[1:]}
     s = S.summarize(x, probs=(0.05, 0.5, 0.95))
