@@ -61,8 +61,17 @@ from mcmc.core.targets.base import Target
 
 NAME = "hmc"
 
-PATH_LENGTH = 2.0
-"""Default integration time in units of the adapted metric (a standard normal's period is 2 pi)."""
+PATH_LENGTH = np.pi / 2
+"""Default integration time, in the units of the adapted metric.
+
+With a well-adapted metric a Gaussian target moves as ``x(t) = x cos t + p sin t``
+(period 2 pi). A quarter period, jittered over ``[pi/4, 3 pi/4]``, gives
+successive draws uncorrelated on average (``E cos t = 0``) with little
+correlation in ``x^2`` (``E cos^2 t ~ 0.18``), so bulk and tail ESS are both
+good. Longer paths (t ~ 2) make draws antithetic: a bulk ESS above the number
+of draws, bought with a worse tail ESS. On the targets we tried (Gaussians,
+eight schools, logistic regression, banana) pi/2 gave the best or near-best
+min(bulk, tail) ESS per gradient."""
 JITTER = 0.5
 MAX_STEPS = 1024
 MAX_ENERGY_ERROR = 1000.0
@@ -170,7 +179,7 @@ def step(
     inv_mass
         Diagonal inverse mass matrix, ``(dim,)`` or ``(chains, dim)``; default identity.
     path_length
-        Mean integration time ``L``, scalar or ``(chains,)``; default 2.
+        Mean integration time ``L``, scalar or ``(chains,)``; default pi/2.
     persistence
         Momentum persistence ``a`` in [0, 1); 0 (default) is plain HMC.
     jitter
