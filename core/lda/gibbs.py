@@ -183,6 +183,12 @@ def _doc_blocks(doc_ptr: np.ndarray, parts: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
 
 
+def _even_blocks(n: int, parts: int) -> list[tuple[int, int]]:
+    """Split 0 .. n - 1 into at most ``parts`` contiguous ranges of about equal size."""
+    cuts = np.linspace(0, n, min(parts, n) + 1).round().astype(int)
+    return [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+
+
 class _Chain:
     """State of one chain: assignments, counts, running sums, its Generator."""
 
@@ -205,6 +211,7 @@ class _Chain:
             self.mode = "dense" if s.K <= DENSE_MAX_TOPICS else "sparse"
         if self.mode == "sparse":
             self._to_sparse()
+        self.g = None  # phi draw buffers of partial / uncollapsed, allocated on first use
         self.ndk_sum = np.zeros((s.D, s.K))
         self.nkw_scaled_sum = np.zeros((s.K, s.V))
         self.inv_sum = np.zeros(s.K)
@@ -223,36 +230,51 @@ class _Chain:
                 self._to_sparse()
                 self.switched_at = iteration
 
-    # A sweep is a list of (callable, args) tasks that may run concurrently.
-    def sweep_tasks(self, record: bool) -> list[tuple[Callable[..., Any], tuple]]:
+    # A sweep is a list of phases; a phase is a function returning (callable,
+    # args) tasks that may run concurrently (with the tasks of the same phase
+    # of other chains); phases run one after the other.
+    def sweep_phases(self, record: bool) -> list[Callable[[], list[tuple[Callable[..., Any], tuple]]]]:
         s = self.s
         if s.method == "collapsed":
             key = _key(self.rng)
             if self.mode == "sparse":
-                return [(kernels.collapsed_sparse_sweep, (s.doc_ptr, s.words, self.z, self.nk, self.wt_ptr,
-                                                          self.wt_len, self.wt, s.alpha, s.beta, key))]
-            return [(kernels.collapsed_dense_sweep, (s.doc_ptr, s.words, self.z, self.nwk, self.nk,
-                                                     s.alpha, s.beta, key))]
+                return [lambda: [(kernels.collapsed_sparse_sweep, (s.doc_ptr, s.words, self.z, self.nk, self.wt_ptr,
+                                                                   self.wt_len, self.wt, s.alpha, s.beta, key))]]
+            return [lambda: [(kernels.collapsed_dense_sweep, (s.doc_ptr, s.words, self.z, self.nwk, self.nk,
+                                                              s.alpha, s.beta, key))]]
         if s.method == "dmm":
             key = _key(self.rng)
-            return [(kernels.dmm_sweep, (s.dw_ptr, s.dw_word, s.dw_count, self.zd, self.mk, self.nwk, self.nk,
-                                         s.alpha, s.beta, key, self.prob_sum, record))]
-        phi_wk = draw_phi(self.rng, self.nwk, s.beta)
-        if s.method == "partial":
-            cphi = kernels.cumulative_rows(phi_wk)
-            key = _key(self.rng)
-            return [(kernels.partial_sweep, (s.doc_ptr, s.words, self.z, phi_wk, cphi, s.alpha, key, a, b))
-                    for a, b in s.blocks]
-        theta = draw_theta(self.rng, kernels.doc_topic_counts(s.doc_ptr, self.z, s.K), s.alpha)
-        key = _key(self.rng)
-        return [(kernels.uncollapsed_sweep, (s.doc_ptr, s.words, self.z, theta, phi_wk, key, a, b))
-                for a, b in s.blocks]
+            return [lambda: [(kernels.dmm_sweep, (s.dw_ptr, s.dw_word, s.dw_count, self.zd, self.mk, self.nwk,
+                                                  self.nk, s.alpha, s.beta, key, self.prob_sum, record))]]
+        phi_key, theta_key, key = _key(self.rng), _key(self.rng), _key(self.rng)
+        if self.g is None:
+            self.g = np.empty((s.V, s.K))
+            self.cphi = np.empty((s.V, s.K))
+            self.sums = np.empty((kernels.n_word_chunks(s.V), s.K))
+            self.theta = np.empty((s.D, s.K)) if s.method == "uncollapsed" else None
 
-    def after_sweep(self) -> None:
-        s = self.s
-        if s.method in ("partial", "uncollapsed"):
-            self.nwk = kernels.word_topic_counts(s.words, self.z, s.K, s.V)
-            self.nk = kernels.topic_counts(self.z, s.K)
+        def gammas() -> list:
+            return [(kernels.phi_gamma_chunks, (self.nwk, s.beta, phi_key, a, b, self.g, self.sums))
+                    for a, b in s.word_blocks]
+
+        def normalize() -> list:
+            inv_sum = 1.0 / self.sums.sum(axis=0)  # fixed chunk order: same bytes for any threads
+            return [(kernels.phi_normalize_chunks, (self.g, inv_sum, a, b, self.cphi)) for a, b in s.word_blocks]
+
+        def sample() -> list:
+            if s.method == "partial":
+                return [(kernels.partial_sweep, (s.doc_ptr, s.words, self.z, self.g, self.cphi, s.alpha, key, a, b))
+                        for a, b in s.blocks]
+            return [(kernels.uncollapsed_sweep, (s.doc_ptr, s.words, self.z, self.theta, self.g, s.alpha,
+                                                 theta_key, key, a, b)) for a, b in s.blocks]
+
+        def recount() -> list:
+            def count() -> None:
+                self.nwk = kernels.word_topic_counts(s.words, self.z, s.K, s.V)
+                self.nk = kernels.topic_counts(self.z, s.K)
+            return [(count, ())]
+
+        return [gammas, normalize, sample, recount]
 
     def log_joint(self) -> float:
         s = self.s
@@ -301,6 +323,7 @@ class _Shared:
     lg_beta: np.ndarray
     word_freq: np.ndarray
     blocks: list[tuple[int, int]]
+    word_blocks: list[tuple[int, int]]
     dw_ptr: np.ndarray | None = None
     dw_word: np.ndarray | None = None
     dw_count: np.ndarray | None = None
@@ -314,20 +337,23 @@ class _Shared:
         return self.words.size
 
 
-def draw_phi(rng: np.random.Generator, nwk: np.ndarray, beta: float) -> np.ndarray:
-    """phi | z: every topic ~ Dirichlet(beta + n_k.), returned word-major (V, K)."""
-    g = rng.standard_gamma(nwk + beta)
-    g /= g.sum(axis=0)
-    return g
+def draw_phi(nwk: np.ndarray, beta: float, key: np.uint64) -> tuple[np.ndarray, np.ndarray]:
+    """phi | z: every topic ~ Dirichlet(beta + n_k.), in one thread.
 
+    The same kernels as :func:`fit`'s parallel phases (and the same result).
 
-def draw_theta(rng: np.random.Generator, ndk: np.ndarray, alpha: float) -> np.ndarray:
-    """theta | z: every document ~ Dirichlet(alpha + n_d.), (D, K)."""
-    g = rng.standard_gamma(ndk + alpha)
-    # A row of zeros (all Gamma(alpha) variates underflowing, only possible for
-    # an empty document) is left as zeros: such a document has no token to draw.
-    g /= np.maximum(g.sum(axis=1, keepdims=True), np.finfo(float).tiny)
-    return g
+    Returns
+    -------
+    phi_wk : float (V, K), word-major; cphi : float (V, K), its running sums along k.
+    """
+    vocab_size, n_topics = nwk.shape
+    chunks = kernels.n_word_chunks(vocab_size)
+    g = np.empty((vocab_size, n_topics))
+    sums = np.empty((chunks, n_topics))
+    cphi = np.empty((vocab_size, n_topics))
+    kernels.phi_gamma_chunks(nwk, beta, key, 0, chunks, g, sums)
+    kernels.phi_normalize_chunks(g, 1.0 / sums.sum(axis=0), 0, chunks, cphi)
+    return g, cphi
 
 
 def _warm_up() -> None:
@@ -346,9 +372,9 @@ def _warm_up() -> None:
     lg = kernels.lgamma_table(0.1, 3)
     kernels.log_joint_from_counts(doc_ptr, z, nwk, nk, 0.1, 0.1, lg, lg)
     kernels.accumulate_estimates(doc_ptr, words, z, nk, 0.2, np.zeros((2, 2)), np.zeros((2, 2)), np.zeros(2))
-    phi = np.full((2, 2), 0.5)
-    kernels.partial_sweep(doc_ptr, words, z, phi, kernels.cumulative_rows(phi), 0.1, np.uint64(1), 0, 2)
-    kernels.uncollapsed_sweep(doc_ptr, words, z, phi, phi, np.uint64(1), 0, 2)
+    phi, cphi = draw_phi(nwk, 0.1, np.uint64(1))
+    kernels.partial_sweep(doc_ptr, words, z, phi, cphi, 0.1, np.uint64(1), 0, 2)
+    kernels.uncollapsed_sweep(doc_ptr, words, z, np.empty((2, 2)), phi, 0.1, np.uint64(1), np.uint64(1), 0, 2)
     kernels.doc_topic_counts(doc_ptr, z, 2)
     dw_ptr, dw_word, dw_count = kernels.doc_word_counts(doc_ptr, words, 2)
     zd = np.array([0, 1], dtype=np.int32)
@@ -356,7 +382,7 @@ def _warm_up() -> None:
     kernels.expand_doc_topics(doc_ptr, zd, z)
     nwk = kernels.word_topic_counts(words, z, 2, 2)
     nk = kernels.topic_counts(z, 2)
-    kernels.dmm_sweep(dw_ptr, dw_word, dw_count, zd, mk, nwk, nk, 0.1, 0.1, np.uint64(1), phi, False)
+    kernels.dmm_sweep(dw_ptr, dw_word, dw_count, zd, mk, nwk, nk, 0.1, 0.1, np.uint64(1), np.zeros((2, 2)), False)
     kernels.dmm_log_joint_from_counts(mk, nwk, nk, 0.1, 0.1, lg)
 
 
@@ -422,7 +448,8 @@ def fit(
     shared = _Shared(doc_ptr, words, n_topics, vocab_size, alpha, beta, method, used, seed, threads,
                      kernels.lgamma_table(alpha, int(max(lengths.max(), 1))),
                      kernels.lgamma_table(beta, int(word_freq.max())), word_freq,
-                     _doc_blocks(doc_ptr, threads if method in ("partial", "uncollapsed") else 1))
+                     _doc_blocks(doc_ptr, threads if method in ("partial", "uncollapsed") else 1),
+                     _even_blocks(kernels.n_word_chunks(vocab_size), threads))
     if method == "dmm":
         shared.dw_ptr, shared.dw_word, shared.dw_count = kernels.doc_word_counts(doc_ptr, words, vocab_size)
     states = [_Chain(shared, c) for c in range(chains)]
@@ -444,10 +471,10 @@ def fit(
         for it in range(iterations):
             t0 = time.perf_counter()
             c0 = time.process_time()
-            tasks = [task for st in states for task in st.sweep_tasks(it >= burn_in)]
-            run(tasks)
+            phases = [st.sweep_phases(it >= burn_in) for st in states]
+            for p in range(len(phases[0])):
+                run([task for chain_phases in phases for task in chain_phases[p]()])
             for st in states:
-                st.after_sweep()
                 if it + 1 < iterations:
                     st.maybe_switch(it + 1)
             t1 = time.perf_counter()

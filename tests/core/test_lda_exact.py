@@ -244,20 +244,30 @@ def test_partial_one_sweep_given_phi():
     assert pearson(counts, row) > P_MIN
 
 
-def test_uncollapsed_one_sweep_given_theta_phi():
+def test_uncollapsed_one_sweep_given_its_theta():
+    # The kernel draws theta_d | z, then z_i | theta, phi. Given the theta it
+    # reports, z_i is categorical with p_ik ∝ theta_dk phi_kw, so over many
+    # sweeps sum(1[z_i = k] - p_ik) / sqrt(sum p_ik (1 - p_ik)) is ~ N(0, 1).
     rng = np.random.default_rng(9)
     phi_wk = rng.dirichlet(np.ones(V), size=K).T.copy()
-    theta = rng.dirichlet(np.ones(K), size=2)
-    states = enumerate_states(WORDS.size, K)
     doc_of = np.repeat(np.arange(2), np.diff(DOC_PTR))
-    probs = np.array([np.prod(theta[doc_of, z] * phi_wk[WORDS, z]) for z in states])
-    probs /= probs.sum()
-    counts = np.zeros(len(states))
-    for key in keys(rng, 20_000):
-        z = np.zeros(WORDS.size, dtype=np.int32)
-        kernels.uncollapsed_sweep(DOC_PTR, WORDS, z, theta, phi_wk, key, 0, 2)
-        counts[state_index(z, K)] += 1
-    assert pearson(counts, probs) > P_MIN
+    start = np.array([0, 1, 2, 2, 0], dtype=np.int32)
+    theta = np.empty((2, K))
+    resid = np.zeros((WORDS.size, K))
+    var = np.zeros((WORDS.size, K))
+    thetas = []
+    for key in keys(rng, 20_000).reshape(-1, 2):
+        z = start.copy()
+        kernels.uncollapsed_sweep(DOC_PTR, WORDS, z, theta, phi_wk, ALPHA, key[0], key[1], 0, 2)
+        p = theta[doc_of] * phi_wk[WORDS]
+        p /= p.sum(1, keepdims=True)
+        resid += (z[:, None] == np.arange(K)) - p
+        var += p * (1 - p)
+        thetas.append(theta[0, 0])
+    assert np.abs(resid / np.sqrt(var)).max() < 4.0
+    # and theta_0 ~ Dirichlet(alpha + n_0): its first coordinate is Beta
+    n0 = np.bincount(start[:3], minlength=K) + ALPHA
+    assert stats.kstest(thetas, stats.beta(n0[0], n0.sum() - n0[0]).cdf).pvalue > P_MIN
 
 
 def batch_means_z(values, truth, batches=50):
@@ -275,17 +285,17 @@ def test_phi_carrying_samplers_target_the_posterior(lda_exact, method):
     states, pi, _ = lda_exact
     rng = np.random.default_rng(21)
     z = states[rng.choice(len(states), p=pi)].copy()
+    theta = np.empty((2, K))
     n = 20_000
     visits = np.empty(n, dtype=np.int64)
     for t in range(n):
         nwk = kernels.word_topic_counts(WORDS, z, K, V)
-        phi_wk = gibbs.draw_phi(rng, nwk, BETA)
+        phi_wk, cphi = gibbs.draw_phi(nwk, BETA, gibbs._key(rng))
         key = gibbs._key(rng)
         if method == "partial":
-            kernels.partial_sweep(DOC_PTR, WORDS, z, phi_wk, kernels.cumulative_rows(phi_wk), ALPHA, key, 0, 2)
+            kernels.partial_sweep(DOC_PTR, WORDS, z, phi_wk, cphi, ALPHA, key, 0, 2)
         else:
-            theta = gibbs.draw_theta(rng, kernels.doc_topic_counts(DOC_PTR, z, K), ALPHA)
-            kernels.uncollapsed_sweep(DOC_PTR, WORDS, z, theta, phi_wk, key, 0, 2)
+            kernels.uncollapsed_sweep(DOC_PTR, WORDS, z, theta, phi_wk, ALPHA, gibbs._key(rng), key, 0, 2)
         visits[t] = state_index(z, K)
     top = np.argsort(pi)[::-1][:8]
     f_states = (visits[:, None] == top[None, :]).astype(float)
@@ -368,17 +378,19 @@ def geweke_z(sampler, rng, n_docs=3, length=4, vocab_size=4, n_topics=2, alpha=0
     sc = np.empty_like(mc)
     for t in range(draws):
         nwk = kernels.word_topic_counts(w, z, n_topics, vocab_size)
-        phi_wk = gibbs.draw_phi(rng, nwk, beta)
+        phi_wk, cphi = gibbs.draw_phi(nwk, beta, gibbs._key(rng))
         if sampler == "uncollapsed":
-            theta = gibbs.draw_theta(rng, kernels.doc_topic_counts(doc_ptr, z, n_topics), alpha)
-            kernels.uncollapsed_sweep(doc_ptr, w, z, theta, phi_wk, gibbs._key(rng), 0, n_docs)
+            # theta | z (old z) is drawn inside the kernel, then z | theta, phi
+            theta = np.empty((n_docs, n_topics))
+            kernels.uncollapsed_sweep(doc_ptr, w, z, theta, phi_wk, alpha, gibbs._key(rng), gibbs._key(rng),
+                                      0, n_docs)
         else:
             # theta is integrated out of the partial sampler's z step; drawing
             # it afterwards from theta | z is an extra exact Gibbs step on the
             # joint, so g can still look at it
-            cphi = kernels.cumulative_rows(phi_wk)
             kernels.partial_sweep(doc_ptr, w, z, phi_wk, cphi, alpha, gibbs._key(rng), 0, n_docs)
-            theta = gibbs.draw_theta(rng, kernels.doc_topic_counts(doc_ptr, z, n_topics), alpha)
+            ndk = kernels.doc_topic_counts(doc_ptr, z, n_topics)
+            theta = np.array([rng.dirichlet(alpha + ndk[d]) for d in range(n_docs)])
         cum = np.cumsum(phi_wk.T[z], 1)
         w = np.minimum((rng.random(n)[:, None] > cum).sum(1), vocab_size - 1).astype(np.int32)
         sc[t] = g(theta, phi_wk, z, w)
