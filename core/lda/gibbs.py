@@ -21,18 +21,26 @@ and Bayes estimates of theta and phi averaged over the post-burn-in states.
         documents are independent, so blocks of documents of one chain run in
         parallel on ``threads`` threads and the sampler stays exact.
     ``"uncollapsed"``
-        Blocked Gibbs: phi | z, theta | z (Dirichlet), then every z | theta,
-        phi independently (in parallel).
+        Blocked Gibbs: phi | z and theta | z (Dirichlet), then every z | theta,
+        phi independently; the Dirichlet draws and the tokens are split over
+        ``threads`` (theta and z per document, phi per word chunk).
     ``"dmm"``
         Dirichlet-multinomial mixture, one topic per document (Nigam et al.
-        2000; Yin & Wang 2014 "GSDMM"), collapsed Gibbs over document topics.
+        2000; Yin & Wang 2014 "GSDMM"), collapsed Gibbs over document topics
+        (sequential within a chain; ``threads`` runs chains side by side).
+
+Every sampler is exact: each sweep leaves p(z | w) (for ``uncollapsed`` and
+``partial`` p(z, phi[, theta] | w)) invariant; ``tests/core/test_lda_exact.py``
+checks them against enumerated posteriors and by Geweke's (2004) test.
 
 Randomness comes from one ``numpy.random.Generator`` per chain,
 ``Generator(PCG64(SeedSequence(seed, spawn_key=(chain,))))`` (the project's
-convention, see :mod:`mcmc.core.random`): it draws the initial state, the
-Dirichlet variates, and one 64-bit key per sweep from which the compiled
-kernels derive every uniform by counter (see :mod:`mcmc.core.lda.kernels`).
-The same seed gives the same bytes whatever ``threads`` is.
+convention, see :mod:`mcmc.core.random`): it draws the initial state and the
+64-bit keys of every sweep (one for the tokens; for ``partial`` and
+``uncollapsed`` also one for phi and one for theta), from which the compiled
+kernels derive every uniform and Gamma variate by counter (see
+:mod:`mcmc.core.lda.kernels`). So a chain depends only on the seed and its
+index, and the same seed gives the same bytes whatever ``threads`` is.
 """
 
 from __future__ import annotations

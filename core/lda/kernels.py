@@ -23,9 +23,11 @@ Samplers
 
 * Partially collapsed Gibbs (theta integrated out, phi drawn): given phi,
   documents are independent, so :func:`partial_sweep` runs on any block of
-  documents and blocks run in parallel exactly.
-* Uncollapsed (blocked) Gibbs: given theta and phi every token is independent
-  (:func:`uncollapsed_sweep`).
+  documents and blocks run in parallel exactly. phi | z ~ Dirichlet is drawn
+  by :func:`phi_gamma_chunks` / :func:`phi_normalize_chunks` over fixed word
+  chunks (parallel, and the same bytes however chunks are shared out).
+* Uncollapsed (blocked) Gibbs: theta_d | z per document, then given theta and
+  phi every token is independent (:func:`uncollapsed_sweep`).
 * Dirichlet-multinomial mixture, one topic per document, by collapsed Gibbs
   (Nigam et al. 2000; Yin & Wang 2014, GSDMM): :func:`dmm_sweep`.
 
@@ -39,7 +41,13 @@ Each sweep receives a 64-bit ``key`` drawn from the chain's explicit
 exactly the SplitMix64 stream started at ``key`` read at position ``i``, so the
 kernels need no random state, a token's uniform does not depend on which thread
 handles its document (same seed, same bytes, for any number of threads), and
-no buffer of N uniforms is written and read back every sweep.
+no buffer of N uniforms is written and read back every sweep. Gamma variates
+for the Dirichlet draws (:func:`gamma_variate`, Marsaglia & Tsang 2000) read
+the stream of their own key from counter ``cell << CELL_SHIFT`` on, one cell
+per (word, topic) or (document, topic).
+
+No kernel uses ``fastmath``: every probability and sum is the plain IEEE
+computation, so the draws are exact inverse-CDF draws up to float rounding.
 """
 
 from __future__ import annotations
