@@ -163,8 +163,11 @@ def netcdf_bytes(chains: Chains) -> bytes:
         # same run (same seed) writes the same bytes, as the .npz does.
         node.attrs.pop("created_at", None)
     for key, value in chains.attrs.items():
+        if "\x00" in key:  # HDF5 names cannot hold NUL; the JSON copy below keeps it
+            continue
         plain = isinstance(value, (str, int, float, np.integer, np.floating))
-        if plain and not isinstance(value, (bool, np.bool_)):
+        # HDF5 strings cannot hold NUL either: such a string goes as JSON text.
+        if plain and not isinstance(value, (bool, np.bool_)) and not (isinstance(value, str) and "\x00" in value):
             tree.attrs[key] = value
         else:
             tree.attrs[key] = json.dumps(value, sort_keys=True, default=_json_default)

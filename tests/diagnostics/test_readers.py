@@ -26,9 +26,6 @@ CMDSTAN_STATS = {
     "energy": np.float64,
 }
 
-needs_h5py = pytest.mark.skipif(
-    __import__("importlib.util").util.find_spec("h5py") is None, reason="netCDF needs h5py"
-)
 
 
 def stan_rows(path: Path) -> tuple[list[str], np.ndarray]:
@@ -207,21 +204,18 @@ def test_npz_round_trip(tmp_path: Path) -> None:
     assert_same(read_chains([str(tmp_path / "c.npz")]), chains)
 
 
-@needs_h5py
 def test_netcdf_round_trip(tmp_path: Path) -> None:
     chains = example_chains()
     write_chains(chains, tmp_path / "c.nc")
     assert_same(read_chains([str(tmp_path / "c.nc")]), chains)
 
 
-@needs_h5py
 def test_netcdf_bytes_are_deterministic() -> None:
     from mcmc.core.chains import netcdf_bytes
 
     assert netcdf_bytes(example_chains()) == netcdf_bytes(example_chains())
 
 
-@needs_h5py
 def test_netcdf_written_by_arviz(tmp_path: Path) -> None:
     from arviz_base import from_dict
 
@@ -239,7 +233,6 @@ def test_netcdf_written_by_arviz(tmp_path: Path) -> None:
     assert chains.attrs["creation_library"] == "ArviZ"
 
 
-@needs_h5py
 def test_netcdf_dims_transposed_and_odd_stats_dropped(tmp_path: Path) -> None:
     import xarray as xr
 
@@ -342,7 +335,6 @@ def test_stdin_is_sniffed(kind: str, data_dir: Path, tmp_path: Path) -> None:
     assert_same(read_chains([str(tmp_path / "noext")]), chains)
 
 
-@needs_h5py
 def test_stdin_netcdf(tmp_path: Path) -> None:
     chains = example_chains()
     write_chains(chains, tmp_path / "c.nc")
@@ -375,7 +367,6 @@ def test_truncated_npz(tmp_path: Path) -> None:
     assert err.source == str(path) and "corrupt or truncated" in err.message
 
 
-@needs_h5py
 def test_truncated_netcdf(tmp_path: Path) -> None:
     write_chains(example_chains(), tmp_path / "c.nc")
     data = (tmp_path / "c.nc").read_bytes()
@@ -503,7 +494,6 @@ def test_npz_write_read_identity(chains: Chains) -> None:
     assert_same(read_chains(["-"], stdin=io.BytesIO(buf.getvalue())), chains)
 
 
-@needs_h5py
 @given(random_chains())
 @settings(max_examples=20)
 def test_netcdf_write_read_identity(chains: Chains) -> None:
