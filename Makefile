@@ -15,8 +15,9 @@ $(STAMP): pyproject.toml
 	@touch $@
 
 demo: $(STAMP)
-	$(BIN)/mcmc sample --target banana --sampler hmc --chains 4 --seed 1 -o demo.npz
+	$(BIN)/mcmc sample --target eight-schools --sampler hmc --chains 4 --seed 1 -o demo.npz
 	$(BIN)/mcmc diagnose demo.npz
+	$(BIN)/mcmc lda
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
