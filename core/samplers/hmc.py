@@ -10,7 +10,7 @@ One transition, for every chain at once:
    ``U(0.5, 1.5)``), ``n = ceil(L / eps)`` leapfrog steps, at most
    ``max_steps`` (a hit is reported as ``reached_max_steps``). Jittering
    breaks the periodicities that make a fixed length fail on near-Gaussian
-   targets (Neal 2011, section 5.4.2.2; Mackenzie 1989).
+   targets (Mackenzie 1989; Neal 2011, section 5.4.2).
 3. Integrate with :func:`mcmc.core.samplers.leapfrog.integrate`; the trajectory
    diverges when the energy error exceeds ``max_energy_error`` (1000, as
    Stan) or is not finite; a divergent proposal is rejected.
@@ -41,6 +41,8 @@ Neal, R. M. (2011). MCMC using Hamiltonian dynamics. In *Handbook of Markov
 Chain Monte Carlo*, chapter 5. Chapman & Hall/CRC.
 Horowitz, A. M. (1991). A generalized guided Monte Carlo algorithm.
 *Physics Letters B* 268, 247-252.
+Mackenzie, P. B. (1989). An improved hybrid Monte Carlo method.
+*Physics Letters B* 226, 369-371.
 Hoffman, M. D. & Gelman, A. (2014). The No-U-Turn sampler: adaptively setting
 path lengths in Hamiltonian Monte Carlo. *JMLR* 15, 1593-1623.
 Stan Development Team. *Stan Reference Manual*, "MCMC Sampling" (HMC
@@ -244,6 +246,29 @@ def step(
         lp=new.log_density.copy(),
     )
     return new, info
+
+
+def run_attrs(state: State, final: dict[str, Any]) -> dict[str, Any]:
+    """Chains-file attributes: the kernel settings in effect, defaults included.
+
+    ``attrs["params"]`` (written by the driver) holds what was passed or
+    adapted; this records the rest, so a run can be repeated exactly.
+    """
+    del state
+
+    def plain(value: Any) -> Any:  # JSON-native (the .nc writer has no numpy fallback)
+        return np.asarray(value).tolist()
+
+    return {
+        "hmc": {
+            "metric": "diagonal",
+            "path_length": plain(final.get("path_length", PATH_LENGTH)),
+            "jitter": plain(final.get("jitter", JITTER)),
+            "persistence": plain(final.get("persistence", 0.0)),
+            "max_steps": plain(final.get("max_steps", MAX_STEPS)),
+            "max_energy_error": plain(final.get("max_energy_error", MAX_ENERGY_ERROR)),
+        }
+    }
 
 
 def find_reasonable_step_size(

@@ -258,3 +258,20 @@ def test_step_size_search_per_chain() -> None:
     # Identity metric: the stiff coordinate (sd 0.01) limits eps to ~0.01;
     # the adapted metric lifts the limit to ~1.
     assert eps[0] < 0.1 < eps[1]
+
+
+def test_settings_recorded_in_attrs(tmp_path) -> None:
+    from mcmc.core.chains import write_chains
+
+    chains = driver.run(hmc, gaussian(2), chains=2, warmup=30, draws=5, seed=1, params={"persistence": 0.5})
+    assert chains.attrs["hmc"] == {
+        "metric": "diagonal",
+        "path_length": hmc.PATH_LENGTH,
+        "jitter": 0.5,
+        "persistence": 0.5,
+        "max_steps": 1024,
+        "max_energy_error": 1000.0,
+    }
+    assert len(chains.attrs["params"]["step_size"]) == 2
+    write_chains(chains, tmp_path / "c.nc")  # attrs must be JSON-native
+    write_chains(chains, tmp_path / "c.npz")
