@@ -219,6 +219,8 @@ class _Chain:
             self.mode = "dense" if s.K <= DENSE_MAX_TOPICS else "sparse"
         if self.mode == "sparse":
             self._to_sparse()
+        elif s.method == "collapsed":
+            self.nwk = kernels.padded_word_topic_counts(s.words, self.z, s.K, s.V)
         self.g = None  # phi draw buffers of partial / uncollapsed, allocated on first use
         self.ndk_sum = np.zeros((s.D, s.K))
         self.nkw_scaled_sum = np.zeros((s.K, s.V))
@@ -381,7 +383,10 @@ def _warm_up(method: str, kernel: str) -> None:
     kernels.accumulate_estimates(doc_ptr, words, z, nk, 0.2, np.zeros((2, 2)), np.zeros((2, 2)), np.zeros(2))
     if method == "collapsed":
         if kernel in ("auto", "dense"):
-            kernels.collapsed_dense_sweep(doc_ptr, words, z, nwk, nk, 0.1, 0.1, np.uint64(1))
+            padded = kernels.padded_word_topic_counts(words, z, 2, 2)
+            kernels.collapsed_dense_sweep(doc_ptr, words, z, padded, nk, 0.1, 0.1, np.uint64(1))
+            kernels.log_joint_from_counts(doc_ptr, z, padded, nk, 0.1, 0.1, lg, lg)
+            kernels.mean_topics_per_token_word(padded, 3, freq)
             kernels.log_joint_from_counts(doc_ptr, z, nwk, nk, 0.1, 0.1, lg, lg)
             kernels.mean_topics_per_token_word(nwk, 3, freq)
         if kernel in ("auto", "sparse"):

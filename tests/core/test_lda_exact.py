@@ -144,6 +144,8 @@ class CollapsedRunner:
         self.nwk = kernels.word_topic_counts(WORDS, self.z, K, V)
         self.nk = kernels.topic_counts(self.z, K)
         self.lists = kernels.word_topic_lists(self.nwk, np.bincount(WORDS, minlength=V))
+        if kernel == "dense-padded":
+            self.nwk = kernels.padded_word_topic_counts(WORDS, self.z, K, V)
 
     def sweep(self, key):
         if self.kernel == "sparse":
@@ -163,7 +165,7 @@ def test_scan_matrix_keeps_the_posterior(lda_exact):
     np.testing.assert_allclose(P.sum(1), 1.0)
 
 
-@pytest.mark.parametrize("kernel", ["sparse", "dense"])
+@pytest.mark.parametrize("kernel", ["sparse", "dense", "dense-padded"])
 def test_collapsed_one_sweep_matches_transition_row(lda_exact, kernel):
     states, _, P = lda_exact
     start = np.array([0, 1, 2, 2, 0], dtype=np.int32)
@@ -407,7 +409,7 @@ def test_geweke_joint_distribution(sampler):
     assert np.abs(z).max() < 4.0, z
 
 
-@pytest.mark.parametrize("kernel", ["sparse", "dense"])
+@pytest.mark.parametrize("kernel", ["sparse", "dense", "dense-padded"])
 def test_many_topics_transition_row(kernel):
     # K = 10 > 8: the dense kernel's walk crosses blocks (and a padded last
     # block), the sparse kernel's smoothing bucket walks many empty topics.
@@ -427,6 +429,9 @@ def test_many_topics_transition_row(kernel):
         nk = kernels.topic_counts(z, n_topics)
         if kernel == "sparse":
             kernels.collapsed_sparse_sweep(doc_ptr, words, z, nk, *kernels.word_topic_lists(nwk, freq), alpha, beta, key)
+        elif kernel == "dense-padded":  # the layout fit() uses: fused per-block loop
+            padded = kernels.padded_word_topic_counts(words, z, n_topics, 2)
+            kernels.collapsed_dense_sweep(doc_ptr, words, z, padded, nk, alpha, beta, key)
         else:
             kernels.collapsed_dense_sweep(doc_ptr, words, z, nwk, nk, alpha, beta, key)
         counts[state_index(z, n_topics)] += 1
