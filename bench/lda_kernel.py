@@ -71,7 +71,8 @@ def run_tomotopy(corpus: Corpus, k: int, alpha: float, beta: float, iterations: 
         doc_ptr.append(len(words))
     ours = likelihood.collapsed_log_joint(np.array(doc_ptr), np.array(words), np.array(z), n_topics=k,
                                           vocab_size=len(ids), alpha=alpha, beta=beta) / len(words)
-    return {"tokens_per_s": corpus.n_tokens * iterations / seconds, "cpu_tokens_per_s": corpus.n_tokens * iterations / cpu,
+    updates = corpus.n_tokens * iterations
+    return {"tokens_per_s": updates / seconds, "cpu_tokens_per_s": updates / cpu,
             "ll": model.ll_per_word, "ll_check": ours, "seconds": seconds}
 
 

@@ -635,23 +635,6 @@ def doc_topic_counts(doc_ptr: np.ndarray, z: np.ndarray, n_topics: int) -> np.nd
 
 
 @njit(cache=True, nogil=True)
-def cumulative_rows(phi_wk: np.ndarray) -> np.ndarray:
-    """Running sums along topics of the word-major ``phi_wk`` (V, K)."""
-    vocab_size, n_topics = phi_wk.shape
-    out = np.empty((vocab_size, n_topics))
-    for w in range(vocab_size):
-        acc = 0.0
-        for k in range(n_topics):
-            acc += phi_wk[w, k]
-            out[w, k] = acc
-    return out
-
-
-CELL_SHIFT = 20  # a Dirichlet cell's uniforms are counters (cell << 20) + j, j < 2**20
-WORD_CHUNK = 256  # words per chunk of the phi draw; fixed so sums never depend on threads
-
-
-@njit(cache=True, nogil=True)
 def gamma_variate(shape: float, key: np.uint64, counter: np.int64) -> float:
     """Gamma(shape, 1) from the uniforms ``(key, counter), (key, counter + 1), ...``.
 
@@ -740,7 +723,7 @@ def partial_sweep(
     ``p(z_i = k | z_-i, phi) ∝ (n_dk^-i + alpha) phi_kw = n_dk^-i phi_kw +
     alpha phi_kw``: the first term runs over the document's topics, the second
     is drawn by bisection in the cumulative row ``cphi_wk[w]`` of
-    :func:`cumulative_rows`, so a token costs O(#topics in its document +
+    ``cphi_wk``, so a token costs O(#topics in its document +
     log K). Exact; documents are independent given phi, so disjoint blocks can
     run concurrently.
 
@@ -749,7 +732,7 @@ def partial_sweep(
     phi_wk : float (V, K)
         Topic-word probabilities, word-major (``phi_wk[w, k] = phi_k[w]``).
     cphi_wk : float (V, K)
-        ``cumulative_rows(phi_wk)``.
+        Running sums of ``phi_wk`` along topics (from :func:`phi_normalize_chunks`).
     """
     n_topics = phi_wk.shape[1]
     ndk = np.zeros(n_topics, dtype=np.int32)
@@ -866,7 +849,9 @@ def uncollapsed_sweep(
 
 
 @njit(cache=True, nogil=True)
-def doc_word_counts(doc_ptr: np.ndarray, words: np.ndarray, vocab_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def doc_word_counts(
+    doc_ptr: np.ndarray, words: np.ndarray, vocab_size: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Distinct words of every document and their counts (CSR).
 
     Returns ``ptr`` int64 (D + 1,), ``word`` int32, ``count`` int32.

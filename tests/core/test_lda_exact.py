@@ -225,7 +225,7 @@ def test_partial_one_sweep_given_phi():
     # z | phi with theta collapsed, sequential within a document.
     rng = np.random.default_rng(8)
     phi_wk = rng.dirichlet(np.ones(V), size=K).T.copy()  # (V, K)
-    cphi = kernels.cumulative_rows(phi_wk)
+    cphi = np.cumsum(phi_wk, axis=1)
     start = np.array([0, 1, 2, 2, 0], dtype=np.int32)
     states = enumerate_states(WORDS.size, K)
     log_target = np.empty(len(states))
@@ -428,7 +428,8 @@ def test_many_topics_transition_row(kernel):
         nwk = kernels.word_topic_counts(words, z, n_topics, 2)
         nk = kernels.topic_counts(z, n_topics)
         if kernel == "sparse":
-            kernels.collapsed_sparse_sweep(doc_ptr, words, z, nk, *kernels.word_topic_lists(nwk, freq), alpha, beta, key)
+            lists = kernels.word_topic_lists(nwk, freq)
+            kernels.collapsed_sparse_sweep(doc_ptr, words, z, nk, *lists, alpha, beta, key)
         elif kernel == "dense-padded":  # the layout fit() uses: fused per-block loop
             padded = kernels.padded_word_topic_counts(words, z, n_topics, 2)
             kernels.collapsed_dense_sweep(doc_ptr, words, z, padded, nk, alpha, beta, key)
