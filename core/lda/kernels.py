@@ -634,6 +634,10 @@ def doc_topic_counts(doc_ptr: np.ndarray, z: np.ndarray, n_topics: int) -> np.nd
     return ndk
 
 
+CELL_SHIFT = 20  # a Dirichlet cell's uniforms are counters (cell << 20) + j, j < 2**20
+WORD_CHUNK = 256  # words per chunk of the phi draw; fixed so sums never depend on threads
+
+
 @njit(cache=True, nogil=True)
 def gamma_variate(shape: float, key: np.uint64, counter: np.int64) -> float:
     """Gamma(shape, 1) from the uniforms ``(key, counter), (key, counter + 1), ...``.
