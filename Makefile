@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	@touch $@
 
 demo: $(STAMP)
-	$(BIN)/mcmc sample --target eight-schools --sampler hmc --chains 4 --seed 1 -o demo.npz
+	$(BIN)/mcmc sample --target eight-schools --sampler hmc --target-accept 0.9 --chains 4 --seed 1 -o demo.npz
 	$(BIN)/mcmc diagnose demo.npz
 	$(BIN)/mcmc lda
 
