@@ -255,7 +255,7 @@ class _Chain:
         if s.method == "dmm":
             key = _key(self.rng)
             return [lambda: [(kernels.dmm_sweep, (s.dw_ptr, s.dw_word, s.dw_count, self.zd, self.mk, self.nwk,
-                                                  self.nk, s.alpha, s.beta, key, self.prob_sum, record))]]
+                                                  self.nk, s.alpha, s.beta, key, self.prob_sum, record, s.lg_beta))]]
         phi_key, theta_key, key = _key(self.rng), _key(self.rng), _key(self.rng)
         if self.g is None:
             self.g = np.empty((s.V, s.K))
@@ -406,7 +406,7 @@ def _warm_up(method: str, kernel: str) -> None:
         mk = kernels.topic_counts(zd, 2)
         kernels.expand_doc_topics(doc_ptr, zd, z)
         kernels.dmm_sweep(dw_ptr, dw_word, dw_count, zd, mk, kernels.word_topic_counts(words, z, 2, 2),
-                          kernels.topic_counts(z, 2), 0.1, 0.1, np.uint64(1), np.zeros((2, 2)), False)
+                          kernels.topic_counts(z, 2), 0.1, 0.1, np.uint64(1), np.zeros((2, 2)), False, lg)
         kernels.dmm_log_joint_from_counts(mk, nwk, nk, 0.1, 0.1, lg)
 
 

@@ -892,6 +892,7 @@ def dmm_sweep(
     key: np.uint64,
     prob_sum: np.ndarray,
     record: bool,
+    lg_beta: np.ndarray,
 ) -> None:
     """One collapsed Gibbs sweep over the document topics of the mixture.
 
@@ -907,6 +908,8 @@ def dmm_sweep(
     prob_sum : float (D, K)
         If ``record``, the normalised conditional of every document is added
         to it (the Rao-Blackwellised estimate of p(z_d = k | w)).
+    lg_beta : float
+        ``lgamma(j + beta)`` for j = 0 .. the largest word frequency.
     """
     n_topics = nk.size
     vbeta = nwk.shape[0] * beta
@@ -923,14 +926,13 @@ def dmm_sweep(
             nwk[dw_word[j], t] -= dw_count[j]
         top = -np.inf
         for k in range(n_topics):
+            # prod_{c < n} (x + c) = Gamma(x + n) / Gamma(x): table lookups
+            # for the words, two lgamma calls for the topic's token count
             lp = math.log(mk[k] + alpha)
             for j in range(start, stop):
-                base = nwk[dw_word[j], k] + beta
-                for c in range(dw_count[j]):
-                    lp += math.log(base + c)
-            base = nk[k] + vbeta
-            for c in range(length):
-                lp -= math.log(base + c)
+                n = nwk[dw_word[j], k]
+                lp += lg_beta[n + dw_count[j]] - lg_beta[n]
+            lp -= math.lgamma(nk[k] + vbeta + length) - math.lgamma(nk[k] + vbeta)
             logp[k] = lp
             if lp > top:
                 top = lp

@@ -317,6 +317,7 @@ def test_dmm_matches_enumerated_posterior():
     pi /= pi.sum()
     P = scan_matrix(log_pi, 4, n_topics)
     dw = kernels.doc_word_counts(doc_ptr, words, 3)
+    lg_beta = kernels.lgamma_table(beta, 8)
     rng = np.random.default_rng(17)
 
     def counts_of(zd):
@@ -330,7 +331,7 @@ def test_dmm_matches_enumerated_posterior():
     dummy = np.zeros((4, n_topics))
     for key in keys(rng, 20_000):
         zd = start.copy()
-        kernels.dmm_sweep(*dw, zd, *counts_of(zd), alpha, beta, key, dummy, False)
+        kernels.dmm_sweep(*dw, zd, *counts_of(zd), alpha, beta, key, dummy, False, lg_beta)
         counts[state_index(zd, n_topics)] += 1
     assert pearson(counts, P[state_index(start, n_topics)]) > P_MIN
 
@@ -341,7 +342,7 @@ def test_dmm_matches_enumerated_posterior():
     prob_sum = np.zeros((4, n_topics))
     visits = np.empty(n, dtype=np.int64)
     for t, key in enumerate(keys(rng, n)):
-        kernels.dmm_sweep(*dw, zd, mk, nwk, nk, alpha, beta, key, prob_sum, True)
+        kernels.dmm_sweep(*dw, zd, mk, nwk, nk, alpha, beta, key, prob_sum, True, lg_beta)
         visits[t] = state_index(zd, n_topics)
     _, p = stationary_chi2(visits, pi, P)
     assert p > P_MIN
