@@ -106,10 +106,12 @@ class LdaFit:
         Implementation actually used: ``"sparse"``, ``"dense"`` or
         ``"dense-then-sparse"`` for ``collapsed``, otherwise the method name.
     timings : dict
-        Seconds spent in ``sampling``, ``log_joint``, ``estimates`` and ``total``.
+        Wall-clock seconds spent in ``sampling``, ``log_joint``, ``estimates``
+        and ``total``, and ``sampling_cpu``: process CPU seconds of the sweeps
+        (all threads), steadier than wall-clock time on a shared machine.
     switched_at : tuple
-        Under ``kernel="auto"``, per chain the iteration whose sweep was the
-        first made by the sparse kernel (``None``: it never switched).
+        Under ``kernel="auto"``, per chain the (0-based) iteration whose sweep
+        was the first made by the sparse kernel (``None``: it never switched).
     z_doc : int32 (chains, D) or None
         For ``dmm``, the final topic of every document (also defined for empty
         documents, which ``z`` cannot show); ``None`` otherwise.
