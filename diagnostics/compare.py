@@ -1,0 +1,551 @@
+"""Comparisons of MCMC runs: samplers head to head, run against run, run against reference draws.
+
+This layer computes; it never prints. Three questions, one module:
+
+* **Which sampler is most efficient on this target?** :func:`sampler_row`
+  summarises one run of :func:`mcmc.core.samplers.driver.run` -- cost (wall
+  time and evaluation counts from the run's attributes), convergence (max
+  R-hat, min bulk and tail ESS), efficiency (ESS per second and per 1000
+  evaluations of the sampling phase) and, where the target knows its exact
+  moments, the worst standardized error ``|mean - truth| / MCSE``.
+* **Did the answer change?** :func:`compare_draws` puts two sets of draws of
+  the same parameters side by side: for each shared scalar parameter
+  ``z = (mean_A - mean_B) / sqrt(MCSE_A^2 + MCSE_B^2)``. Under the null
+  hypothesis that both runs target the same distribution and both MCSEs are
+  right, ``z`` is approximately standard normal (a Markov chain central limit
+  theorem for each run; Geyer 1992, Jones 2004), so ``|z| > 4`` happens with
+  probability about 6.3e-5 per parameter.
+* **Does it agree with a reference posterior?** The same comparison against
+  reference draws, e.g. posteriordb's (Magnusson et al. 2024), read by
+  :func:`read_posteriordb`. posteriordb's reference draws are thinned to be
+  nearly independent; their MCSE is still computed from the draws (it is then
+  close to ``sd / sqrt(n)``), so a reference that is less independent than
+  advertised only widens the test, never biases it.
+
+Caveats that matter when reading ``z``. The MCSEs are estimates: with a few
+hundred effective draws they are themselves uncertain by several per cent, so
+``|z|`` has slightly heavier tails than a normal. A chain that has not
+explored the whole posterior (R-hat well above 1) has an MCSE that understates
+its error, and no z-test can see what neither run visited. The MCSE of the
+standard deviation (:func:`mcmc.diagnostics.stats.mcse_sd`) is a delta-method
+approximation that needs a finite fourth moment; for heavy-tailed parameters
+(``tau`` in eight schools) its ``z`` is indicative only.
+
+References
+----------
+Geyer, C. J. (1992). Practical Markov chain Monte Carlo. *Statistical Science* 7(4), 473-483.
+
+Jones, G. L. (2004). On the Markov chain central limit theorem. *Probability Surveys* 1, 299-320.
+
+Vehtari, A., Gelman, A., Simpson, D., Carpenter, B. & Bürkner, P.-C. (2021).
+Rank-normalization, folding, and localization: an improved R-hat for assessing
+convergence of MCMC. *Bayesian Analysis* 16(2), 667-718.
+
+Magnusson, M., Torgander, J., Bürkner, P.-C., Zhang, L., Carpenter, B. &
+Vehtari, A. (2024). posteriordb: testing, benchmarking and developing Bayesian
+inference algorithms. arXiv:2407.04967.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+from mcmc.core.chains import Chains
+from mcmc.core.errors import InputError
+
+#: Default threshold on ``|z|``: about 6.3e-5 of parameters exceed it by chance.
+DEFAULT_MAX_Z = 4.0
+
+
+# --------------------------------------------------------------------------- reference draws
+
+
+def read_posteriordb(path: str | Path) -> Chains:
+    """Read posteriordb reference draws into a :class:`Chains`.
+
+    posteriordb stores a reference posterior as JSON: a list of chains, each an
+    object from Stan-style parameter name (``mu``, ``theta[1]``, ``L[2,1]``,
+    1-based) to the list of its draws. Indexed names are grouped into arrays
+    with 0-based positions, as for CmdStan CSV (``theta[1]`` .. ``theta[8]``
+    become ``theta`` of shape ``(chain, draw, 8)``, whose first component is
+    named ``theta[0]``).
+
+    Parameters
+    ----------
+    path
+        The ``*.json`` file (``reference_posteriors/draws/draws/NAME.json`` in
+        posteriordb, unzipped).
+
+    Returns
+    -------
+    Chains
+        Variables ``(chain, draw, *shape)``; ``attrs["source_files"]`` names the file.
+
+    Raises
+    ------
+    InputError
+        Unreadable file, invalid JSON, not a non-empty list of objects with the
+        same names in every chain, ragged or non-numeric draws.
+    """
+    from mcmc.diagnostics.cmdstan import group_columns
+
+    label = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(label, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(label, "is a directory, not a file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(label, f"cannot read: {exc}") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(label, f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(doc, list) or not doc or not all(isinstance(c, dict) and c for c in doc):
+        raise InputError(
+            label, "not posteriordb reference draws: expected a list of chains, each an object {name: [draws]}"
+        )
+    names = list(doc[0])
+    for i, chain in enumerate(doc):
+        if list(chain) != names:
+            raise InputError(label, f"chain {i} has parameters {sorted(chain)}; chain 0 has {sorted(names)}")
+    try:
+        values = np.array([[chain[n] for n in names] for chain in doc], dtype=np.float64)
+    except (ValueError, TypeError):
+        raise InputError(label, "draws must be equally long lists of numbers in every chain and parameter") from None
+    if values.ndim != 3:
+        raise InputError(label, "draws must be equally long lists of numbers in every chain and parameter")
+    if values.shape[2] < 1:
+        raise InputError(label, "no draws")
+    posterior, stats = group_columns(names, np.ascontiguousarray(np.moveaxis(values, 1, 2)))
+    chains = Chains(posterior, stats, {"source_files": [label], "format": "posteriordb"})
+    return chains.validate(label)
+
+
+def read_reference(path: str) -> Chains:
+    """Reference draws: posteriordb JSON (``.json``) or any chains file :func:`read_chains` reads."""
+    if path.lower().endswith(".json"):
+        return read_posteriordb(path)
+    from mcmc.diagnostics.readers import read_chains
+
+    return read_chains([path])
+
+
+# --------------------------------------------------------------------------- run against run
+
+
+@dataclass(frozen=True)
+class SideSummary:
+    """One side of a comparison: where the draws came from and their size."""
+
+    source: tuple[str, ...]
+    n_chains: int
+    n_draws: int
+
+
+@dataclass(frozen=True)
+class ParameterComparison:
+    """One scalar parameter present in both runs.
+
+    ``z`` compares the means; ``z_sd`` compares the standard deviations with
+    the delta-method MCSE of the sd. ``passed`` is ``|z| <= max_z`` (and the
+    same for ``z_sd`` when the sd is checked); an undefined ``z`` (non-finite
+    draws, or a parameter constant on one side and not equal on the other)
+    fails.
+    """
+
+    name: str
+    mean_a: float
+    mean_b: float
+    mcse_a: float
+    mcse_b: float
+    z: float
+    sd_a: float
+    sd_b: float
+    sd_ratio: float
+    mcse_sd_a: float
+    mcse_sd_b: float
+    z_sd: float
+    ess_bulk_a: float
+    ess_bulk_b: float
+    rhat_a: float
+    rhat_b: float
+    passed: bool
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Result of :func:`compare_draws`: a row per shared parameter and a verdict."""
+
+    a: SideSummary
+    b: SideSummary
+    max_z: float
+    check_sd: bool
+    parameters: tuple[ParameterComparison, ...]
+    only_in_a: tuple[str, ...]
+    only_in_b: tuple[str, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def failed(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.parameters if not p.passed)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failed
+
+    @property
+    def chance_exceedance(self) -> float:
+        """Two-sided normal tail probability of ``|z| > max_z`` for one parameter."""
+        return math.erfc(self.max_z / math.sqrt(2.0))
+
+    @property
+    def expected_false_alarms(self) -> float:
+        """Parameters expected to exceed ``max_z`` when nothing changed (tests per parameter x P)."""
+        tests = len(self.parameters) * (2 if self.check_sd else 1)
+        return tests * self.chance_exceedance
+
+    def bonferroni_z(self, familywise: float = 0.01) -> float:
+        """The ``|z|`` threshold keeping the chance of any false alarm at ``familywise`` (Bonferroni)."""
+        tests = max(1, len(self.parameters) * (2 if self.check_sd else 1))
+        return NormalDist().inv_cdf(1.0 - familywise / (2.0 * tests))
+
+    def verdict(self) -> str:
+        n = len(self.parameters)
+        what = "means and sds" if self.check_sd else "means"
+        if self.passed:
+            worst = max((abs(p.z) for p in self.parameters), default=0.0)
+            return f"PASS: {n} shared parameters, {what} agree (max |z| {worst:.2f} <= {self.max_z:g})"
+        bad = [p for p in self.parameters if not p.passed]
+        shown = ", ".join(f"{p.name} (z {_fmt_z(p.z)}{_sd_part(p, self.check_sd)})" for p in bad[:6])
+        more = f" and {len(bad) - 6} more" if len(bad) > 6 else ""
+        return f"FAIL: {len(bad)} of {n} parameters differ beyond |z| {self.max_z:g}: {shown}{more}"
+
+
+def _fmt_z(z: float) -> str:
+    return f"{z:+.1f}" if math.isfinite(z) else ("undefined" if math.isnan(z) else ("+inf" if z > 0 else "-inf"))
+
+
+def _sd_part(p: ParameterComparison, check_sd: bool) -> str:
+    return f", z_sd {_fmt_z(p.z_sd)}" if check_sd else ""
+
+
+def flat_draws(chains: Chains) -> tuple[list[str], np.ndarray]:
+    """Every scalar parameter of ``chains``: names (``theta[0]``) and draws ``(chain, draw, n)`` as float64."""
+    from mcmc.diagnostics.report import flatten, select
+
+    selection = select(chains)
+    return list(selection.names), flatten(chains, selection)
+
+
+def z_scores(mean_a: np.ndarray, se_a: np.ndarray, mean_b: np.ndarray, se_b: np.ndarray) -> np.ndarray:
+    """``(mean_a - mean_b) / sqrt(se_a^2 + se_b^2)``, elementwise.
+
+    Equal means give 0 even when both standard errors are 0 (a constant
+    parameter equal on both sides); different means with zero total standard
+    error give ``+-inf``; NaN anywhere gives NaN.
+    """
+    diff = np.asarray(mean_a, dtype=float) - np.asarray(mean_b, dtype=float)
+    se = np.sqrt(np.square(se_a) + np.square(se_b))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = diff / se
+    return np.where(diff == 0, 0.0, z)
+
+
+def compare_draws(
+    a: Chains,
+    b: Chains,
+    *,
+    max_z: float = DEFAULT_MAX_Z,
+    check_sd: bool = False,
+    source_a: Sequence[str] = (),
+    source_b: Sequence[str] = (),
+) -> Comparison:
+    """Compare the shared scalar parameters of two sets of draws.
+
+    Parameters
+    ----------
+    a, b
+        Draws; their variables may differ in number of chains and draws.
+        Parameters are matched by scalar name (``mu``, ``theta[0]``).
+    max_z
+        A parameter fails when ``|z| > max_z``.
+    check_sd
+        Also fail parameters whose ``|z_sd| > max_z``.
+    source_a, source_b
+        File names, for the report.
+
+    Returns
+    -------
+    Comparison
+        One :class:`ParameterComparison` per shared parameter, in ``a``'s order.
+
+    Raises
+    ------
+    InputError
+        No parameter name is shared; the message lists both sides' names.
+    """
+    from mcmc.diagnostics import stats
+
+    names_a, xa = flat_draws(a)
+    names_b, xb = flat_draws(b)
+    index_b = {n: i for i, n in enumerate(names_b)}
+    shared = [n for n in names_a if n in index_b]
+    if not shared:
+        raise InputError(
+            None,
+            f"the two runs share no parameter: A has {_name_list(names_a)}; B has {_name_list(names_b)}",
+        )
+    set_a = set(names_a)
+    ia = [i for i, n in enumerate(names_a) if n in index_b]
+    ib = [index_b[n] for n in shared]
+    xa, xb = xa[:, :, ia], xb[:, :, ib]
+
+    def side(x: np.ndarray) -> dict[str, np.ndarray]:
+        return {
+            "mean": stats.mean(x), "sd": stats.sd(x), "mcse": stats.mcse_mean(x), "mcse_sd": stats.mcse_sd(x),
+            "ess": stats.ess_bulk(x), "rhat": stats.rhat(x),
+        }  # fmt: skip
+
+    sa, sb = side(xa), side(xb)
+    z = z_scores(sa["mean"], sa["mcse"], sb["mean"], sb["mcse"])
+    z_sd = z_scores(sa["sd"], sa["mcse_sd"], sb["sd"], sb["mcse_sd"])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = sa["sd"] / sb["sd"]
+    ok = np.abs(z) <= max_z  # NaN compares false: an undefined z fails
+    if check_sd:
+        ok &= np.abs(z_sd) <= max_z
+    params = tuple(
+        ParameterComparison(
+            name=name,
+            mean_a=float(sa["mean"][k]), mean_b=float(sb["mean"][k]),
+            mcse_a=float(sa["mcse"][k]), mcse_b=float(sb["mcse"][k]), z=float(z[k]),
+            sd_a=float(sa["sd"][k]), sd_b=float(sb["sd"][k]), sd_ratio=float(ratio[k]),
+            mcse_sd_a=float(sa["mcse_sd"][k]), mcse_sd_b=float(sb["mcse_sd"][k]), z_sd=float(z_sd[k]),
+            ess_bulk_a=float(sa["ess"][k]), ess_bulk_b=float(sb["ess"][k]),
+            rhat_a=float(sa["rhat"][k]), rhat_b=float(sb["rhat"][k]),
+            passed=bool(ok[k]),
+        )  # fmt: skip
+        for k, name in enumerate(shared)
+    )
+    notes = []
+    worst_rhat = np.nanmax(np.concatenate([sa["rhat"], sb["rhat"]])) if len(shared) else np.nan
+    if np.isfinite(worst_rhat) and worst_rhat > 1.01:
+        notes.append(
+            f"max R-hat {worst_rhat:.3f} > 1.01: an unconverged run's MCSE understates its error; "
+            "run mcmc diagnose on each side"
+        )
+    return Comparison(
+        a=SideSummary(tuple(source_a), a.n_chains, a.n_draws),
+        b=SideSummary(tuple(source_b), b.n_chains, b.n_draws),
+        max_z=float(max_z),
+        check_sd=check_sd,
+        parameters=params,
+        only_in_a=tuple(n for n in names_a if n not in index_b),
+        only_in_b=tuple(n for n in names_b if n not in set_a),
+        notes=tuple(notes),
+    )
+
+
+def _name_list(names: Sequence[str], cap: int = 12) -> str:
+    if not names:
+        return "(none)"
+    shown = ", ".join(names[:cap])
+    return shown + (f" and {len(names) - cap} more" if len(names) > cap else "")
+
+
+# --------------------------------------------------------------------------- samplers head to head
+
+
+@dataclass(frozen=True)
+class SamplerRow:
+    """Cost, convergence and efficiency of one sampler's run on a target.
+
+    Costs: ``n_density_evals`` and ``n_gradient_evals`` count, over all
+    chains, warm-up included, each chain row evaluated (a fused value-and-
+    gradient call counts one of each). ``cost`` is ``n_density_evals +
+    grad_cost * n_gradient_evals``: a gradient counted as ``grad_cost``
+    density evaluations (1 by default; reverse-mode differentiation costs a
+    small constant multiple of the density, typically 1-4). Efficiency is that
+    of the tuned kernel: the worst ESS over coordinates, ``min(bulk, tail)``,
+    divided by the *sampling-phase* time and cost (warm-up length is the same
+    user choice for every sampler, and its cost is shown in the totals).
+
+    ``mean_z_max`` is ``max_i |mean_i - truth_i| / MCSE_i`` over the reported
+    coordinates when the target knows its exact means, ``sd_z_max`` the same
+    for the standard deviations with :func:`mcmc.diagnostics.stats.mcse_sd`;
+    ``None`` when unknown. Fields that do not apply are ``None``.
+    """
+
+    sampler: str
+    wall_time_s: float | None
+    warmup_time_s: float | None
+    sampling_time_s: float | None
+    n_density_evals: int
+    n_gradient_evals: int
+    n_density_evals_warmup: int
+    n_gradient_evals_warmup: int
+    cost: float
+    sampling_cost: float
+    rhat_max: float | None
+    rhat_argmax: str | None
+    ess_bulk_min: float | None
+    ess_bulk_argmin: str | None
+    ess_tail_min: float | None
+    ess_tail_argmin: str | None
+    ess_min: float | None
+    ess_per_s: float | None
+    ess_per_1k_evals: float | None
+    acceptance: float | None
+    divergences: int | None
+    mean_z_max: float | None
+    mean_z_argmax: str | None
+    sd_z_max: float | None
+    sd_z_argmax: str | None
+
+
+def _arg(values: np.ndarray, names: Sequence[str], pick: Any) -> tuple[float | None, str | None]:
+    if not np.isfinite(values).any():
+        return None, None
+    i = int(pick(np.where(np.isfinite(values), values, np.nan)))
+    return float(values[i]), names[i]
+
+
+def sampler_row(
+    chains: Chains,
+    *,
+    truth_mean: np.ndarray | None = None,
+    truth_sd: np.ndarray | None = None,
+    grad_cost: float = 1.0,
+) -> SamplerRow:
+    """Summarise one run of the driver (see :class:`SamplerRow`).
+
+    Parameters
+    ----------
+    chains
+        Output of :func:`mcmc.core.samplers.driver.run`, attrs (counts and
+        timings) intact.
+    truth_mean, truth_sd
+        Exact moments of the reported coordinates, ``(n,)`` in the order of
+        the flattened variables (the target's ``mean``/``sd``), or ``None``.
+    grad_cost
+        Density evaluations one gradient evaluation counts as.
+    """
+    from mcmc.diagnostics import stats
+
+    names, x = flat_draws(chains)
+    a = chains.attrs
+    rhat = stats.rhat(x)
+    bulk = stats.ess_bulk(x)
+    tail = stats.ess_tail(x)
+    rhat_max, rhat_arg = _arg(rhat, names, np.nanargmax)
+    bulk_min, bulk_arg = _arg(bulk, names, np.nanargmin)
+    tail_min, tail_arg = _arg(tail, names, np.nanargmin)
+    ess_min = None if bulk_min is None or tail_min is None else min(bulk_min, tail_min)
+
+    nd, ng = int(a.get("n_density_evals", 0)), int(a.get("n_gradient_evals", 0))
+    ndw, ngw = int(a.get("n_density_evals_warmup", 0)), int(a.get("n_gradient_evals_warmup", 0))
+    sampling_cost = nd + grad_cost * ng
+    cost = sampling_cost + ndw + grad_cost * ngw
+    t_sampling = a.get("sampling_time_s")
+    ess_per_s = ess_min / t_sampling if ess_min is not None and t_sampling else None
+    ess_per_1k = 1000.0 * ess_min / sampling_cost if ess_min is not None and sampling_cost > 0 else None
+
+    ss = chains.sample_stats
+    acceptance = float(np.mean(ss["acceptance_rate"])) if "acceptance_rate" in ss else None
+    divergences = int(np.sum(ss["diverging"])) if "diverging" in ss else None
+
+    mean_z = sd_z = (None, None)
+    if truth_mean is not None:
+        truth_mean = np.asarray(truth_mean, dtype=float)
+        if truth_mean.shape != (len(names),):
+            raise ValueError(f"truth_mean has shape {truth_mean.shape}; the run has {len(names)} coordinates")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean_z = _arg(np.abs(stats.mean(x) - truth_mean) / stats.mcse_mean(x), names, np.nanargmax)
+    if truth_sd is not None:
+        truth_sd = np.asarray(truth_sd, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sd_z = _arg(np.abs(stats.sd(x) - truth_sd) / stats.mcse_sd(x), names, np.nanargmax)
+
+    return SamplerRow(
+        sampler=str(a.get("sampler", "?")),
+        wall_time_s=a.get("wall_time_s"), warmup_time_s=a.get("warmup_time_s"), sampling_time_s=t_sampling,
+        n_density_evals=nd + ndw, n_gradient_evals=ng + ngw,
+        n_density_evals_warmup=ndw, n_gradient_evals_warmup=ngw,
+        cost=float(cost), sampling_cost=float(sampling_cost),
+        rhat_max=rhat_max, rhat_argmax=rhat_arg,
+        ess_bulk_min=bulk_min, ess_bulk_argmin=bulk_arg, ess_tail_min=tail_min, ess_tail_argmin=tail_arg,
+        ess_min=ess_min, ess_per_s=ess_per_s, ess_per_1k_evals=ess_per_1k,
+        acceptance=acceptance, divergences=divergences,
+        mean_z_max=mean_z[0], mean_z_argmax=mean_z[1], sd_z_max=sd_z[0], sd_z_argmax=sd_z[1],
+    )  # fmt: skip
+
+
+#: Per column of the sampler table: is a larger value better (True), smaller (False)?
+BETTER: dict[str, bool] = {
+    "wall_time_s": False,
+    "cost": False,
+    "rhat_max": False,
+    "ess_bulk_min": True,
+    "ess_tail_min": True,
+    "ess_per_s": True,
+    "ess_per_1k_evals": True,
+    "divergences": False,
+    "mean_z_max": False,
+    "sd_z_max": False,
+}
+
+
+def best_by_column(rows: Sequence[SamplerRow]) -> dict[str, list[str]]:
+    """For each column of :data:`BETTER`, the sampler(s) with the best value (ties share; ``None`` skipped).
+
+    R-hat is judged by its distance from 1 and ``|z|`` columns by their size,
+    the smaller the better.
+    """
+    out: dict[str, list[str]] = {}
+    for column, larger in BETTER.items():
+        values = [(r.sampler, getattr(r, column)) for r in rows]
+        values = [(s, v if column != "rhat_max" else abs(v - 1.0)) for s, v in values if v is not None]
+        values = [(s, v) for s, v in values if math.isfinite(v)]
+        if len(values) < 2:
+            continue
+        target = max(v for _, v in values) if larger else min(v for _, v in values)
+        out[column] = [s for s, v in values if v == target]
+    return out
+
+
+def samplers_verdict(rows: Sequence[SamplerRow], max_z: float = DEFAULT_MAX_Z) -> tuple[bool, str]:
+    """Pass unless some sampler's mean misses the target's exact mean by more than ``max_z`` MCSEs.
+
+    Without exact moments nothing can fail; samplers whose max R-hat exceeds
+    1.01 are named either way (their MCSE, hence their ``z``, is not to be trusted).
+
+    Returns
+    -------
+    passed, verdict
+        The verdict is one line starting ``PASS:``, ``FAIL:`` or ``DONE:`` (no truth to check).
+    """
+    unconverged = [r.sampler for r in rows if r.rhat_max is not None and r.rhat_max > 1.01]
+    warn = f" (R-hat > 1.01: {', '.join(unconverged)})" if unconverged else ""
+    checked = [r for r in rows if r.mean_z_max is not None]
+    best = best_by_column(rows).get("ess_per_1k_evals")
+    best_note = f"; most ESS per evaluation: {', '.join(best)}" if best else ""
+    if not checked:
+        return True, f"DONE: {len(rows)} samplers compared, no exact moments to check{best_note}{warn}"
+    bad = [r for r in checked if r.mean_z_max > max_z]
+    if bad:
+        shown = ", ".join(f"{r.sampler} (|z| {r.mean_z_max:.1f} at {r.mean_z_argmax})" for r in bad)
+        return False, f"FAIL: mean off the exact value by more than {max_z:g} MCSE: {shown}{warn}"
+    worst = max(r.mean_z_max for r in checked)
+    return True, (
+        f"PASS: {len(checked)} samplers match the exact means (max |z| {worst:.2f} <= {max_z:g}){best_note}{warn}"
+    )
