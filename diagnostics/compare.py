@@ -534,8 +534,8 @@ def samplers_verdict(rows: Sequence[SamplerRow], max_z: float = DEFAULT_MAX_Z) -
     passed, verdict
         The verdict is one line starting ``PASS:``, ``FAIL:`` or ``DONE:`` (no truth to check).
     """
-    unconverged = [r.sampler for r in rows if r.rhat_max is not None and r.rhat_max > 1.01]
-    warn = f" (R-hat > 1.01: {', '.join(unconverged)})" if unconverged else ""
+    unconverged = [f"{r.sampler} {r.rhat_max:.3f}" for r in rows if r.rhat_max is not None and r.rhat_max > 1.01]
+    warn = f"; R-hat > 1.01, so MCSE and z unreliable: {', '.join(unconverged)}" if unconverged else ""
     checked = [r for r in rows if r.mean_z_max is not None]
     best = best_by_column(rows).get("ess_per_1k_evals")
     best_note = f"; most ESS per evaluation: {', '.join(best)}" if best else ""
@@ -544,8 +544,9 @@ def samplers_verdict(rows: Sequence[SamplerRow], max_z: float = DEFAULT_MAX_Z) -
     bad = [r for r in checked if r.mean_z_max > max_z]
     if bad:
         shown = ", ".join(f"{r.sampler} (|z| {r.mean_z_max:.1f} at {r.mean_z_argmax})" for r in bad)
-        return False, f"FAIL: mean off the exact value by more than {max_z:g} MCSE: {shown}{warn}"
+        return False, f"FAIL: mean more than {max_z:g} MCSE off the exact value: {shown}{warn}"
     worst = max(r.mean_z_max for r in checked)
     return True, (
-        f"PASS: {len(checked)} samplers match the exact means (max |z| {worst:.2f} <= {max_z:g}){best_note}{warn}"
+        f"PASS: every sampler's means within {max_z:g} MCSE of the exact values (max |z| {worst:.2f})"
+        f"{best_note}{warn}"
     )
