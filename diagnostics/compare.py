@@ -223,7 +223,8 @@ class Comparison:
         n = len(self.parameters)
         what = "means and sds" if self.check_sd else "means"
         if self.passed:
-            worst = max((abs(p.z) for p in self.parameters), default=0.0)
+            zs = [abs(p.z) for p in self.parameters] + [abs(p.z_sd) for p in self.parameters if self.check_sd]
+            worst = max(zs, default=0.0)
             return f"PASS: {n} shared parameters, {what} agree (max |z| {worst:.2f} <= {self.max_z:g})"
         bad = [p for p in self.parameters if not p.passed]
         shown = ", ".join(f"{p.name} (z {_fmt_z(p.z)}{_sd_part(p, self.check_sd)})" for p in bad[:6])
