@@ -113,8 +113,12 @@ def command(
     chains: Annotated[
         int, typer.Option("--chains", "-c", min=1, rich_help_panel="Samplers", help="Chains per sampler.")
     ] = 4,
-    warmup: Annotated[int, typer.Option(min=0, rich_help_panel="Samplers", help="Warm-up iterations per chain.")] = 1000,
-    draws: Annotated[int, typer.Option(min=1, rich_help_panel="Samplers", help="Sampling iterations per chain.")] = 1000,
+    warmup: Annotated[
+        int, typer.Option(min=0, rich_help_panel="Samplers", help="Warm-up iterations per chain.")
+    ] = 1000,
+    draws: Annotated[
+        int, typer.Option(min=1, rich_help_panel="Samplers", help="Sampling iterations per chain.")
+    ] = 1000,
     seed: Annotated[
         int | None,
         typer.Option(
@@ -422,7 +426,7 @@ def _console(out: IO[str]) -> Any:
 def _num(value: float | None, digits: int = 3) -> str:
     if value is None:
         return "-"
-    return f"{value:.{digits}g}" if abs(value) < 10 ** digits else f"{value:.0f}"
+    return f"{value:.{digits}g}" if abs(value) < 10**digits else f"{value:.0f}"
 
 
 def _sampler_table(doc: dict[str, Any]) -> Any:
@@ -453,7 +457,7 @@ def _sampler_table(doc: dict[str, Any]) -> Any:
     )
     table = Table(title=title, title_justify="left", header_style="bold")
     table.add_column("sampler", style="bold")
-    for key, label, _ in columns:
+    for _, label, _ in columns:
         table.add_column(label, justify="right")
     for row in doc["samplers"]:
         cells = [row["sampler"]]

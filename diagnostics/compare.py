@@ -328,12 +328,21 @@ def compare_draws(
     params = tuple(
         ParameterComparison(
             name=name,
-            mean_a=float(sa["mean"][k]), mean_b=float(sb["mean"][k]),
-            mcse_a=float(sa["mcse"][k]), mcse_b=float(sb["mcse"][k]), z=float(z[k]),
-            sd_a=float(sa["sd"][k]), sd_b=float(sb["sd"][k]), sd_ratio=float(ratio[k]),
-            mcse_sd_a=float(sa["mcse_sd"][k]), mcse_sd_b=float(sb["mcse_sd"][k]), z_sd=float(z_sd[k]),
-            ess_bulk_a=float(sa["ess"][k]), ess_bulk_b=float(sb["ess"][k]),
-            rhat_a=float(sa["rhat"][k]), rhat_b=float(sb["rhat"][k]),
+            mean_a=float(sa["mean"][k]),
+            mean_b=float(sb["mean"][k]),
+            mcse_a=float(sa["mcse"][k]),
+            mcse_b=float(sb["mcse"][k]),
+            z=float(z[k]),
+            sd_a=float(sa["sd"][k]),
+            sd_b=float(sb["sd"][k]),
+            sd_ratio=float(ratio[k]),
+            mcse_sd_a=float(sa["mcse_sd"][k]),
+            mcse_sd_b=float(sb["mcse_sd"][k]),
+            z_sd=float(z_sd[k]),
+            ess_bulk_a=float(sa["ess"][k]),
+            ess_bulk_b=float(sb["ess"][k]),
+            rhat_a=float(sa["rhat"][k]),
+            rhat_b=float(sb["rhat"][k]),
             passed=bool(ok[k]),
         )  # fmt: skip
         for k, name in enumerate(shared)
@@ -548,6 +557,5 @@ def samplers_verdict(rows: Sequence[SamplerRow], max_z: float = DEFAULT_MAX_Z) -
         return False, f"FAIL: mean more than {max_z:g} MCSE off the exact value: {shown}{warn}"
     worst = max(r.mean_z_max for r in checked)
     return True, (
-        f"PASS: every sampler's means within {max_z:g} MCSE of the exact values (max |z| {worst:.2f})"
-        f"{best_note}{warn}"
+        f"PASS: every sampler's means within {max_z:g} MCSE of the exact values (max |z| {worst:.2f}){best_note}{warn}"
     )
