@@ -430,55 +430,58 @@ def _num(value: float | None, digits: int = 3) -> str:
 
 
 def _sampler_table(doc: dict[str, Any]) -> Any:
+    """One column per sampler, one row per measure: fits a terminal for any sensible number of samplers."""
+    from rich import box
+    from rich.console import Group
     from rich.table import Table
+    from rich.text import Text
 
     best = doc["best"]
-    columns = [
-        ("wall_time_s", "time s", lambda v: f"{v:.2f}" if v is not None else "-"),
-        ("n_density_evals", "density evals", lambda v: f"{v:,}"),
-        ("n_gradient_evals", "gradient evals", lambda v: f"{v:,}" if v else "0"),
+    grad = doc["grad_cost"]
+    measures = [
+        ("wall_time_s", "time (s)", lambda v: f"{v:.2f}" if v is not None else "-"),
+        ("n_density_evals", "density evaluations", lambda v: f"{v:,}"),
+        ("n_gradient_evals", "gradient evaluations", lambda v: f"{v:,}"),
         ("rhat_max", "max R-hat", lambda v: f"{v:.3f}" if v is not None else "-"),
         ("ess_bulk_min", "min bulk ESS", lambda v: f"{v:.0f}" if v is not None else "-"),
         ("ess_tail_min", "min tail ESS", lambda v: f"{v:.0f}" if v is not None else "-"),
-        ("ess_per_s", "ESS/s", lambda v: _num(v)),
-        ("ess_per_1k_evals", "ESS/1k evals", lambda v: _num(v)),
-        ("acceptance", "accept", lambda v: f"{v:.2f}" if v is not None else "-"),
-        ("divergences", "diverg.", lambda v: "-" if v is None else str(v)),
+        ("ess_per_s", "ESS per second", lambda v: _num(v)),
+        ("ess_per_1k_evals", "ESS per 1000 evaluations", lambda v: _num(v)),
+        ("acceptance", "acceptance rate", lambda v: f"{v:.2f}" if v is not None else "-"),
+        ("divergences", "divergences", lambda v: "-" if v is None else str(v)),
     ]
     if doc["exact_moments"]:
-        columns += [
-            ("mean_z_max", "max |z| mean", lambda v: _num(v, 2)),
-            ("sd_z_max", "max |z| sd", lambda v: _num(v, 2)),
+        measures += [
+            ("mean_z_max", "max |mean - exact| / MCSE", lambda v: _num(v, 2)),
+            ("sd_z_max", "max |sd - exact| / MCSE", lambda v: _num(v, 2)),
         ]
     opts = ", ".join(f"{k}={v}" for k, v in doc["target_options"].items())
     title = (
         f"{doc['target']}{f' ({opts})' if opts else ''}: {doc['chains']} chains x {doc['draws']} draws "
         f"(+{doc['warmup']} warm-up), seed {doc['seed']}"
     )
-    table = Table(title=title, title_justify="left", header_style="bold")
-    table.add_column("sampler", style="bold")
-    for _, label, _ in columns:
-        table.add_column(label, justify="right")
+    table = Table(header_style="bold", box=box.SIMPLE_HEAD)
+    table.add_column("", no_wrap=True)
     for row in doc["samplers"]:
-        cells = [row["sampler"]]
-        for key, _, show in columns:
-            text = show(row[key])
+        table.add_column(row["sampler"], justify="right", no_wrap=True)
+    for key, label, show in measures:
+        cells = []
+        for row in doc["samplers"]:
+            style = ""
             if row["sampler"] in best.get(key, ()):
-                text = f"[bold green]{text}[/]"
+                style = "bold green"
             elif key == "rhat_max" and row[key] is not None and row[key] > 1.01:
-                text = f"[bold red]{text}[/]"
+                style = "bold red"
             elif key == "mean_z_max" and row[key] is not None and row[key] > doc["max_z"]:
-                text = f"[bold red]{text}[/]"
-            cells.append(text)
-        table.add_row(*cells)
-    grad = doc["grad_cost"]
-    table.caption = (
-        "ESS = min over coordinates of min(bulk, tail); ESS/s and ESS/1k evals over the sampling phase, an "
-        f"evaluation being a density or {grad:g} per gradient. Evaluations and time include warm-up. "
-        "Best per column in green."
+                style = "bold red"
+            cells.append(Text(show(row[key]), style=style))
+        table.add_row(label, *cells)
+    caption = (
+        "ESS: the worst coordinate's min(bulk, tail). Per second and per evaluation: sampling phase only, "
+        f"a gradient counting as {grad:g} density evaluation{'s' if grad != 1 else ''}. Time and evaluation "
+        "counts include warm-up. Best in green."
     )
-    table.caption_justify = "left"
-    return table
+    return Group(Text(title, style="bold"), table, Text(caption, style="dim"))
 
 
 def _parameter_table(doc: dict[str, Any]) -> Any:
