@@ -59,7 +59,7 @@ become theta\\[0]).
 Under the null hypothesis each z is about standard normal, so |z| > 4 happens by
 chance for about 6.3e-5 of parameters: with N parameters expect N x 6.3e-5 false
 alarms. For a familywise false-alarm rate alpha over N parameters use the
-Bonferroni threshold Phi^-1(1 - alpha / 2N) (4.4 for N = 500, alpha = 1%); the
+Bonferroni threshold Phi^-1(1 - alpha / 2N) (4.26 for N = 500, alpha = 1%); the
 verdict notes it when it exceeds --max-z. The MCSEs are estimates and assume converged
 chains: check both runs with mcmc diagnose.
 
@@ -71,9 +71,9 @@ def command(
     sources: Annotated[
         list[str] | None,
         typer.Argument(
-            metavar="[A B | RUN]",
-            help="Two runs to compare, or one run with --reference. Any chains file mcmc diagnose reads; "
-            "a quoted glob ('run_*.csv') is several chains.",
+            metavar="RUN",
+            help="A B: two runs to compare; or one RUN with --reference. Any chains file mcmc diagnose reads; "
+            "a quoted glob ('run_*.csv') is several chains of one run.",
             show_default=False,
         ),
     ] = None,

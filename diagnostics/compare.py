@@ -318,6 +318,11 @@ def compare_draws(
         }  # fmt: skip
 
     sa, sb = side(xa), side(xb)
+    for s in (sa, sb):
+        # stats gives a constant parameter NaN everywhere; its mean and sd have no Monte Carlo error at all.
+        const = s["sd"] == 0
+        s["mcse"] = np.where(const, 0.0, s["mcse"])
+        s["mcse_sd"] = np.where(const, 0.0, s["mcse_sd"])
     z = z_scores(sa["mean"], sa["mcse"], sb["mean"], sb["mcse"])
     z_sd = z_scores(sa["sd"], sa["mcse_sd"], sb["sd"], sb["mcse_sd"])
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -348,8 +353,10 @@ def compare_draws(
         for k, name in enumerate(shared)
     )
     notes = []
-    worst_rhat = np.nanmax(np.concatenate([sa["rhat"], sb["rhat"]])) if len(shared) else np.nan
-    if np.isfinite(worst_rhat) and worst_rhat > 1.01:
+    rhats = np.concatenate([sa["rhat"], sb["rhat"]])
+    rhats = rhats[np.isfinite(rhats)]
+    worst_rhat = rhats.max() if rhats.size else np.nan
+    if worst_rhat > 1.01:
         notes.append(
             f"max R-hat {worst_rhat:.3f} > 1.01: an unconverged run's MCSE understates its error; "
             "run mcmc diagnose on each side"

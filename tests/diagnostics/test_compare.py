@@ -229,3 +229,19 @@ def test_best_by_column_and_verdicts(gaussian_runs) -> None:
     assert passed and verdict.startswith("DONE:")
     tie = dataclasses.replace(rows[1], sampler="other")
     assert best_by_column([rows[1], tie])["cost"] == ["rwm", "other"]
+
+
+def test_constant_parameters_compare_without_warnings() -> None:
+    # Constant on both sides (a fixed entry of a Cholesky factor, say): every
+    # statistic is NaN, yet equal constants agree and no RuntimeWarning escapes.
+    same = compare_draws(Chains({"c": np.ones((2, 50))}), Chains({"c": np.ones((3, 40))}))
+    assert same.passed and same.parameters[0].z == 0.0 and same.notes == ()
+    differ = compare_draws(Chains({"c": np.ones((2, 50))}), Chains({"c": np.zeros((2, 50))}))
+    assert differ.failed == ("c",) and differ.parameters[0].z == np.inf
+
+
+def test_unconverged_run_is_noted() -> None:
+    rng = np.random.default_rng(6)
+    stuck = rng.standard_normal((4, 200, 1)) + np.arange(4)[:, None, None]  # chains in different places
+    result = compare_draws(Chains({"x": stuck}), Chains({"x": rng.standard_normal((4, 200, 1))}))
+    assert any(note.startswith("max R-hat") for note in result.notes)
