@@ -44,7 +44,7 @@ min(bulk, tail) ESS over the sampling phase; a gradient counts as --grad-cost de
 evaluations, a fused value-and-gradient call as 1 + grad-cost), acceptance,
 divergences and, where the target knows its exact moments, the worst
 |mean - truth| / MCSE (and the same for the sd with the delta-method MCSE of the sd).
-Fails if a sampler's mean is more than --max-z MCSEs off the truth.
+Fails if a sampler's mean (with --check-sd: or sd) is more than --max-z MCSEs off the truth.
 
 [bold]Run against run[/] (A B): for each scalar parameter both share,
 z = (mean A - mean B) / sqrt(MCSE_A^2 + MCSE_B^2), the sd ratio and both ESS. Fails
@@ -192,7 +192,7 @@ def command(
             raise UsageError("comparing samplers needs both --target and --samplers (e.g. -t gaussian -s hmc,rwm)")
         doc, passed, verdict = _compare_samplers(
             target, samplers, chains=chains, warmup=warmup, draws=draws, seed=seed, dim=dim,
-            target_option=target_option or [], grad_cost=grad_cost, max_z=max_z,
+            target_option=target_option or [], grad_cost=grad_cost, max_z=max_z, check_sd=check_sd,
         )  # fmt: skip
     else:
         if reference is not None and len(files) != 1:
@@ -240,6 +240,7 @@ def _compare_samplers(
     target_option: list[str],
     grad_cost: float,
     max_z: float,
+    check_sd: bool,
 ) -> tuple[dict[str, Any], bool, str]:
     import numpy as np
 
@@ -298,7 +299,7 @@ def _compare_samplers(
         if bar is not None:
             bar.stop()
 
-    passed, verdict = samplers_verdict(rows, max_z)
+    passed, verdict = samplers_verdict(rows, max_z, check_sd)
     opts = {k: v for k, v in tgt.options.items() if v is not None}
     doc = {
         "schema": SCHEMA,
@@ -313,6 +314,7 @@ def _compare_samplers(
         "seed": seed,
         "grad_cost": grad_cost,
         "max_z": max_z,
+        "check_sd": check_sd,
         "passed": passed,
         "verdict": verdict,
         "best": best_by_column(rows),

@@ -540,8 +540,12 @@ def best_by_column(rows: Sequence[SamplerRow]) -> dict[str, list[str]]:
     return out
 
 
-def samplers_verdict(rows: Sequence[SamplerRow], max_z: float = DEFAULT_MAX_Z) -> tuple[bool, str]:
+def samplers_verdict(
+    rows: Sequence[SamplerRow], max_z: float = DEFAULT_MAX_Z, check_sd: bool = False
+) -> tuple[bool, str]:
     """Pass unless some sampler's mean misses the target's exact mean by more than ``max_z`` MCSEs.
+
+    With ``check_sd``, the same for the standard deviations (``sd_z_max``).
 
     Without exact moments nothing can fail; samplers whose max R-hat exceeds
     1.01 are named either way (their MCSE, hence their ``z``, is not to be trusted).
@@ -559,10 +563,15 @@ def samplers_verdict(rows: Sequence[SamplerRow], max_z: float = DEFAULT_MAX_Z) -
     if not checked:
         return True, f"DONE: {len(rows)} samplers compared, no exact moments to check{best_note}{warn}"
     bad = [r for r in checked if r.mean_z_max > max_z]
-    if bad:
-        shown = ", ".join(f"{r.sampler} (|z| {r.mean_z_max:.1f} at {r.mean_z_argmax})" for r in bad)
-        return False, f"FAIL: mean more than {max_z:g} MCSE off the exact value: {shown}{warn}"
+    bad_sd = [r for r in rows if check_sd and r.sd_z_max is not None and r.sd_z_max > max_z]
+    if bad or bad_sd:
+        shown = [f"{r.sampler} mean (|z| {r.mean_z_max:.1f} at {r.mean_z_argmax})" for r in bad]
+        shown += [f"{r.sampler} sd (|z| {r.sd_z_max:.1f} at {r.sd_z_argmax})" for r in bad_sd]
+        return False, f"FAIL: more than {max_z:g} MCSE off the exact value: {', '.join(shown)}{warn}"
     worst = max(r.mean_z_max for r in checked)
+    what = "means and sds" if check_sd else "means"
+    if check_sd:
+        worst = max([worst, *(r.sd_z_max for r in rows if r.sd_z_max is not None)])
     return True, (
-        f"PASS: every sampler's means within {max_z:g} MCSE of the exact values (max |z| {worst:.2f}){best_note}{warn}"
+        f"PASS: every sampler's {what} within {max_z:g} MCSE of the exact values (max |z| {worst:.2f}){best_note}{warn}"
     )

@@ -18,7 +18,7 @@ REF = str(Path(__file__).parents[1] / "data" / "compare" / "eight_schools-eight_
 
 TOP_SAMPLERS = {
     "schema", "mode", "target", "target_options", "dim", "exact_moments", "chains", "warmup", "draws", "seed",
-    "grad_cost", "max_z", "passed", "verdict", "best", "samplers", "notes",
+    "grad_cost", "max_z", "check_sd", "passed", "verdict", "best", "samplers", "notes",
 }  # fmt: skip
 ROW_KEYS = {
     "sampler", "wall_time_s", "warmup_time_s", "sampling_time_s", "n_density_evals", "n_gradient_evals",
@@ -151,7 +151,7 @@ def test_samplers_fail_when_a_mean_misses_the_truth(mcmc, tmp_path: Path) -> Non
     args = ("-t", "gaussian", "--dim", "2", "-s", "hmc", "--chains", "2", "--warmup", "100", "--draws", "100")
     r = mcmc("compare", *args, "--seed", "1", "--max-z", "0", "-f", "json")
     assert r.code == 1
-    assert r.stderr.startswith("FAIL: mean more than 0 MCSE off the exact value: hmc (|z|")
+    assert r.stderr.startswith("FAIL: more than 0 MCSE off the exact value: hmc mean (|z|")
     assert strict_json(r.out)["passed"] is False
 
 
@@ -189,6 +189,20 @@ def test_two_seeds_pass_and_shifted_copy_fails_naming_it(mcmc, eight_runs, tmp_p
     rows = {row["name"]: row for row in csv.DictReader(io.StringIO(r.out))}
     assert [n for n, row in rows.items() if row["passed"] == "false"] == ["theta[3]"]
     assert float(rows["theta[3]"]["z"]) == pytest.approx(doc["parameters"][5]["z"] - 10, abs=1e-9)
+
+
+def test_many_parameters_get_the_bonferroni_note(mcmc, tmp_path: Path) -> None:
+    rng = np.random.default_rng(12)
+    paths = []
+    for name in ("a", "b"):
+        paths.append(str(tmp_path / f"{name}.npz"))
+        write_chains(Chains({"w": rng.standard_normal((2, 100, 1000))}), paths[-1])
+    r = mcmc("compare", *paths, "-f", "json")
+    doc = strict_json(r.out)
+    assert doc["bonferroni_max_z_1pct"] == pytest.approx(4.417, abs=1e-3)
+    assert doc["expected_false_alarms"] == pytest.approx(1000 * math.erfc(4 / math.sqrt(2)))
+    assert "--max-z 4.42 keeps the familywise false-alarm rate at 1% (Bonferroni)" in r.stderr
+    assert r.code == (0 if doc["passed"] else 1)
 
 
 # --------------------------------------------------------------------------- mode 3: against posteriordb

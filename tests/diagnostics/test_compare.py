@@ -223,7 +223,11 @@ def test_best_by_column_and_verdicts(gaussian_runs) -> None:
     assert passed and verdict.startswith("PASS:"), verdict
     off = dataclasses.replace(rows[1], mean_z_max=9.5, mean_z_argmax="x[1]")
     passed, verdict = samplers_verdict([rows[0], off])
-    assert not passed and "rwm (|z| 9.5 at x[1])" in verdict and "hmc" not in verdict.split(";")[0]
+    assert not passed and "rwm mean (|z| 9.5 at x[1])" in verdict and "hmc" not in verdict.split(";")[0]
+    wide = dataclasses.replace(rows[0], sd_z_max=6.0, sd_z_argmax="x[2]")
+    assert samplers_verdict([wide, rows[1]])[0]  # sds are not checked by default
+    passed, verdict = samplers_verdict([wide, rows[1]], check_sd=True)
+    assert not passed and "hmc sd (|z| 6.0 at x[2])" in verdict
     no_truth = [sampler_row(c) for c in runs]
     passed, verdict = samplers_verdict(no_truth)
     assert passed and verdict.startswith("DONE:")
