@@ -82,7 +82,7 @@ def run_ours(corpus: Corpus, k: int, alpha: float, beta: float, iterations: int,
     updates = fit.chains * fit.iterations * fit.n_tokens
     return {"tokens_per_s": fit.tokens_per_second, "cpu_tokens_per_s": updates / fit.timings["sampling_cpu"],
             "ll": float(fit.log_joint_per_token[:, -1].mean()), "seconds": fit.sampling_seconds,
-            "timings": fit.timings, "kernel": fit.kernel, "switched_at": fit.switched_at}
+            "timings": fit.timings, "kernel": fit.kernel}
 
 
 def main() -> None:
@@ -128,7 +128,7 @@ def main() -> None:
             print(f"  {name:34s} {r['tokens_per_s'] / 1e6:12.2f} {ratio:>11s} {r['cpu_tokens_per_s'] / 1e6:11.2f} "
                   f"{cratio:>11s} {r['ll']:9.4f}")
         auto = rows["mcmc collapsed auto (1 thread)"]
-        print(f"  (auto kernel: {auto['kernel']}, switched to sparse at iteration {auto['switched_at']})")
+        print(f"  (auto kernel: {auto['kernel']})")
         if ref:
             print(f"  (tomotopy ll_per_word {ref['ll']:.5f}; our collapsed joint of its state {ref['ll_check']:.5f})")
         if not args.skip_scaling:

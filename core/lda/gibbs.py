@@ -10,8 +10,8 @@ and Bayes estimates of theta and phi averaged over the post-burn-in states.
         systematic scan, with theta and phi integrated out. ``kernel`` picks
         the implementation of the same conditional: ``"sparse"`` (SparseLDA's
         bucket decomposition, Yao, Mimno & McCallum 2009), ``"dense"`` (all K
-        terms per token), or ``"auto"`` (dense while words are spread over
-        many topics, as after a random start, then sparse). One chain is
+        terms per token), or ``"auto"`` (dense up to ``DENSE_MAX_TOPICS``
+        topics, sparse above). One chain is
         inherently sequential; ``threads`` runs chains side by side. (The
         approximate "AD-LDA" parallel collapsed sampler of Newman et al. 2009
         is deliberately not offered.)
@@ -58,17 +58,13 @@ from mcmc.core.lda import kernels
 
 METHODS = ("collapsed", "uncollapsed", "partial", "dmm")
 KERNELS = ("auto", "sparse", "dense")
-# kernel="auto": a chain sweeps with the dense kernel while its words are
-# spread over many topics (from a random start, every frequent word is in
-# every topic, and the sparse kernel's bookkeeping costs more than K
-# multiply-adds) and switches for good to the sparse kernel once the
-# token-averaged number of topics per word falls below SPARSE_SWITCH * K.
-# Both kernels make the same exact Gibbs transition, so the switch only
-# changes speed. Measured on 20 Newsgroups (bench/lda_kernel.py): at K = 100
-# the kernels break even near 0.15 K; at K = 20 the lists never get that short.
-SPARSE_SWITCH = 0.15
-# Above this K the dense kernel's V x K counts and K-term loop are never worth it.
-DENSE_MAX_TOPICS = 256
+# kernel="auto" uses the dense kernel up to this many topics and the sparse one
+# above. Measured on 20 Newsgroups (bench/lda_kernel.py, one thread, CPU time):
+# dense/sparse 20.8/15.9 M tokens/s at K = 20, 17.2/14.0 at K = 32, 15.1/13.1 at
+# K = 48, 12.3/11.6 at K = 64 (100 sweeps), 9.2/10.9 at K = 100 (200 sweeps).
+# (Starting dense and switching once the word lists are short was tried: no
+# faster at K = 100, where the sparse kernel wins from the first sweeps.)
+DENSE_MAX_TOPICS = 64
 
 
 class CorpusLike(Protocol):
@@ -103,15 +99,12 @@ class LdaFit:
     total_seconds : float
         Wall-clock seconds of the whole fit, excluding numba compilation.
     kernel : str
-        Implementation actually used: ``"sparse"``, ``"dense"`` or
-        ``"dense-then-sparse"`` for ``collapsed``, otherwise the method name.
+        Implementation actually used: ``"sparse"`` or ``"dense"`` for
+        ``collapsed``, otherwise the method name.
     timings : dict
         Wall-clock seconds spent in ``sampling``, ``log_joint``, ``estimates``
         and ``total``, and ``sampling_cpu``: process CPU seconds of the sweeps
         (all threads), steadier than wall-clock time on a shared machine.
-    switched_at : tuple
-        Under ``kernel="auto"``, per chain the (0-based) iteration whose sweep
-        was the first made by the sparse kernel (``None``: it never switched).
     z_doc : int32 (chains, D) or None
         For ``dmm``, the final topic of every document (also defined for empty
         documents, which ``z`` cannot show); ``None`` otherwise.
@@ -137,7 +130,6 @@ class LdaFit:
     total_seconds: float
     timings: dict[str, float] = field(default_factory=dict)
     z_doc: np.ndarray | None = None
-    switched_at: tuple[int | None, ...] = ()
 
     @property
     def tokens_per_second(self) -> float:
@@ -215,10 +207,7 @@ class _Chain:
             self.z = self.rng.integers(0, s.K, size=s.N).astype(np.int32)
         self.nwk = kernels.word_topic_counts(s.words, self.z, s.K, s.V)
         self.nk = kernels.topic_counts(self.z, s.K)
-        self.mode = s.kernel  # "dense" or "sparse" for collapsed; switches once under "auto"
-        self.switched_at: int | None = None
-        if s.method == "collapsed" and s.kernel == "auto":
-            self.mode = "dense" if s.K <= DENSE_MAX_TOPICS else "sparse"
+        self.mode = s.kernel  # "dense" or "sparse" for collapsed
         if self.mode == "sparse":
             self._to_sparse()
         elif s.method == "collapsed":
@@ -233,14 +222,6 @@ class _Chain:
         # the packed lists replace the dense counts for the sparse kernel
         self.wt_ptr, self.wt_len, self.wt = kernels.word_topic_lists(self.nwk, self.s.word_freq)
         self.nwk = None
-        self.mode = "sparse"
-
-    def maybe_switch(self, iteration: int) -> None:
-        s = self.s
-        if s.method == "collapsed" and s.kernel == "auto" and self.mode == "dense":
-            if kernels.mean_topics_per_token_word(self.nwk, s.words.size, s.word_freq) < SPARSE_SWITCH * s.K:
-                self._to_sparse()
-                self.switched_at = iteration
 
     # A sweep is a list of phases; a phase is a function returning (callable,
     # args) tasks that may run concurrently (with the tasks of the same phase
@@ -369,7 +350,7 @@ def draw_phi(nwk: np.ndarray, beta: float, key: np.uint64) -> tuple[np.ndarray, 
 
 
 def _warm_up(method: str, kernel: str) -> None:
-    """Compile (or load from numba's cache) the kernels ``method`` uses, on a toy corpus.
+    """Compile (or load from numba's cache) the kernels ``method`` (and ``kernel``) use, on a toy corpus.
 
     Called before the clock starts, so timings exclude compilation; only the
     kernels of the requested method are touched (a cold compile of all of them
@@ -384,14 +365,11 @@ def _warm_up(method: str, kernel: str) -> None:
     nk = kernels.topic_counts(z, 2)
     kernels.accumulate_estimates(doc_ptr, words, z, nk, 0.2, np.zeros((2, 2)), np.zeros((2, 2)), np.zeros(2))
     if method == "collapsed":
-        if kernel in ("auto", "dense"):
+        if kernel == "dense":
             padded = kernels.padded_word_topic_counts(words, z, 2, 2)
             kernels.collapsed_dense_sweep(doc_ptr, words, z, padded, nk, 0.1, 0.1, np.uint64(1))
             kernels.log_joint_from_counts(doc_ptr, z, padded, nk, 0.1, 0.1, lg, lg)
-            kernels.mean_topics_per_token_word(padded, 3, freq)
-            kernels.log_joint_from_counts(doc_ptr, z, nwk, nk, 0.1, 0.1, lg, lg)
-            kernels.mean_topics_per_token_word(nwk, 3, freq)
-        if kernel in ("auto", "sparse"):
+        else:
             ptr, length, topics = kernels.word_topic_lists(nwk, freq)
             kernels.collapsed_sparse_sweep(doc_ptr, words, z, nk, ptr, length, topics, 0.1, 0.1, np.uint64(1))
             kernels.log_joint_sparse(doc_ptr, z, ptr, length, topics, nk, 0.1, 0.1, lg, lg)
@@ -452,8 +430,7 @@ def fit(
     kernel
         ``"auto"``, ``"sparse"`` or ``"dense"``: implementation of the
         collapsed conditional (ignored by the other methods). Both are exact;
-        ``"auto"`` starts dense and switches to sparse once the words'
-        topic lists are short (see ``SPARSE_SWITCH``).
+        ``"auto"`` is dense up to ``DENSE_MAX_TOPICS`` topics, sparse above.
 
     Returns
     -------
@@ -464,10 +441,10 @@ def fit(
     n_topics, iterations, burn_in, chains, threads = map(int, (n_topics, iterations, burn_in, chains, threads))
     alpha, beta, seed = float(alpha), float(beta), int(seed)
     if method == "collapsed":
-        used = kernel
+        used = kernel if kernel != "auto" else ("dense" if n_topics <= DENSE_MAX_TOPICS else "sparse")
     else:
         used = method
-    _warm_up(method, kernel)
+    _warm_up(method, used)
     t_start = time.perf_counter()
     lengths = np.diff(doc_ptr)
     word_freq = np.bincount(words, minlength=vocab_size)
@@ -500,9 +477,6 @@ def fit(
             phases = [st.sweep_phases(it >= burn_in) for st in states]
             for p in range(len(phases[0])):
                 run([task for chain_phases in phases for task in chain_phases[p]()])
-            for st in states:
-                if it + 1 < iterations:
-                    st.maybe_switch(it + 1)
             t1 = time.perf_counter()
             sampling += t1 - t0
             sampling_cpu += time.process_time() - c0
@@ -525,9 +499,6 @@ def fit(
     theta = np.stack([e[0] for e in est])
     phi = np.stack([e[1] for e in est])
     z = np.stack([st.z for st in states])
-    if used == "auto":
-        modes = {st.mode for st in states}
-        used = modes.pop() if len(modes) == 1 and not any(st.switched_at for st in states) else "dense-then-sparse"
     total = time.perf_counter() - t_start
     return LdaFit(
         log_joint=log_joint, log_joint_per_token=log_joint / n_tokens, theta=theta, phi=phi, z=z,
@@ -536,6 +507,5 @@ def fit(
         sampling_seconds=sampling, total_seconds=total,
         timings={"sampling": sampling, "sampling_cpu": sampling_cpu, "log_joint": t_log_joint,
                  "estimates": t_estimates, "total": total},
-        switched_at=tuple(st.switched_at for st in states),
         z_doc=np.stack([st.zd for st in states]) if method == "dmm" else None,
     )

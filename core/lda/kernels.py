@@ -285,20 +285,6 @@ def unpack_word_topics(ptr: np.ndarray, length: np.ndarray, packed: np.ndarray, 
 
 
 @njit(cache=True, nogil=True)
-def mean_topics_per_token_word(nwk: np.ndarray, n_tokens: int, word_freq: np.ndarray) -> float:
-    """Token-averaged number of topics of a token's word, ``sum_w f_w #{k: n_wk > 0} / N``."""
-    vocab_size, n_topics = nwk.shape
-    total = 0
-    for w in range(vocab_size):
-        nz = 0
-        for k in range(n_topics):
-            if nwk[w, k] > 0:
-                nz += 1
-        total += nz * word_freq[w]
-    return total / max(n_tokens, 1)
-
-
-@njit(cache=True, nogil=True)
 def collapsed_sparse_sweep(
     doc_ptr: np.ndarray,
     words: np.ndarray,
