@@ -244,7 +244,7 @@ def _compare_samplers(
 ) -> tuple[dict[str, Any], bool, str]:
     import numpy as np
 
-    from mcmc.cli.sample import _target_options
+    from mcmc.cli.sample import parse_target_options
     from mcmc.core.random import ChainRandom
     from mcmc.core.samplers import SAMPLERS, get_sampler
     from mcmc.core.samplers.driver import run
@@ -260,7 +260,7 @@ def _compare_samplers(
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise UsageError(f"--samplers: {', '.join(twice)} listed more than once")
-    extra = _target_options(target_option)
+    extra = parse_target_options(target_option)
     if dim is not None and "dim" in extra:
         raise UsageError("give the dimension once: --dim or --target-option dim=..., not both")
     tgt = get_target(target, **({"dim": dim} if dim is not None else {}), **extra)

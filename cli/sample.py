@@ -249,7 +249,7 @@ def command(
             raise UsageError(f"--{option.replace('_', '-')} does not apply to --sampler {name}")
         params[SAMPLER_OPTIONS[name][option]] = value
 
-    extra = _target_options(target_option or [])
+    extra = parse_target_options(target_option or [])
     clash = sorted(set(extra) & {"dim", "rho", "scales", "data"})
     if clash:
         raise UsageError(f"use --{clash[0]} instead of --target-option {clash[0]}=...")
@@ -301,7 +301,7 @@ def command(
         _print_summary(result, run_summary(result), seed is None, output, timings["wall_time_s"] + write_s)
 
 
-def _target_options(items: list[str]) -> dict[str, int | float | str]:
+def parse_target_options(items: list[str]) -> dict[str, int | float | str]:
     """``["b=0.1", "trials=10"]`` -> ``{"b": 0.1, "trials": 10}`` (ints, then floats, else text)."""
     out: dict[str, int | float | str] = {}
     for item in items:
