@@ -320,7 +320,9 @@ def command(
     if estimates is not None:
         _write_estimates(result, estimates, train, doc_index, truth)
 
-    report = _report(result, train, source, top, shares, umass, npmi, recoveries, completion, holdout)
+    from mcmc.core.lda.report import fit_report
+
+    report = fit_report(result, train, source, top, shares, umass, npmi, recoveries, completion, holdout)
     shown = range(result.chains) if all_chains else range(1)
     if output_format == "json":
         text = json.dumps(_json_safe(report), indent=2) + "\n"
@@ -425,98 +427,6 @@ def _write_estimates(result: Any, path: str, corpus: Any, doc_index: np.ndarray,
 
 
 # -- the report (plain data) and its renderings -------------------------------------------
-
-
-def _report(
-    result: Any,
-    corpus: Any,
-    source: str,
-    top: np.ndarray,
-    shares: np.ndarray,
-    umass: np.ndarray | None,
-    npmi: np.ndarray | None,
-    recoveries: list[Any] | None,
-    completion: Any,
-    holdout: float,
-) -> dict[str, Any]:
-    import numpy as np
-
-    from mcmc.diagnostics.stats import ess_bulk, rhat
-
-    post = result.log_joint_per_token[:, result.burn_in :, None]
-    chains_out = []
-    for c in range(result.chains):
-        topics = []
-        for k in range(result.n_topics):
-            entry: dict[str, Any] = {
-                "topic": k,
-                "share": float(shares[c, k]),
-                "words": [corpus.vocab[w] for w in top[c, k]],
-                "probabilities": [float(result.phi[c, k, w]) for w in top[c, k]],
-            }
-            if umass is not None and npmi is not None:
-                entry["umass"] = float(umass[c, k])
-                entry["npmi"] = float(npmi[c, k])
-            if recoveries is not None:
-                entry["true_topic"] = int(recoveries[c].true_topic[k])
-                entry["hellinger"] = float(recoveries[c].hellinger[k])
-            topics.append(entry)
-        chain: dict[str, Any] = {
-            "chain": c,
-            "final_log_joint_per_token": float(result.log_joint_per_token[c, -1]),
-            "mean_log_joint_per_token": float(post[c].mean()),
-            "topics": topics,
-        }
-        if completion is not None:
-            chain["heldout_perplexity"] = float(completion.perplexity[c])
-            chain["heldout_log_likelihood"] = float(completion.log_likelihood[c])
-        if umass is not None and npmi is not None:
-            chain["umass"] = float(np.nanmean(umass[c])) if np.isfinite(umass[c]).any() else math.nan
-            chain["npmi"] = float(np.nanmean(npmi[c])) if np.isfinite(npmi[c]).any() else math.nan
-        if recoveries is not None:
-            r = recoveries[c]
-            chain["recovery"] = {
-                "mean_hellinger": r.mean_hellinger,
-                "max_hellinger": float(np.nanmax(r.hellinger)),
-                "min_cosine": float(np.nanmin(r.cosine)),
-                "unmatched_hellinger": r.baseline,
-            }
-        chains_out.append(chain)
-    return {
-        "schema": "mcmc.lda/1",
-        "corpus": {"source": source, "documents": corpus.n_docs, "tokens": corpus.n_tokens, "words": corpus.vocab_size},
-        "model": {
-            "method": result.method,
-            "kernel": result.kernel,
-            "topics": result.n_topics,
-            "alpha": result.alpha,
-            "beta": result.beta,
-            "iterations": result.iterations,
-            "burn_in": result.burn_in,
-            "chains": result.chains,
-            "seed": result.seed,
-            "threads": result.threads,
-        },
-        "sampling_seconds": result.sampling_seconds,
-        "tokens_per_second": result.tokens_per_second,
-        "log_joint_per_token_rhat": float(rhat(post)[0]),
-        "log_joint_per_token_ess_bulk": float(ess_bulk(post)[0]),
-        "holdout": None
-        if completion is None
-        else {
-            "fraction": holdout,
-            "documents": int(completion.theta.shape[1]),
-            "scored_tokens": completion.n_tokens,
-            "method": "document completion (Wallach et al. 2009): even-position tokens observed, odd-position "
-            "tokens scored with phi fixed; "
-            + (
-                "the document's topic posterior from the observed half, mixture weights = mean training membership"
-                if result.method == "dmm"
-                else "theta estimated from the observed half by Gibbs sampling"
-            ),
-        },
-        "chains": chains_out,
-    }
 
 
 def _json_safe(value: Any) -> Any:
