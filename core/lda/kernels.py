@@ -11,9 +11,12 @@ Samplers
   ``p(z_i = k | z_-i, w) ∝ (n_dk + alpha) (n_kw + beta) / (n_k + V beta)``,
   in two exact implementations of the same conditional:
 
-  - dense (:func:`collapsed_dense_sweep`): all K terms per token, for small K;
+  - dense (:func:`collapsed_dense_sweep`): all K terms per token, summed in
+    blocks of 8 topics so the inverse-CDF walk takes about K/8 + 8 steps;
+    for small K;
   - sparse (:func:`collapsed_sparse_sweep`), after SparseLDA (Yao, Mimno &
-    McCallum 2009): the conditional is split into the buckets
+    McCallum 2009), with MALLET's packed ``count << bits | topic`` word-topic
+    lists sorted by count: the conditional is split into the buckets
     ``s = sum_k alpha beta / (n_k + V beta)`` (all topics, changes slowly),
     ``r = sum_k n_dk beta / (n_k + V beta)`` (topics of the document) and
     ``q = sum_k (n_dk + alpha) n_kw / (n_k + V beta)`` (topics of the word),
