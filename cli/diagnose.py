@@ -209,7 +209,9 @@ def command(
         image_format(plot)  # refuse a bad --plot name before the (possibly long) work
 
     if "-" in files and sys.stdin.isatty():
-        raise UsageError("-: standard input is a terminal; pipe a chains file in, e.g. 'mcmc sample -o - | mcmc diagnose -'")
+        raise UsageError(
+            "-: standard input is a terminal; pipe a chains file in, e.g. 'mcmc sample -o - | mcmc diagnose -'"
+        )
     chains = read_chains(files, stdin=sys.stdin.buffer if "-" in files else None)
     # A quoted glob is expanded by the reader: report the files actually read.
     sources = list(dict.fromkeys(chains.attrs.get("source_files") or files))

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from mcmc.diagnostics.report import Parameter, Report
 
 STATUS_STYLE = {
-    "ok": "green", "rhat": "bold red", "ess": "yellow", "constant": "cyan", "nan": "bold magenta", "inf": "bold magenta",
+    "ok": "green", "rhat": "bold red", "ess": "yellow", "constant": "cyan",
+    "nan": "bold magenta", "inf": "bold magenta",
 }  # fmt: skip
 
 

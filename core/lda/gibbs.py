@@ -182,13 +182,13 @@ def _doc_blocks(doc_ptr: np.ndarray, parts: int) -> list[tuple[int, int]]:
     targets = np.linspace(0, doc_ptr[-1], parts + 1)[1:-1]
     cuts = [0, *np.searchsorted(doc_ptr, targets).tolist(), n_docs]
     cuts = sorted(set(min(max(c, 0), n_docs) for c in cuts))
-    return [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+    return [(a, b) for a, b in zip(cuts[:-1], cuts[1:], strict=True) if b > a]
 
 
 def _even_blocks(n: int, parts: int) -> list[tuple[int, int]]:
     """Split 0 .. n - 1 into at most ``parts`` contiguous ranges of about equal size."""
     cuts = np.linspace(0, n, min(parts, n) + 1).round().astype(int)
-    return [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+    return [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:], strict=True) if b > a]
 
 
 class _Chain:
@@ -482,7 +482,7 @@ def fit(
             sampling_cpu += time.process_time() - c0
             values = [0.0] * chains
 
-            def lj(c: int) -> None:
+            def lj(c: int, values: list[float] = values) -> None:
                 values[c] = states[c].log_joint()
 
             run([(lj, (c,)) for c in range(chains)])

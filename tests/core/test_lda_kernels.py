@@ -194,7 +194,7 @@ def test_dmm_recovers_document_clusters():
     phi = rng.dirichlet(np.full(vocab_size, 0.05), size=n_topics)
     zd = rng.integers(0, n_topics, n_docs)
     lengths = rng.integers(15, 40, n_docs)
-    w = np.concatenate([rng.choice(vocab_size, size=n, p=phi[k]) for k, n in zip(zd, lengths)])
+    w = np.concatenate([rng.choice(vocab_size, size=n, p=phi[k]) for k, n in zip(zd, lengths, strict=True)])
     corpus = Corpus(np.concatenate([[0], np.cumsum(lengths)]), w.astype(np.int32), tuple(map(str, range(vocab_size))))
     fit = gibbs.fit(corpus, n_topics=n_topics, alpha=1.0, beta=0.05, iterations=40, burn_in=20, seed=1, method="dmm")
     est = fit.theta[0].argmax(1)

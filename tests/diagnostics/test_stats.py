@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from mcmc.diagnostics import stats as S
 
 FIXTURES = Path(__file__).parents[1] / "data" / "fixtures"
