@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import sys
-from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated
 
 import typer
@@ -43,6 +42,8 @@ app.command("compare", no_args_is_help=True)(compare.command)
 
 def _version(value: bool) -> None:
     if value:
+        from importlib.metadata import PackageNotFoundError, version  # 40 ms: only for --version
+
         try:
             v = version("mcmc")
         except PackageNotFoundError:  # running from a source tree that is not installed
