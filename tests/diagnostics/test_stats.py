@@ -156,6 +156,35 @@ def test_matches_arviz_at_the_shortest_chains(draws):
     assert_matches_arviz(x)
 
 
+def test_direct_lags_and_fft_give_the_same_ess(monkeypatch):
+    """Geyer's truncation from the first lags by direct products equals the all-lags FFT to rounding.
+
+    phi from 0 to 0.99: the fast-mixing parameters truncate within the direct
+    lags, the slow ones fall back to the FFT; ties and a NaN take the FFT path too.
+    """
+    phi = np.linspace(0.0, 0.99, 40)
+    x = ar1(np.random.default_rng(21), 4, 400, 40, phi, NOISES["t2"])
+    x[:, :, 3] = np.round(x[:, :, 3])
+    x[1, 5, 7] = np.nan
+    fft_rows = []
+    tau_fft = S._tau_fft
+    monkeypatch.setattr(S, "_tau_fft", lambda a, m: fft_rows.append(a.shape[0]) or tau_fft(a, m))
+    mixed = S.summarize(x)
+    assert 0 < sum(fft_rows) < 5 * 40  # both paths ran (five ESS per parameter)
+    monkeypatch.setattr(S, "_DIRECT_MIN_DRAWS", 10**9)  # FFT only
+    fft = S.summarize(x)
+    for key in ("ess_bulk", "ess_tail", "ess_mean", "ess_sd", "iat", "mcse_mean", "mcse_sd"):
+        np.testing.assert_allclose(mixed[key], fft[key], rtol=1e-13, err_msg=key)
+    # the autocorrelations: a few lags by direct products, many by one FFT
+    lags = (0, 1, 2, 5, 10, 20, 50, 399)
+    monkeypatch.setattr(S, "_ACF_DIRECT_LAGS", 0)
+    by_fft = S.acf(x, lags)
+    monkeypatch.undo()
+    direct = S.acf(x, lags)
+    assert np.isnan(direct[7]).all() and np.isfinite(direct[8]).all()
+    np.testing.assert_allclose(direct, by_fft, rtol=0, atol=1e-14)
+
+
 def _load_npz(path: Path) -> np.ndarray:
     with np.load(path) as f:
         arrays = [f[k].reshape(f[k].shape[0], f[k].shape[1], -1) for k in f.files if not k.startswith("sample_stats__")]
