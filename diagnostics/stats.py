@@ -325,8 +325,10 @@ def _rhat_core(a: np.ndarray) -> np.ndarray:
     variance and ``B/S`` the variance of the sequence means (Gelman & Rubin 1992).
     """
     s = a.shape[-1]
-    between = s * np.var(a.mean(axis=-1), axis=-1, ddof=1)
-    within = np.var(a, axis=-1, ddof=1).mean(axis=-1)
+    chain_mean = a.mean(axis=-1)
+    between = s * np.var(chain_mean, axis=-1, ddof=1)
+    centered = a - chain_mean[..., None]
+    within = np.vecdot(centered, centered).mean(axis=-1) / (s - 1)  # np.var's sum, in half the passes
     return np.sqrt((between / within + s - 1) / s)
 
 
@@ -417,9 +419,8 @@ def _geyer_tau(rho: np.ndarray, k_max: int) -> tuple[np.ndarray, np.ndarray]:
     k = np.where(found, nonpos.argmax(axis=-1), k_max)  # number of pairs summed
     monotone = np.minimum.accumulate(pairs, axis=-1)
     csum = np.concatenate((np.zeros((rho.shape[0], 1)), np.cumsum(monotone, axis=-1)), axis=-1)
-    pair_sum = np.take_along_axis(csum, k[:, None], axis=-1)[:, 0]
-    last_pair = np.take_along_axis(pairs, k[:, None], axis=-1)[:, 0]
-    rho_even = np.take_along_axis(rho, 2 * k[:, None], axis=-1)[:, 0]
+    rows = np.arange(rho.shape[0])
+    pair_sum, last_pair, rho_even = csum[rows, k], pairs[rows, k], rho[rows, 2 * k]
     last = np.where((last_pair >= 0.0) | (rho_even > 0.0), rho_even, 0.0)
     last = np.where(k == 0, 1.0, last)
     return -1.0 + 2.0 * pair_sum + last, found
@@ -513,6 +514,28 @@ def _ess_core(a: np.ndarray, const: np.ndarray | None = None) -> tuple[np.ndarra
     ess[const] = size
     tau[const] = 1.0
     return ess, tau
+
+
+def _sorted_quantiles(srt: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """``np.quantile(srt, probs, axis=-1)`` (linear, type 7) of rows already sorted: ``(len(probs), rows)``.
+
+    NumPy's own arithmetic (virtual index ``(n - 1) p``, its two-sided linear
+    interpolation), without its copy and partition of the sorted draws.
+    Rows containing NaN are the caller's to mask.
+    """
+    if not ((probs >= 0) & (probs <= 1)).all():
+        return np.quantile(srt, probs, axis=-1)  # NumPy's error
+    size = srt.shape[-1]
+    virtual = (size - 1) * probs
+    above = virtual >= size - 1
+    previous = np.where(above, -1, np.floor(virtual)).astype(np.intp)
+    following = np.where(above, -1, previous + 1)
+    gamma = (virtual - previous)[:, None]
+    low, high = srt[:, previous].T, srt[:, following].T
+    diff = high - low
+    out = low + diff * gamma
+    np.subtract(high, diff * (1 - gamma), out=out, where=gamma >= 0.5)
+    return out
 
 
 # --------------------------------------------------------------------------- shared work
@@ -721,9 +744,7 @@ class _Work:
         missing = sorted({float(p) for p in probs} - cache.keys())
         if missing:
             with np.errstate(all="ignore"):
-                # one partition for all probabilities; np.quantile's value for
-                # one probability does not depend on the others requested
-                values = np.quantile(self.sorted, missing, axis=-1)
+                values = _sorted_quantiles(self.sorted, np.asarray(missing))
             values[:, self.nan] = np.nan
             cache.update(zip(missing, values, strict=True))
         return np.stack([cache[float(p)] for p in probs]) if probs.size else np.empty((0, self.n))
