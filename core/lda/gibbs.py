@@ -11,7 +11,8 @@ and Bayes estimates of theta and phi averaged over the post-burn-in states.
         the implementation of the same conditional: ``"sparse"`` (SparseLDA's
         bucket decomposition, Yao, Mimno & McCallum 2009), ``"dense"`` (all K
         terms per token), or ``"auto"`` (dense up to ``DENSE_MAX_TOPICS``
-        topics, sparse above). One chain is
+        topics, sparse above, after dense sweeps while the words of the random
+        start are still spread over many topics). One chain is
         inherently sequential; ``threads`` runs chains side by side. (The
         approximate "AD-LDA" parallel collapsed sampler of Newman et al. 2009
         is deliberately not offered.)
@@ -62,9 +63,18 @@ KERNELS = ("auto", "sparse", "dense")
 # above. Measured on 20 Newsgroups (bench/lda_kernel.py, one thread, CPU time):
 # dense/sparse 20.8/15.9 M tokens/s at K = 20, 17.2/14.0 at K = 32, 15.1/13.1 at
 # K = 48, 12.3/11.6 at K = 64 (100 sweeps), 9.2/10.9 at K = 100 (200 sweeps).
-# (Starting dense and switching once the word lists are short was tried: no
-# faster at K = 100, where the sparse kernel wins from the first sweeps.)
 DENSE_MAX_TOPICS = 64
+# Above DENSE_MAX_TOPICS, "auto" still starts with dense sweeps: from a random
+# start every word is spread over about min(K, its frequency) topics, and the
+# sparse kernel's cost follows that spread (20 Newsgroups, K = 100, one thread:
+# sparse 4.5, 6.9, 9.3, 10.8, 11.8 M tokens/s after 0, 3, 8, 15, 25 sweeps,
+# dense 9.4 to 11 throughout; the token-weighted mean number of topics per word
+# is then 80, 49, 30, 20, 16). The chain switches to the sparse kernel once
+# that mean is at most SPARSE_SWITCH_FRACTION * K. Both kernels draw every
+# token from the same full conditional, so which one runs a sweep does not
+# change the chain's law (exactness); the test reads the counts only, so the
+# switch is deterministic and the same seed gives the same bytes.
+SPARSE_SWITCH_FRACTION = 0.2
 
 
 class CorpusLike(Protocol):
@@ -208,6 +218,8 @@ class _Chain:
         self.nwk = kernels.word_topic_counts(s.words, self.z, s.K, s.V)
         self.nk = kernels.topic_counts(self.z, s.K)
         self.mode = s.kernel  # "dense" or "sparse" for collapsed
+        if self.mode == "sparse" and s.dense_start:
+            self.mode = "dense"  # until the words have concentrated (see SPARSE_SWITCH_FRACTION)
         if self.mode == "sparse":
             self._to_sparse()
         elif s.method == "collapsed":
@@ -222,6 +234,17 @@ class _Chain:
         # the packed lists replace the dense counts for the sparse kernel
         self.wt_ptr, self.wt_len, self.wt = kernels.word_topic_lists(self.nwk, self.s.word_freq)
         self.nwk = None
+
+    def maybe_switch(self) -> None:
+        """Dense start of ``kernel="auto"`` above DENSE_MAX_TOPICS: go sparse once words are concentrated."""
+        s = self.s
+        if not (s.dense_start and self.mode == "dense"):
+            return
+        spread = np.count_nonzero(self.nwk, axis=1) @ s.word_freq / s.N  # topics per word, token-weighted
+        if spread <= SPARSE_SWITCH_FRACTION * s.K:
+            self.nwk = np.ascontiguousarray(self.nwk[:, :s.K])
+            self._to_sparse()
+            self.mode = "sparse"
 
     # A sweep is a list of phases; a phase is a function returning (callable,
     # args) tasks that may run concurrently (with the tasks of the same phase
@@ -320,6 +343,7 @@ class _Shared:
     dw_ptr: np.ndarray | None = None
     dw_word: np.ndarray | None = None
     dw_count: np.ndarray | None = None
+    dense_start: bool = False  # kernel "auto" above DENSE_MAX_TOPICS: dense sweeps first, then sparse
 
     @property
     def D(self) -> int:
@@ -430,7 +454,9 @@ def fit(
     kernel
         ``"auto"``, ``"sparse"`` or ``"dense"``: implementation of the
         collapsed conditional (ignored by the other methods). Both are exact;
-        ``"auto"`` is dense up to ``DENSE_MAX_TOPICS`` topics, sparse above.
+        ``"auto"`` is dense up to ``DENSE_MAX_TOPICS`` topics, sparse above
+        (reported as ``"sparse"``), where it starts with dense sweeps until
+        the words have concentrated on few topics (``SPARSE_SWITCH_FRACTION``).
 
     Returns
     -------
@@ -444,7 +470,10 @@ def fit(
         used = kernel if kernel != "auto" else ("dense" if n_topics <= DENSE_MAX_TOPICS else "sparse")
     else:
         used = method
+    dense_start = method == "collapsed" and kernel == "auto" and used == "sparse"
     _warm_up(method, used)
+    if dense_start:
+        _warm_up(method, "dense")
     t_start = time.perf_counter()
     lengths = np.diff(doc_ptr)
     word_freq = np.bincount(words, minlength=vocab_size)
@@ -453,6 +482,7 @@ def fit(
                      kernels.lgamma_table(beta, int(word_freq.max())), word_freq,
                      _doc_blocks(doc_ptr, threads if method in ("partial", "uncollapsed") else 1),
                      _even_blocks(kernels.n_word_chunks(vocab_size), threads))
+    shared.dense_start = dense_start
     if method == "dmm":
         shared.dw_ptr, shared.dw_word, shared.dw_count = kernels.doc_word_counts(doc_ptr, words, vocab_size)
     states = [_Chain(shared, c) for c in range(chains)]
@@ -477,6 +507,8 @@ def fit(
             phases = [st.sweep_phases(it >= burn_in) for st in states]
             for p in range(len(phases[0])):
                 run([task for chain_phases in phases for task in chain_phases[p]()])
+            for st in states:
+                st.maybe_switch()
             t1 = time.perf_counter()
             sampling += t1 - t0
             sampling_cpu += time.process_time() - c0

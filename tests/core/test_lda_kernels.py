@@ -166,6 +166,38 @@ def test_sparse_lists_and_counts_stay_consistent():
         assert length[w] == np.count_nonzero(nwk[w]) <= min(n_topics, freq[w])
 
 
+@pytest.mark.parametrize("fraction", [1.0, 0.2])
+def test_auto_above_dense_max_starts_dense_then_switches(synthetic, monkeypatch, fraction):
+    # Above DENSE_MAX_TOPICS, "auto" runs dense sweeps until the words have
+    # concentrated, then builds the sparse lists from the dense counts. With
+    # fraction 1 the switch comes after the first sweep; with the default it
+    # comes later, after some sweeps on this corpus. Either way the returned
+    # joint is that of the returned z (the lists took over the right counts),
+    # and the switch, read off the counts only, keeps same seed, same bytes.
+    corpus, _, _ = synthetic
+    monkeypatch.setattr(gibbs, "SPARSE_SWITCH_FRACTION", fraction)
+    built = []
+    lists = kernels.word_topic_lists
+
+    def counting(nwk, freq):
+        built.append(nwk.shape)
+        return lists(nwk, freq)
+
+    monkeypatch.setattr(kernels, "word_topic_lists", counting)
+    k = gibbs.DENSE_MAX_TOPICS + 1
+    kw = dict(n_topics=k, alpha=0.1, beta=0.05, iterations=12, burn_in=6, seed=5)
+    a = gibbs.fit(corpus, chains=2, threads=1, **kw)
+    assert a.kernel == "sparse"
+    # each chain switched exactly once (the toy warm-up corpus aside)
+    assert [shape for shape in built if shape[1] == k] == [(corpus.vocab_size, k)] * 2
+    b = gibbs.fit(corpus, chains=2, threads=2, **kw)
+    for name in ("log_joint", "theta", "phi", "z"):
+        assert getattr(a, name).tobytes() == getattr(b, name).tobytes(), name
+    for c in range(2):
+        ref = ref_log_joint(corpus.doc_ptr, corpus.words, a.z[c], k, corpus.vocab_size, 0.1, 0.05)
+        assert a.log_joint[c, -1] == pytest.approx(ref, rel=1e-12)
+
+
 @pytest.mark.parametrize("method, kernel", [("collapsed", "sparse"), ("collapsed", "dense"), ("partial", "auto"),
                                             ("uncollapsed", "auto")])
 def test_recovers_true_topics(synthetic, method, kernel):
