@@ -248,7 +248,8 @@ def word_topic_lists(nwk: np.ndarray, word_freq: np.ndarray) -> tuple[np.ndarray
     """Sparse word-topic counts for the sparse sweep, MALLET-style packed and sorted.
 
     Word w owns the slots ``packed[ptr[w]:ptr[w] + min(K, freq_w)]`` (it can
-    never be in more topics than it has tokens); the first ``length[w]`` hold
+    never be in more topics than it has tokens; words are placed by decreasing
+    frequency, ``ptr[V]`` is the total); the first ``length[w]`` hold
     ``n_wk << TOPIC_BITS | k`` for its topics with ``n_wk > 0``, in decreasing
     order (so by decreasing count). Keeping the count inside the list means a
     token reads one or two cache lines for its word instead of a row of a V x K
@@ -260,8 +261,13 @@ def word_topic_lists(nwk: np.ndarray, word_freq: np.ndarray) -> tuple[np.ndarray
     """
     vocab_size, n_topics = nwk.shape
     ptr = np.zeros(vocab_size + 1, dtype=np.int64)
-    for w in range(vocab_size):
-        ptr[w + 1] = ptr[w] + min(n_topics, word_freq[w])
+    # slots laid out by decreasing word frequency, not by word id: the lists
+    # most tokens read sit together in a compact, cache-resident block
+    off = np.int64(0)
+    for w in np.argsort(-word_freq, kind="mergesort"):
+        ptr[w] = off
+        off += min(n_topics, word_freq[w])
+    ptr[vocab_size] = off
     length = np.zeros(vocab_size, dtype=np.int32)
     packed = np.zeros(ptr[vocab_size], dtype=np.int64)
     for w in range(vocab_size):
