@@ -538,11 +538,21 @@ def log_joint_from_counts(
     ``lg_alpha[j] = lgamma(j + alpha)`` for j up to the longest document and
     ``lg_beta[j] = lgamma(j + beta)`` for j up to the most frequent word.
     """
+    return _doc_part(doc_ptr, z, nk.size, alpha, lg_alpha) + _topic_word_part(nwk, nk, beta, lg_beta)
+
+
+@njit(cache=True, nogil=True)
+def _topic_word_part(nwk: np.ndarray, nk: np.ndarray, beta: float, lg_beta: np.ndarray) -> float:
+    """``sum_k [lgamma(V beta) - lgamma(n_k + V beta) + sum_w (lgamma(n_kw + beta) - lgamma(beta))]``.
+
+    The topic-word factor of the collapsed joint, shared by LDA and the
+    Dirichlet-multinomial mixture; sums only over nonzero ``n_kw``.
+    """
     n_topics = nk.size
     vocab_size = nwk.shape[0]
-    total = _doc_part(doc_ptr, z, n_topics, alpha, lg_alpha)
     vbeta = vocab_size * beta
     lg_vbeta = math.lgamma(vbeta)
+    total = 0.0
     for k in range(n_topics):
         total += lg_vbeta - math.lgamma(nk[k] + vbeta)
     lg0 = lg_beta[0]
@@ -594,25 +604,15 @@ def dmm_log_joint_from_counts(
     topic, ``lg_beta[j] = lgamma(j + beta)``.
     """
     n_topics = nk.size
-    vocab_size = nwk.shape[0]
     n_docs = 0
     for k in range(n_topics):
         n_docs += mk[k]
     kalpha = n_topics * alpha
     total = math.lgamma(kalpha) - math.lgamma(n_docs + kalpha)
     lga = math.lgamma(alpha)
-    vbeta = vocab_size * beta
-    lg_vbeta = math.lgamma(vbeta)
     for k in range(n_topics):
         total += math.lgamma(mk[k] + alpha) - lga
-        total += lg_vbeta - math.lgamma(nk[k] + vbeta)
-    lg0 = lg_beta[0]
-    for w in range(vocab_size):
-        for k in range(n_topics):
-            c = nwk[w, k]
-            if c > 0:
-                total += lg_beta[c] - lg0
-    return total
+    return total + _topic_word_part(nwk, nk, beta, lg_beta)
 
 
 # ---------------------------------------------------------------------------
