@@ -20,7 +20,7 @@ Decisions follow the literature and the tools practitioners already trust:
   ``E-BFMI = sum_n (E_n - E_{n-1})^2 / sum_n (E_n - mean E)^2`` with the
   nominal threshold 0.3 (Betancourt 2016, "Diagnosing suboptimal cotangent
   disintegrations in Hamiltonian Monte Carlo", arXiv:1604.00695).
-* SSIF, the squared-sum inefficiency factor ``(1 + r1) / (1 - r1)`` from the
+* SSIF, the sample size inflation factor ``(1 + r1) / (1 - r1)`` from the
   lag-1 autocorrelation, is exact for AR(1) chains only; its ESS is shown beside
   bulk ESS and flagged when the two differ by more than a factor 2, which on a
   slowly mixing chain means SSIF is overstating the information.
