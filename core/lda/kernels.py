@@ -293,6 +293,42 @@ def unpack_word_topics(ptr: np.ndarray, length: np.ndarray, packed: np.ndarray, 
     return nwk
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _doc_topics_load(z: np.ndarray, start: int, stop: int, ndk: np.ndarray, dt: np.ndarray, dpos: np.ndarray) -> int:
+    """Count ``z[start:stop]`` into ``ndk`` and list the document's topics in ``dt``; return their number.
+
+    ``dt[:n]`` holds the topics with ``ndk > 0`` and ``dpos[k]`` the position of
+    topic ``k`` in ``dt``, so a topic leaves or joins the list in O(1).
+    """
+    n_dt = 0
+    for i in range(start, stop):
+        k = z[i]
+        if ndk[k] == 0:
+            dt[n_dt] = k
+            dpos[k] = n_dt
+            n_dt += 1
+        ndk[k] += 1
+    return n_dt
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _doc_topics_drop(t: int, n_dt: int, dt: np.ndarray, dpos: np.ndarray) -> int:
+    """Remove topic ``t`` (whose count just fell to 0) from ``dt`` by swapping in the last entry."""
+    n_dt -= 1
+    last = dt[n_dt]
+    dt[dpos[t]] = last
+    dpos[last] = dpos[t]
+    return n_dt
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _doc_topics_add(t: int, n_dt: int, dt: np.ndarray, dpos: np.ndarray) -> int:
+    """Append topic ``t`` (whose count just rose to 1) to ``dt``."""
+    dt[n_dt] = t
+    dpos[t] = n_dt
+    return n_dt + 1
+
+
 @njit(cache=True, nogil=True)
 def collapsed_sparse_sweep(
     doc_ptr: np.ndarray,
@@ -342,14 +378,7 @@ def collapsed_sparse_sweep(
     qbuf = np.empty(n_topics)
     for d in range(doc_ptr.size - 1):
         start, stop = doc_ptr[d], doc_ptr[d + 1]
-        n_dt = 0
-        for i in range(start, stop):
-            k = z[i]
-            if ndk[k] == 0:
-                dt[n_dt] = k
-                dpos[k] = n_dt
-                n_dt += 1
-            ndk[k] += 1
+        n_dt = _doc_topics_load(z, start, stop, ndk, dt, dpos)
         s = 0.0
         for k in range(n_topics):
             s += inv[k]
@@ -373,10 +402,7 @@ def collapsed_sparse_sweep(
             r += beta * ndk[t] * inv[t]
             coef[t] = (alpha + ndk[t]) * inv[t]
             if ndk[t] == 0:
-                n_dt -= 1
-                last = dt[n_dt]
-                dt[dpos[t]] = last
-                dpos[last] = dpos[t]
+                n_dt = _doc_topics_drop(t, n_dt, dt, dpos)
             base = wt_ptr[w]
             n_wt = wt_len[w]
             j = 0
@@ -451,9 +477,7 @@ def collapsed_sparse_sweep(
             r += beta * ndk[t] * inv[t]
             coef[t] = (alpha + ndk[t]) * inv[t]
             if ndk[t] == 1:
-                dt[n_dt] = t
-                dpos[t] = n_dt
-                n_dt += 1
+                n_dt = _doc_topics_add(t, n_dt, dt, dpos)
         # leave the caches as an empty document would see them
         for j in range(n_dt):
             k = dt[j]
@@ -740,23 +764,13 @@ def partial_sweep(
     buf = np.empty(n_topics)
     for d in range(d0, d1):
         start, stop = doc_ptr[d], doc_ptr[d + 1]
-        n_dt = 0
-        for i in range(start, stop):
-            k = z[i]
-            if ndk[k] == 0:
-                dt[n_dt] = k
-                dpos[k] = n_dt
-                n_dt += 1
-            ndk[k] += 1
+        n_dt = _doc_topics_load(z, start, stop, ndk, dt, dpos)
         for i in range(start, stop):
             w = words[i]
             t = z[i]
             ndk[t] -= 1
             if ndk[t] == 0:
-                n_dt -= 1
-                last = dt[n_dt]
-                dt[dpos[t]] = last
-                dpos[last] = dpos[t]
+                n_dt = _doc_topics_drop(t, n_dt, dt, dpos)
             r = 0.0
             for j in range(n_dt):
                 k = dt[j]
@@ -785,9 +799,7 @@ def partial_sweep(
             z[i] = t
             ndk[t] += 1
             if ndk[t] == 1:
-                dt[n_dt] = t
-                dpos[t] = n_dt
-                n_dt += 1
+                n_dt = _doc_topics_add(t, n_dt, dt, dpos)
         for j in range(n_dt):
             ndk[dt[j]] = 0
 
