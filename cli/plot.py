@@ -41,7 +41,7 @@ def plot_report(report: Report, path: str, *, cap: int | None = 8) -> None:
 
     from mcmc.core.chains import atomic_output
     from mcmc.diagnostics import stats
-    from mcmc.diagnostics.report import rank_histograms
+    from mcmc.diagnostics.report import rank_band, rank_histograms
 
     params = report.parameters if cap is None else report.parameters[:cap]
     n = len(params)
@@ -61,9 +61,7 @@ def plot_report(report: Report, path: str, *, cap: int | None = 8) -> None:
     axes = fig.subplots(n, 3, squeeze=False, gridspec_kw={"width_ratios": [2.4, 1, 1]})
     colours = [f"C{i % 10}" for i in range(c)]
     draws = np.arange(d)
-    expected = d / bins
-    # Pointwise 99% band of a bin count under uniform ranks (binomial(d, 1/bins)).
-    half = 2.576 * np.sqrt(d * (1 / bins) * (1 - 1 / bins))
+    expected, half = rank_band(d, bins)  # pointwise 99% band of a bin count under uniform ranks
     for row, p in enumerate(params):
         ax_t, ax_r, ax_a = axes[row]
         for ch in range(c):

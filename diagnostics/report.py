@@ -507,6 +507,21 @@ def ebfmi(energy: np.ndarray) -> np.ndarray:
         return num / den
 
 
+def rank_band(draws: int, bins: int, z: float = 2.576) -> tuple[float, float]:
+    """Expected count and half-width of a pointwise band for one chain's rank-histogram bin.
+
+    Under convergence a bin's count is Binomial(``draws``, 1 / ``bins``); the
+    band is its normal approximation, ``draws / bins +- z sd`` (``z = 2.576``:
+    99 %).
+
+    Returns
+    -------
+    expected, half_width : float
+    """
+    p = 1.0 / bins
+    return draws * p, z * float(np.sqrt(draws * p * (1.0 - p)))
+
+
 def rank_histograms(x: np.ndarray, bins: int) -> np.ndarray:
     """Counts of pooled ranks per chain, the data of a rank plot (Vehtari et al. 2021).
 

@@ -256,3 +256,16 @@ def test_treedepth_hits_use_each_files_own_maximum() -> None:
     s = sampler_summary(c)
     assert s.treedepth_hits == 2 + 2
     assert s.max_treedepth == 3
+
+
+def test_rank_band_covers_the_binomial_99_percent_interval() -> None:
+    from scipy.stats import binom
+
+    from mcmc.diagnostics.report import rank_band
+
+    for draws, bins in [(1000, 20), (400, 10), (4000, 50)]:
+        expected, half = rank_band(draws, bins)
+        lo, hi = binom.ppf([0.005, 0.995], draws, 1 / bins)
+        assert expected == draws / bins
+        # the normal approximation's edges lie within one count of the exact binomial quantiles
+        assert abs((expected - half) - lo) <= 1.5 and abs((expected + half) - hi) <= 1.5
