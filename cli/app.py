@@ -83,7 +83,15 @@ def main(argv: list[str] | None = None) -> int:
         err_console.print("mcmc: interrupted", highlight=False)
         return 130
     except typer.TyperException as exc:  # Click's usage errors: unknown option, bad value
-        exc.show(file=sys.stderr)  # type: ignore[attr-defined]
+        # One line, like every other bad input, with the way to the help.
+        ctx = getattr(exc, "ctx", None)
+        where = ctx.command_path if ctx is not None else "mcmc"
+        from rich.markup import escape
+
+        message = escape(" ".join(exc.format_message().split()))
+        err_console.print(
+            f"[bold red]mcmc: error:[/] {message} (see '{where} -h')", highlight=False, markup=True, soft_wrap=True
+        )
         return EXIT_BAD_INPUT
     except typer.Exit as exc:
         return exc.exit_code
