@@ -42,3 +42,22 @@ def test_help_does_not_import_heavy_libraries() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(proc.stderr.strip().splitlines()[-1]) == []
+
+
+def test_a_subcommand_run_loads_only_its_own_module() -> None:
+    # a CI gate running `mcmc diagnose` does not build the other subcommands' Click commands
+    code = (
+        "import sys, json; from mcmc.cli.app import main; "
+        "main(['diagnose', '--help']); "
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('mcmc.cli.') "
+        "and m.count('.') == 2)), file=sys.stderr)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(json.loads(proc.stderr.strip().splitlines()[-1]))
+    assert "mcmc.cli.diagnose" in loaded
+    assert not loaded & {"mcmc.cli.sample", "mcmc.cli.lda", "mcmc.cli.compare"}
+
+
+def test_root_options_before_the_subcommand(mcmc) -> None:
+    r = mcmc("--debug", "diagnose", "--help")
+    assert r.code == 0 and "Usage: mcmc diagnose" in r.out
