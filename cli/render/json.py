@@ -63,29 +63,29 @@ def document(report: Report) -> dict[str, Any]:
     }
     doc = _clean(doc)
     doc["parameters"] = [
-            {
-                "name": p.name,
-                "variable": p.variable,
-                "mean": _f(p.mean),
-                "sd": _f(p.sd),
-                "mad": _f(p.mad),
-                "quantiles": {k: _f(v) for k, v in p.quantiles.items()},
-                "mcse_mean": _f(p.mcse_mean),
-                "mcse_sd": _f(p.mcse_sd),
-                "ess_bulk": _f(p.ess_bulk),
-                "ess_tail": _f(p.ess_tail),
-                "rhat": _f(p.rhat),
-                "rhat_split": _f(p.rhat_split),
-                "ssif": _f(p.ssif),
-                "ess_ssif": _f(p.ess_ssif),
-                "ssif_disagrees": p.ssif_disagrees,
-                "acf": {str(k): _f(v) for k, v in p.acf.items()},
-                "iat": _f(p.iat),
-                "acceptance": _f(p.acceptance),
-                "status": p.status,
-            }
-            for p in report.parameters
-        ]
+        {
+            "name": p.name,
+            "variable": p.variable,
+            "mean": _f(p.mean),
+            "sd": _f(p.sd),
+            "mad": _f(p.mad),
+            "quantiles": {k: _f(v) for k, v in p.quantiles.items()},
+            "mcse_mean": _f(p.mcse_mean),
+            "mcse_sd": _f(p.mcse_sd),
+            "ess_bulk": _f(p.ess_bulk),
+            "ess_tail": _f(p.ess_tail),
+            "rhat": _f(p.rhat),
+            "rhat_split": _f(p.rhat_split),
+            "ssif": _f(p.ssif),
+            "ess_ssif": _f(p.ess_ssif),
+            "ssif_disagrees": p.ssif_disagrees,
+            "acf": {str(k): _f(v) for k, v in p.acf.items()},
+            "iat": _f(p.iat),
+            "acceptance": _f(p.acceptance),
+            "status": p.status,
+        }
+        for p in report.parameters
+    ]
     return doc
 
 

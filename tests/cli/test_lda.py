@@ -63,8 +63,17 @@ def test_json_and_csv_outputs(mcmc) -> None:
 
 def test_ldac_fixture_with_explicit_vocab(mcmc, data_dir: Path) -> None:
     corpus = data_dir / "lda" / "reuters50.ldac"
-    r = mcmc("lda", str(corpus), "--vocab", str(data_dir / "lda" / "vocab.reuters50.txt"), "-k", "3", *FAST,
-             "--output-format", "json")
+    r = mcmc(
+        "lda",
+        str(corpus),
+        "--vocab",
+        str(data_dir / "lda" / "vocab.reuters50.txt"),
+        "-k",
+        "3",
+        *FAST,
+        "--output-format",
+        "json",
+    )
     assert r.code == 0, r.stderr
     report = json.loads(r.out)
     assert report["corpus"]["documents"] == 50 and report["corpus"]["words"] == 4258
@@ -92,8 +101,10 @@ def test_text_input_and_dmm(mcmc, data_dir: Path) -> None:
 )
 def test_bad_input_is_one_line_and_exit_2(mcmc, data_dir: Path, args: tuple[str, ...], needle: str) -> None:
     path = str(data_dir / "lda" / args[0])
-    r = mcmc("lda", path, *args[1:], "--iterations", "5", "--burn-in", "1") if "--burn-in" not in args else mcmc(
-        "lda", path, *args[1:]
+    r = (
+        mcmc("lda", path, *args[1:], "--iterations", "5", "--burn-in", "1")
+        if "--burn-in" not in args
+        else mcmc("lda", path, *args[1:])
     )
     assert r.code == 2
     lines = r.stderr.strip().splitlines()
