@@ -61,3 +61,27 @@ def test_a_subcommand_run_loads_only_its_own_module() -> None:
 def test_root_options_before_the_subcommand(mcmc) -> None:
     r = mcmc("--debug", "diagnose", "--help")
     assert r.code == 0 and "Usage: mcmc diagnose" in r.out
+
+
+def test_allocator_tuning_leaves_a_users_malloc_settings_alone(monkeypatch) -> None:
+    import ctypes
+
+    from mcmc.cli import app
+
+    calls = []
+
+    class FakeLibc:
+        def mallopt(self, option, value):
+            calls.append((option, value))
+            return 1
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: FakeLibc())
+    monkeypatch.setattr(app.sys, "platform", "linux")
+    for key in [k for k in app.os.environ if k.startswith("MALLOC_")]:
+        monkeypatch.delenv(key)
+    app._keep_freed_memory()
+    assert sorted(calls) == [(-3, 64 << 20), (-1, 256 << 20)]
+    calls.clear()
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "1000000")
+    app._keep_freed_memory()
+    assert calls == []
