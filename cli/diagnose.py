@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import sys
-import tomllib
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -262,6 +261,8 @@ def load_config(start: Path) -> tuple[dict[str, Any], Path | None]:
             break
     else:
         return {}, None
+    import tomllib  # only when there is a pyproject.toml
+
     try:
         with path.open("rb") as fh:
             doc = tomllib.load(fh)

@@ -40,7 +40,6 @@ import numpy as np
 
 from mcmc.core.chains import ATTRS_KEY, NETCDF_ATTRS_KEY, STATS_PREFIX, Chains
 from mcmc.core.errors import InputError
-from mcmc.diagnostics.cmdstan import is_cmdstan, read_cmdstan, read_draws_table
 
 SUPPORTED = (
     "supported: chains .npz, ArviZ netCDF .nc, CmdStan CSV, CSV with chain and draw columns, "
@@ -197,6 +196,8 @@ def _sniff(data: bytes) -> str | None:
     text = _decode(data)
     if text is None:
         return None
+    from mcmc.diagnostics.cmdstan import is_cmdstan  # csv and its regexes: only for text input
+
     if is_cmdstan(text):
         return "cmdstan"
     first = next((line for line in text.splitlines() if line.strip()), "")
@@ -224,9 +225,11 @@ def _parse(kind: str, data: bytes, label: str) -> Chains:
     text = _decode(data)
     if text is None:
         raise InputError(label, "not UTF-8 text")
+    from mcmc.diagnostics import cmdstan
+
     if kind == "cmdstan":
-        return read_cmdstan(text, label)
-    return read_draws_table(text, label)
+        return cmdstan.read_cmdstan(text, label)
+    return cmdstan.read_draws_table(text, label)
 
 
 # --- binary formats ---------------------------------------------------------------
