@@ -163,6 +163,11 @@ def _read_one(label: str, stdin: BinaryIO | None) -> Chains:
     if not path.exists():
         raise InputError(label, "no such file")
     try:
+        with path.open("rb") as fh:
+            head = fh.read(8)
+        if head.startswith(b"PK") and _sniff(head) == "npz" and _EXTENSIONS.get(path.suffix.lower(), "npz") == "npz":
+            # NumPy reads the members straight into their arrays: no copy of the whole file first
+            return _read_npz(path, label)
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(label, (exc.strerror or str(exc)).lower()) from None
@@ -242,28 +247,30 @@ def _load_error(label: str, what: str, exc: BaseException) -> InputError:
     return InputError(label, f"corrupt or truncated {what} ({reason})")
 
 
-def _read_npz(data: bytes, label: str) -> Chains:
-    try:
-        archive = np.load(io.BytesIO(data), allow_pickle=False)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
-        raise _load_error(label, "npz archive", exc) from None
+def _read_npz(data: bytes | Path, label: str) -> Chains:
     posterior: dict[str, np.ndarray] = {}
     stats: dict[str, np.ndarray] = {}
     attrs: dict[str, Any] = {}
-    with archive:
-        for key in archive.files:
-            try:
-                array = archive[key]
-            except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:
-                raise _load_error(label, f"array {key!r} of the npz archive", exc) from None
-            if not isinstance(array, np.ndarray):
-                raise InputError(label, f"member {key!r} of the archive is not a NumPy array")
-            if key == ATTRS_KEY:
-                attrs = _attrs_from_json(array, label)
-            elif key.startswith(STATS_PREFIX):
-                stats[key[len(STATS_PREFIX) :]] = array
-            else:
-                posterior[key] = array
+    # the file is ours to close, also when NumPy rejects it
+    with data.open("rb") if isinstance(data, Path) else io.BytesIO(data) as fh:
+        try:
+            archive = np.load(fh, allow_pickle=False)
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+            raise _load_error(label, "npz archive", exc) from None
+        with archive:
+            for key in archive.files:
+                try:
+                    array = archive[key]
+                except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+                    raise _load_error(label, f"array {key!r} of the npz archive", exc) from None
+                if not isinstance(array, np.ndarray):
+                    raise InputError(label, f"member {key!r} of the archive is not a NumPy array")
+                if key == ATTRS_KEY:
+                    attrs = _attrs_from_json(array, label)
+                elif key.startswith(STATS_PREFIX):
+                    stats[key[len(STATS_PREFIX) :]] = array
+                else:
+                    posterior[key] = array
     return Chains(posterior, stats, attrs).validate(label)
 
 

@@ -302,7 +302,11 @@ def _compile(pattern: str) -> re.Pattern[str] | None:
 
 
 def flatten(chains: Chains, selection: Selection) -> np.ndarray:
-    """Stack the selected components into one float64 array ``(chain, draw, n)``."""
+    """Stack the selected components into one float64 array ``(chain, draw, n)``.
+
+    A view of the chains (no copy) when the selection is one whole float64
+    variable: read it, never write to it.
+    """
     parts = []
     for v, idx in selection.items:
         arr = chains.posterior[v]
@@ -310,7 +314,9 @@ def flatten(chains: Chains, selection: Selection) -> np.ndarray:
         if len(idx) != flat.shape[2]:
             flat = flat[:, :, list(idx)]
         parts.append(flat)
-    return np.ascontiguousarray(np.concatenate(parts, axis=2), dtype=np.float64)
+    # one variable taken whole (the common case): no copy of what may be hundreds of megabytes
+    stacked = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=2)
+    return np.ascontiguousarray(stacked, dtype=np.float64)
 
 
 # --------------------------------------------------------------------------- the report
