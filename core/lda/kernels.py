@@ -51,6 +51,16 @@ per (word, topic) or (document, topic).
 
 No kernel uses ``fastmath``: every probability and sum is the plain IEEE
 computation, so the draws are exact inverse-CDF draws up to float rounding.
+
+Memory
+------
+A token's word-topic counts (a row of ``n_wk``, or the word's packed list)
+sit at a random place in a table of several megabytes, so without help each
+token waits for a cache miss. The collapsed kernels ask the CPU to fetch the
+counts of the token :data:`PREFETCH_AHEAD` positions on (:func:`prefetch`,
+LLVM's ``llvm.prefetch``), which hides most of that latency: on 20 Newsgroups
+one thread goes from 22.5 to 26.4 M tokens/s (dense, K = 20) and from 13.0 to
+16.0 (sparse, K = 100). A prefetch is only a hint: results are unchanged.
 """
 
 from __future__ import annotations
@@ -58,7 +68,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from llvmlite import binding as _llvm
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -78,6 +92,35 @@ def uniform(key: np.uint64, counter: np.int64) -> float:
     x = (x ^ (x >> _S27)) * _MIX2
     x = x ^ (x >> _S31)
     return np.float64(x >> _S11) * _TWO_M53
+
+
+#: Tokens ahead whose word-topic counts are prefetched (4 to 16 did equally well on 20 Newsgroups).
+PREFETCH_AHEAD = 8
+# LLVM names the intrinsic after its pointer type: opaque pointers from LLVM 15 on
+_PREFETCH = "llvm.prefetch.p0" if _llvm.llvm_version_info >= (15,) else "llvm.prefetch.p0i8"
+
+
+@intrinsic
+def prefetch(typingctx, arr, index):
+    """Ask the CPU to bring the cache line of element ``index`` of ``arr``'s data into cache.
+
+    ``index`` counts elements from the start of the buffer (the flat index of
+    a C-contiguous array) and must lie inside it. A hint for a later read, no
+    effect on results (``llvm.prefetch``: read, high temporal locality, data).
+    """
+    if not isinstance(arr, types.Array) or not isinstance(index, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        byte_ptr = builder.bitcast(builder.gep(data, [args[1]]), ir.IntType(8).as_pointer())
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [ir.IntType(8).as_pointer(), i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, _PREFETCH)
+        builder.call(fn, [byte_ptr, i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(arr, index), codegen
 
 
 @njit(cache=True, nogil=True)
@@ -173,6 +216,8 @@ def collapsed_dense_sweep(
     block = np.zeros(n_blocks)
     for k in range(n_topics):
         inv[k] = 1.0 / (nk[k] + vbeta)
+    n_tokens = words.size
+    row_len = nwk.shape[1]
     for d in range(doc_ptr.size - 1):
         start, stop = doc_ptr[d], doc_ptr[d + 1]
         for k in range(n_topics):
@@ -185,6 +230,10 @@ def collapsed_dense_sweep(
             w = words[i]
             k = z[i]
             ndk[k] -= 1.0
+            if i + PREFETCH_AHEAD < n_tokens:  # every cache line of a coming token's row
+                first = words[i + PREFETCH_AHEAD] * row_len
+                for c in range(0, row_len, 16):
+                    prefetch(nwk, first + c)
             nwk[w, k] -= 1
             nk[k] -= 1
             inv[k] = 1.0 / (nk[k] + vbeta)
@@ -376,6 +425,7 @@ def collapsed_sparse_sweep(
     dt = np.empty(n_topics, dtype=np.int32)  # topics of the document
     dpos = np.empty(n_topics, dtype=np.int32)  # position of a topic in dt
     qbuf = np.empty(n_topics)
+    n_tokens = words.size
     for d in range(doc_ptr.size - 1):
         start, stop = doc_ptr[d], doc_ptr[d + 1]
         n_dt = _doc_topics_load(z, start, stop, ndk, dt, dpos)
@@ -390,6 +440,8 @@ def collapsed_sparse_sweep(
             coef[k] = (alpha + ndk[k]) * inv[k]
         r *= beta
         for i in range(start, stop):
+            if i + PREFETCH_AHEAD < n_tokens:  # the head of a coming token's list (often all of it)
+                prefetch(wt, wt_ptr[words[i + PREFETCH_AHEAD]])
             w = words[i]
             t = z[i]
             # -- take token i out of topic t
@@ -752,9 +804,9 @@ def partial_sweep(
 
     Parameters
     ----------
-    phi_wk : float (V, K)
+    phi_wk : float (V, K), C-contiguous
         Topic-word probabilities, word-major (``phi_wk[w, k] = phi_k[w]``).
-    cphi_wk : float (V, K)
+    cphi_wk : float (V, K), C-contiguous
         Running sums of ``phi_wk`` along topics (from :func:`phi_normalize_chunks`).
     """
     n_topics = phi_wk.shape[1]
@@ -762,12 +814,18 @@ def partial_sweep(
     dt = np.empty(n_topics, dtype=np.int32)
     dpos = np.empty(n_topics, dtype=np.int32)
     buf = np.empty(n_topics)
+    stop_all = doc_ptr[d1]
     for d in range(d0, d1):
         start, stop = doc_ptr[d], doc_ptr[d + 1]
         n_dt = _doc_topics_load(z, start, stop, ndk, dt, dpos)
         for i in range(start, stop):
             w = words[i]
             t = z[i]
+            if i + PREFETCH_AHEAD < stop_all:  # a coming token's phi row and its total
+                first = words[i + PREFETCH_AHEAD] * n_topics
+                for c in range(0, n_topics, 8):
+                    prefetch(phi_wk, first + c)
+                prefetch(cphi_wk, first + n_topics - 1)
             ndk[t] -= 1
             if ndk[t] == 0:
                 n_dt = _doc_topics_drop(t, n_dt, dt, dpos)
@@ -828,6 +886,7 @@ def uncollapsed_sweep(
     n_topics = phi_wk.shape[1]
     cum = np.empty(n_topics)
     ndk = np.zeros(n_topics, dtype=np.int64)
+    stop_all = doc_ptr[d1]
     for d in range(d0, d1):
         start, stop = doc_ptr[d], doc_ptr[d + 1]
         for i in range(start, stop):
@@ -844,6 +903,10 @@ def uncollapsed_sweep(
             theta[d, k] *= inv
         for i in range(start, stop):
             w = words[i]
+            if i + PREFETCH_AHEAD < stop_all:  # a coming token's phi row
+                first = words[i + PREFETCH_AHEAD] * n_topics
+                for c in range(0, n_topics, 8):
+                    prefetch(phi_wk, first + c)
             total = 0.0
             for k in range(n_topics):
                 total += theta[d, k] * phi_wk[w, k]
