@@ -76,6 +76,12 @@ class Target:
     options
         The keyword options the target was built with, recorded in the chains
         file so that ``get_target(name, **options)`` rebuilds the same target.
+    lattice
+        ``(rows, cols)`` for a discrete spin lattice (the Ising model): a point
+        is then a configuration of spins ``-1.0``/``+1.0`` in row-major order
+        (``dim = rows * cols``) and only lattice samplers (``gibbs``,
+        ``swendsen-wang``) apply; the continuous ones (``rwm``, ``slice``,
+        ``hmc``) do not. ``None`` (the default) for a density on ``R^dim``.
     """
 
     name: str
@@ -92,6 +98,7 @@ class Target:
     transform: VectorFn | None = None
     value_and_grad_fn: Callable[[Array], tuple[Array, Array]] | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    lattice: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         if not self.names:
@@ -108,6 +115,8 @@ class Target:
                 if value.shape != (len(self.names),):
                     raise ValueError(f"{attr} has shape {value.shape}; expected ({len(self.names)},)")
                 object.__setattr__(self, attr, value)
+        if self.lattice is not None and prod(self.lattice) != self.dim:
+            raise ValueError(f"lattice {self.lattice} has {prod(self.lattice)} sites but dim is {self.dim}")
 
     @property
     def has_grad(self) -> bool:
