@@ -23,6 +23,7 @@ TARGETS: dict[str, tuple[str, str]] = {
     "logistic": ("mcmc.core.targets.models", "logistic"),
     "beta-bernoulli": ("mcmc.core.targets.models", "beta_bernoulli"),
     "eight-schools": ("mcmc.core.targets.models", "eight_schools"),
+    "ising": ("mcmc.core.targets.ising", "ising"),
 }
 
 

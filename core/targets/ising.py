@@ -1,0 +1,220 @@
+"""The 2-D Ising model on an ``L x L`` periodic square lattice: a discrete target for lattice samplers.
+
+Spins ``s_i`` in ``{-1, +1}`` on the sites of an ``L x L`` torus, with
+
+    pi(s) ∝ exp(beta * sum_<ij> s_i s_j),
+
+the sum running over the ``2 L^2`` nearest-neighbour pairs, each counted once
+(zero field, unit coupling; Ising 1925, Onsager 1944). The critical inverse
+temperature of the infinite lattice is ``beta_c = log(1 + sqrt 2) / 2 =
+0.44069...``; the default ``beta = 0.4407`` sits at it, where single-site
+updates slow down most and cluster updates (Swendsen & Wang 1987) pay off.
+
+A point of the sampling space is a configuration of spins stored as floats
+``-1.0``/``+1.0`` in row-major order (``dim = L^2``), so the target has the
+shape of every other :class:`~mcmc.core.targets.base.Target`; ``log_density``
+is the unnormalised ``beta * sum_<ij> s_i s_j`` (``-inf`` for a point that is
+not a spin configuration), so the driver's ``lp`` is meaningful. The target
+sets :attr:`~mcmc.core.targets.base.Target.lattice`: only the lattice samplers
+(``gibbs``, ``swendsen-wang``) apply to it.
+
+Reported values (per spin): magnetization ``m = sum_i s_i / L^2``, ``abs_m =
+|m|`` and energy ``energy = -sum_<ij> s_i s_j / L^2``. Their exact means and
+sds come from enumerating all ``2^(L^2)`` configurations for ``L <= 4``
+(65536 states); larger lattices have none (``mean = sd = None``).
+
+The lattice geometry (neighbour tables, bonds, a proper colouring of the
+torus) lives here too, shared by the samplers.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from mcmc.core.errors import UsageError
+from mcmc.core.random import ChainRandom
+from mcmc.core.targets.base import Target
+
+BETA_CRITICAL = 0.5 * float(np.log1p(np.sqrt(2.0)))  # 0.44068679...
+MAX_EXACT_SIZE = 4  # enumerate 2^(L^2) states up to L = 4
+
+
+@lru_cache(maxsize=16)
+def neighbours(rows: int, cols: int) -> np.ndarray:
+    """Neighbour table of the ``rows x cols`` torus, sites in row-major order.
+
+    Returns
+    -------
+    ndarray, shape (rows * cols, 4), int
+        Site indices of the right, left, lower and upper neighbour of each
+        site (periodic boundary). Read-only (cached).
+    """
+    r, c = np.divmod(np.arange(rows * cols), cols)
+    right, left = r * cols + (c + 1) % cols, r * cols + (c - 1) % cols
+    down, up = ((r + 1) % rows) * cols + c, ((r - 1) % rows) * cols + c
+    table = np.stack([right, left, down, up], axis=1)
+    table.setflags(write=False)
+    return table
+
+
+@lru_cache(maxsize=16)
+def bonds(rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``2 rows cols`` nearest-neighbour pairs of the torus, each once.
+
+    Returns
+    -------
+    first, second : ndarray, shape (2 * rows * cols,), int
+        Pair ``2 i`` joins site ``i`` with its right neighbour, pair ``2 i + 1``
+        with the one below: ``first`` is sorted (what a CSR graph wants).
+        Read-only (cached).
+    """
+    nbr = neighbours(rows, cols)
+    first = np.repeat(np.arange(rows * cols), 2)
+    second = nbr[:, [0, 2]].ravel()
+    first.setflags(write=False)
+    second.setflags(write=False)
+    return first, second
+
+
+def _cycle_colours(n: int) -> np.ndarray:
+    """A proper colouring of the cycle ``C_n`` with colours 0, 1 (and 2 for odd ``n``)."""
+    c = np.arange(n) % 2
+    if n % 2:
+        c[-1] = 2
+    return c
+
+
+@lru_cache(maxsize=16)
+def colour_classes(rows: int, cols: int) -> tuple[np.ndarray, ...]:
+    """Sites grouped so that no two neighbours share a group: the checkerboard, or 3 groups.
+
+    The torus is the product of two cycles; with proper colourings ``a`` of
+    ``C_rows`` and ``b`` of ``C_cols`` in ``0..k-1``, ``(a_r + b_c) mod k`` is
+    proper (neighbours differ in one coordinate only). ``k = 2`` (the
+    checkerboard) when both sides are even, else ``k = 3``.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``k`` read-only arrays of site indices (row-major), one per colour.
+    """
+    k = 2 if rows % 2 == 0 and cols % 2 == 0 else 3
+    colour = ((_cycle_colours(rows)[:, None] + _cycle_colours(cols)[None, :]) % k).ravel()
+    classes = tuple(np.flatnonzero(colour == i) for i in range(k))
+    for idx in classes:
+        idx.setflags(write=False)
+    return classes
+
+
+def bond_sum(x: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """``sum_<ij> s_i s_j`` over the nearest-neighbour pairs, for spins ``x (..., rows * cols)``.
+
+    Returns
+    -------
+    ndarray, shape (...)
+    """
+    nbr = neighbours(rows, cols)
+    return np.einsum("...i,...i->...", x, x[..., nbr[:, 0]] + x[..., nbr[:, 2]])
+
+
+def lattice_of(target: Target, sampler: str) -> tuple[int, int, float]:
+    """``(rows, cols, beta)`` of an Ising target, for the lattice sampler named ``sampler``.
+
+    Raises
+    ------
+    UsageError
+        ``target`` is not an Ising lattice (no ``lattice`` or no ``beta`` option).
+    """
+    if target.lattice is None or "beta" not in target.options:
+        raise UsageError(f"sampler {sampler!r} needs an Ising lattice target (ising), not {target.name!r}")
+    rows, cols = target.lattice
+    return int(rows), int(cols), float(target.options["beta"])
+
+
+@lru_cache(maxsize=8)
+def exact_moments(size: int, beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Exact mean and sd of ``(m, abs_m, energy)`` by enumerating all ``2^(size^2)`` states.
+
+    Returns
+    -------
+    mean, sd : ndarray, shape (3,)
+        Read-only (cached). Feasible for ``size <= 4``.
+    """
+    n = size * size
+    codes = np.arange(2**n, dtype=np.int64)
+    spins = (((codes[:, None] >> np.arange(n)) & 1) * 2 - 1).astype(np.float64)
+    s = bond_sum(spins, size, size)
+    w = np.exp(beta * (s - s.max()))
+    w /= w.sum()
+    m = spins.mean(axis=1)
+    values = np.stack([m, np.abs(m), -s / n], axis=1)
+    mean = w @ values
+    sd = np.sqrt(np.maximum(w @ (values - mean) ** 2, 0.0))
+    mean.setflags(write=False)
+    sd.setflags(write=False)
+    return mean, sd
+
+
+def ising(size: int = 16, beta: float = 0.4407) -> Target:
+    """The zero-field 2-D Ising model on a ``size x size`` torus at inverse temperature ``beta``.
+
+    Parameters
+    ----------
+    size
+        ``L``, the side of the lattice (at least 3, so that the four
+        neighbours of a site are distinct).
+    beta
+        Inverse temperature, ``>= 0`` (ferromagnetic); ``0.4407`` is about
+        critical.
+
+    Returns
+    -------
+    Target
+        ``dim = size^2`` spins, ``lattice = (size, size)``, reported variables
+        ``m``, ``abs_m`` and ``energy`` (per spin), exact moments for
+        ``size <= 4``, uniform random starting spins.
+
+    Raises
+    ------
+    UsageError
+        ``size`` not an integer >= 3, or ``beta`` not a finite number >= 0.
+    """
+    if isinstance(size, bool) or int(size) != size or size < 3:
+        raise UsageError(f"size must be an integer >= 3, got {size}")
+    size, beta = int(size), float(beta)
+    if not (np.isfinite(beta) and beta >= 0.0):
+        raise UsageError(f"beta must be a finite number >= 0, got {beta}")
+    n = size * size
+
+    def log_density(x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        lp = beta * bond_sum(x, size, size)
+        return np.where(np.all(np.abs(x) == 1.0, axis=-1), lp, -np.inf)
+
+    def transform(x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        m = x.mean(axis=-1)
+        return np.stack([m, np.abs(m), -bond_sum(x, size, size) / n], axis=-1)
+
+    def initial_point(rng: ChainRandom, chains: int) -> np.ndarray:
+        return np.where(rng.uniform((n,)) < 0.5, -1.0, 1.0)
+
+    mean = sd = None
+    if size <= MAX_EXACT_SIZE:
+        mean, sd = (a.copy() for a in exact_moments(size, beta))
+        mean[0] = 0.0  # E[m] = 0 exactly by the s -> -s symmetry (the sum leaves ~1e-17)
+    return Target(
+        name="ising",
+        dim=n,
+        log_density=log_density,
+        names=("m", "abs_m", "energy"),
+        variables=(("m", ()), ("abs_m", ()), ("energy", ())),
+        mean=mean,
+        sd=sd,
+        initial_point=initial_point,
+        transform=transform,
+        options={"size": size, "beta": beta},
+        lattice=(size, size),
+    )
