@@ -17,7 +17,7 @@ This layer computes; it never prints. Three questions, one module:
   probability about 6.3e-5 per parameter.
 * **Does it agree with a reference posterior?** The same comparison against
   reference draws, e.g. posteriordb's (Magnusson et al. 2024), read by
-  :func:`read_posteriordb`. posteriordb's reference draws are thinned to be
+  :func:`mcmc.diagnostics.readers.read_posteriordb`. posteriordb's reference draws are thinned to be
   nearly independent; their MCSE is still computed from the draws (it is then
   close to ``sd / sqrt(n)``), so a reference that is less independent than
   advertised only widens the test, never biases it.
@@ -48,11 +48,9 @@ inference algorithms. arXiv:2407.04967.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from statistics import NormalDist
 from typing import Any
 
@@ -68,73 +66,8 @@ DEFAULT_MAX_Z = 4.0
 # --------------------------------------------------------------------------- reference draws
 
 
-def read_posteriordb(path: str | Path) -> Chains:
-    """Read posteriordb reference draws into a :class:`Chains`.
-
-    posteriordb stores a reference posterior as JSON: a list of chains, each an
-    object from Stan-style parameter name (``mu``, ``theta[1]``, ``L[2,1]``,
-    1-based) to the list of its draws. Indexed names are grouped into arrays
-    with 0-based positions, as for CmdStan CSV (``theta[1]`` .. ``theta[8]``
-    become ``theta`` of shape ``(chain, draw, 8)``, whose first component is
-    named ``theta[0]``).
-
-    Parameters
-    ----------
-    path
-        The ``*.json`` file (``reference_posteriors/draws/draws/NAME.json`` in
-        posteriordb, unzipped).
-
-    Returns
-    -------
-    Chains
-        Variables ``(chain, draw, *shape)``; ``attrs["source_files"]`` names the file.
-
-    Raises
-    ------
-    InputError
-        Unreadable file, invalid JSON, not a non-empty list of objects with the
-        same names in every chain, ragged or non-numeric draws.
-    """
-    from mcmc.diagnostics.cmdstan import group_columns
-
-    label = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(label, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(label, "is a directory, not a file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(label, f"cannot read: {exc}") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(label, f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    if not isinstance(doc, list) or not doc or not all(isinstance(c, dict) and c for c in doc):
-        raise InputError(
-            label, "not posteriordb reference draws: expected a list of chains, each an object {name: [draws]}"
-        )
-    names = list(doc[0])
-    for i, chain in enumerate(doc):
-        if list(chain) != names:
-            raise InputError(label, f"chain {i} has parameters {sorted(chain)}; chain 0 has {sorted(names)}")
-    try:
-        values = np.array([[chain[n] for n in names] for chain in doc], dtype=np.float64)
-    except (ValueError, TypeError):
-        raise InputError(label, "draws must be equally long lists of numbers in every chain and parameter") from None
-    if values.ndim != 3:
-        raise InputError(label, "draws must be equally long lists of numbers in every chain and parameter")
-    if values.shape[2] < 1:
-        raise InputError(label, "no draws")
-    posterior, stats = group_columns(names, np.ascontiguousarray(np.moveaxis(values, 1, 2)))
-    chains = Chains(posterior, stats, {"source_files": [label], "format": "posteriordb"})
-    return chains.validate(label)
-
-
 def read_reference(path: str) -> Chains:
-    """Reference draws: posteriordb JSON (``.json``) or any chains file :func:`read_chains` reads."""
-    if path.lower().endswith(".json"):
-        return read_posteriordb(path)
+    """Reference draws: posteriordb JSON (``.json``) or any other chains file (:func:`read_chains`)."""
     from mcmc.diagnostics.readers import read_chains
 
     return read_chains([path])

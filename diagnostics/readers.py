@@ -13,6 +13,9 @@
 * CmdStan CSV, one file per chain (see :mod:`mcmc.diagnostics.cmdstan`).
 * CSV with ``chain`` and ``draw`` columns (R ``posterior::as_draws_df``).
 * ``.npy`` of shape ``(chain, draw)`` or ``(chain, draw, dim)``: variable ``x``.
+* ``.json``: posteriordb reference draws (Magnusson et al. 2024, "posteriordb:
+  testing, benchmarking and developing Bayesian inference algorithms",
+  arXiv:2407.04967), a list of chains of ``{name: [draws]}``.
 * ``-``: standard input, its format told by its first bytes.
 
 Several files are concatenated along the chain axis (the CmdStan case: one
@@ -43,7 +46,7 @@ from mcmc.core.errors import InputError
 
 SUPPORTED = (
     "supported: chains .npz, ArviZ netCDF .nc, CmdStan CSV, CSV with chain and draw columns, "
-    ".npy of shape (chain, draw[, dim])"
+    ".npy of shape (chain, draw[, dim]), posteriordb .json"
 )
 
 _MAGIC = {
@@ -60,6 +63,7 @@ _DESCRIBE = {
     "nc": "an HDF5/netCDF-4 file",
     "nc3": "a netCDF-3 file",
     "text": "text",
+    "json": "posteriordb JSON draws",
     None: "binary data of unknown format",
 }
 _EXTENSIONS = {
@@ -72,6 +76,7 @@ _EXTENSIONS = {
     ".hdf5": "nc",
     ".csv": "text",
     ".txt": "text",
+    ".json": "json",
 }
 
 
@@ -194,13 +199,15 @@ def _read_one(label: str, stdin: BinaryIO | None) -> Chains:
 
 
 def _sniff(data: bytes) -> str | None:
-    """Format of ``data`` from its first bytes: npz, npy, nc, nc3, cmdstan, csv or None."""
+    """Format of ``data`` from its first bytes: npz, npy, nc, nc3, json, cmdstan, csv or None."""
     for magic, kind in _MAGIC.items():
         if data.startswith(magic):
             return kind
     text = _decode(data)
     if text is None:
         return None
+    if text.lstrip()[:1] in ("[", "{"):
+        return "json"
     from mcmc.diagnostics.cmdstan import is_cmdstan  # csv and its regexes: only for text input
 
     if is_cmdstan(text):
@@ -230,11 +237,70 @@ def _parse(kind: str, data: bytes, label: str) -> Chains:
     text = _decode(data)
     if text is None:
         raise InputError(label, "not UTF-8 text")
+    if kind == "json":
+        return _read_posteriordb(text, label)
     from mcmc.diagnostics import cmdstan
 
     if kind == "cmdstan":
         return cmdstan.read_cmdstan(text, label)
     return cmdstan.read_draws_table(text, label)
+
+
+def _read_posteriordb(text: str, label: str) -> Chains:
+    """posteriordb reference draws (JSON text) as a :class:`Chains`.
+
+    posteriordb stores a reference posterior as JSON: a list of chains, each an
+    object from Stan-style parameter name (``mu``, ``theta[1]``, ``L[2,1]``,
+    1-based) to the list of its draws. Indexed names are grouped into arrays
+    with 0-based positions, as for CmdStan CSV (``theta[1]`` .. ``theta[8]``
+    become ``theta`` of shape ``(chain, draw, 8)``, whose first component is
+    named ``theta[0]``).
+
+    ``read_chains`` takes a ``*.json`` file (``reference_posteriors/draws/draws/NAME.json``
+    in posteriordb, unzipped) by its extension, or JSON text starting with ``[``.
+
+    Returns
+    -------
+    Chains
+        Variables ``(chain, draw, *shape)``; ``attrs["source_files"]`` names the file.
+
+    Raises
+    ------
+    InputError
+        Invalid JSON, not a non-empty list of objects with the
+        same names in every chain, ragged or non-numeric draws.
+    """
+    from mcmc.diagnostics.cmdstan import group_columns
+
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(label, f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(doc, list) or not doc or not all(isinstance(c, dict) and c for c in doc):
+        raise InputError(
+            label, "not posteriordb reference draws: expected a list of chains, each an object {name: [draws]}"
+        )
+    names = list(doc[0])
+    for i, chain in enumerate(doc):
+        if list(chain) != names:
+            raise InputError(label, f"chain {i} has parameters {sorted(chain)}; chain 0 has {sorted(names)}")
+    try:
+        values = np.array([[chain[n] for n in names] for chain in doc], dtype=np.float64)
+    except (ValueError, TypeError):
+        raise InputError(label, "draws must be equally long lists of numbers in every chain and parameter") from None
+    if values.ndim != 3:
+        raise InputError(label, "draws must be equally long lists of numbers in every chain and parameter")
+    if values.shape[2] < 1:
+        raise InputError(label, "no draws")
+    posterior, stats = group_columns(names, np.ascontiguousarray(np.moveaxis(values, 1, 2)))
+    chains = Chains(posterior, stats, {"source_files": [label], "format": "posteriordb"})
+    return chains.validate(label)
+
+
+
+def read_posteriordb(path: str | Path) -> Chains:
+    """posteriordb reference draws from ``path`` (same as ``read_chains([path])`` for a ``.json`` file)."""
+    return read_chains([str(path)])
 
 
 # --- binary formats ---------------------------------------------------------------

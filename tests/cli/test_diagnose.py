@@ -304,3 +304,14 @@ def test_quoted_glob_reports_the_files_it_read(mcmc, tmp_path: Path) -> None:
     r = mcmc("diagnose", str(tmp_path / "mix_output.*.csv"), "--format", "json")
     assert r.code == 1
     assert strict_json(r.out)["source"] == [str(tmp_path / "mix_output.1.csv"), str(tmp_path / "mix_output.2.csv")]
+
+
+def test_posteriordb_reference_draws_pass(mcmc, data_dir: Path) -> None:
+    # posteriordb's eight-schools reference: 10 chains of 100 nearly independent draws.
+    ref = str(data_dir / "compare" / "eight_schools-eight_schools_noncentered.json")
+    r = mcmc("diagnose", "--format", "json", "--min-ess", "100", ref)
+    assert r.code == 0, r.stderr
+    doc = strict_json(r.out)
+    names = [p["name"] for p in doc["parameters"]]
+    assert names[:2] == ["theta[0]", "theta[1]"] and {"mu", "tau"} <= set(names)
+    assert max(p["rhat"] for p in doc["parameters"]) < 1.01

@@ -16,12 +16,12 @@ from mcmc.diagnostics import stats
 from mcmc.diagnostics.compare import (
     best_by_column,
     compare_draws,
-    read_posteriordb,
     read_reference,
     sampler_row,
     samplers_verdict,
     z_scores,
 )
+from mcmc.diagnostics.readers import read_posteriordb
 
 REF = Path(__file__).parents[1] / "data" / "compare" / "eight_schools-eight_schools_noncentered.json"
 
