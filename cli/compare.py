@@ -106,7 +106,8 @@ def command(
             "-s",
             metavar="NAME,NAME,...",
             rich_help_panel="Samplers",
-            help="Comma-separated samplers: rwm, mh-independence, mh-lognormal, two-stage, slice, hmc.",
+            help="Comma-separated samplers: rwm, mh-independence, mh-lognormal, two-stage, slice, elliptical-slice, "
+            "hmc; gibbs, swendsen-wang for ising.",
             show_default=False,
         ),
     ] = None,

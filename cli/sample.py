@@ -24,7 +24,10 @@ class SamplerName(str, Enum):
     mh_lognormal = "mh-lognormal"
     two_stage = "two-stage"
     slice = "slice"
+    elliptical_slice = "elliptical-slice"
     hmc = "hmc"
+    gibbs = "gibbs"
+    swendsen_wang = "swendsen-wang"
 
 
 class Scales(str, Enum):
@@ -39,6 +42,9 @@ SAMPLER_OPTIONS: dict[str, dict[str, str]] = {
     "mh-lognormal": {"scale": "scale", "target_accept": "target_accept"},
     "two-stage": {"scale": "scale", "target_accept": "target_accept", "proposal": "proposal"},
     "slice": {"width": "width"},
+    "elliptical-slice": {},
+    "gibbs": {},
+    "swendsen-wang": {},
     "hmc": {
         "step_size": "step_size",
         "path_length": "path_length",
@@ -52,11 +58,14 @@ HELP = (
     "Draw MCMC chains from a target distribution and write them to a chains file.\n\n"
     "Targets: gaussian (--dim, --rho, --scales log for an ill-conditioned one), bimodal (0.5 N(-3,1) + "
     "0.5 N(3,1) per coordinate), banana (Haario's twisted Gaussian), funnel (Neal's), gamma, logistic "
-    "(--data CSV: predictors, then a 0/1 outcome column), beta-bernoulli, eight-schools; or your own "
+    "(--data CSV: predictors, then a 0/1 outcome column), beta-bernoulli, eight-schools, ising (the 2-D "
+    "Ising model, -T size=L -T beta=B; reports magnetization m, |m| and energy per spin); or your own "
     "Python file, --target model.py[:name], defining log_density(x) for x of shape (chains, dim) and dim, "
     "optionally grad_log_density(x) and names.\n\n"
     "Samplers: rwm (random-walk Metropolis), mh-independence, mh-lognormal (positive targets), two-stage "
-    "(delayed acceptance, for prior x likelihood targets), slice, hmc. Warm-up tunes each chain on its "
+    "(delayed acceptance, for prior x likelihood targets), slice, elliptical-slice (a Gaussian reference "
+    "learnt in warm-up; no tuning), hmc; for ising only: gibbs (heat-bath sweeps) and swendsen-wang "
+    "(cluster flips). Warm-up tunes each chain on its "
     "own and chain i's draws depend only on the seed and i: --chains 2 --first-chain 2 gives exactly "
     "chains 2-3 of a --chains 4 run, for spreading chains over processes or machines.\n\n"
     "Writes .npz or ArviZ .nc (-o - writes npz to stdout): the same command line gives the same bytes. A "
@@ -153,7 +162,7 @@ def command(
             metavar="KEY=VALUE",
             rich_help_panel="Target",
             help="Other option of a built-in target, repeatable: banana b=0.1, gamma shape=0.5 rate=2, "
-            "logistic prior_sd=1, beta-bernoulli successes=3 trials=10 a=1 b=1.",
+            "logistic prior_sd=1, beta-bernoulli successes=3 trials=10 a=1 b=1, ising size=32 beta=0.3.",
             show_default=False,
         ),
     ] = None,

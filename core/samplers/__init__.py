@@ -6,6 +6,9 @@ A sampler is a module (or any object) with
 
 ``NAME: str``
     The name recorded in the chains file (``"rwm"``).
+``LATTICE: bool`` (optional)
+    True for the samplers of spin lattices (:attr:`Target.lattice`), the only
+    ones the driver runs on such a target.
 ``State``
     A NamedTuple whose first two fields are ``position (chains, dim)`` and
     ``log_density (chains,)``; gradient-based samplers add ``grad``.
@@ -52,6 +55,9 @@ SAMPLERS: dict[str, tuple[str, str | None]] = {
     "mh-lognormal": ("mcmc.core.samplers.mh", "lognormal"),
     "two-stage": ("mcmc.core.samplers.two_stage", None),
     "slice": ("mcmc.core.samplers.slice", None),
+    "elliptical-slice": ("mcmc.core.samplers.elliptical", None),
+    "gibbs": ("mcmc.core.samplers.gibbs", None),
+    "swendsen-wang": ("mcmc.core.samplers.swendsen_wang", None),
     "hmc": ("mcmc.core.samplers.hmc", None),
 }
 

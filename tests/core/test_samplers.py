@@ -30,6 +30,12 @@ CASES = [
     ("slice", "funnel", {"dim": 2}, {"warmup": 300, "draws": 1500}, None),
     # Also checks the quadrature moments of eight schools from a sampler's side.
     ("slice", "eight-schools", {}, {"warmup": 150, "draws": 400}, None),
+    ("elliptical-slice", "gaussian", {"dim": 3, "rho": 0.5}, {"warmup": 200, "draws": 1000}, None),
+    ("elliptical-slice", "gaussian", {"dim": 3, "scales": "log"}, {"warmup": 200, "draws": 1000}, None),
+    ("elliptical-slice", "beta-bernoulli", {}, {"warmup": 200, "draws": 1000}, None),
+    ("elliptical-slice", "conjugate-normal", {}, {"warmup": 200, "draws": 1000}, None),
+    ("elliptical-slice", "gamma", {"dim": 2, "shape": 2.0}, {"warmup": 200, "draws": 1500}, None),
+    ("elliptical-slice", "eight-schools", {}, {"warmup": 300, "draws": 1000}, None),
 ]
 
 
@@ -105,7 +111,7 @@ def test_harness_sees_unmixed_modes() -> None:
     assert result.rhat[0] > 1.1
 
 
-ALL = ["rwm", "mh-independence", "two-stage", "slice"]
+ALL = ["rwm", "mh-independence", "two-stage", "slice", "elliptical-slice"]
 
 
 def _arrays(chains) -> dict[str, bytes]:
@@ -259,3 +265,40 @@ def test_rwm_warmup_learns_the_scales_of_each_coordinate() -> None:
     assert (ratio > 0.6).all() and (ratio < 1.6).all(), ratio
     scale = np.array(chains.attrs["params"]["scale"])
     assert ((scale > 0.5) & (scale < 3.0)).all(), scale  # ~2.38/sqrt(4) once the shape is right
+
+
+def test_elliptical_slice_without_the_reference_term_is_caught() -> None:
+    # L(x) = pi(x) / N(x; mu, sd): forgetting to divide by the reference samples pi x N instead.
+    from mcmc.core.samplers import elliptical
+
+    class Wrong:
+        NAME = "wrong-elliptical"
+        State, Info, init, make_adapter = elliptical.State, elliptical.Info, elliptical.init, elliptical.make_adapter
+
+        @staticmethod
+        def step(rng, state, target, **params):
+            saved = elliptical._log_reference
+            elliptical._log_reference = lambda x, mean, sd: np.zeros(x.shape[0])
+            try:
+                return elliptical.step(rng, state, target, **params)
+            finally:
+                elliptical._log_reference = saved
+
+    target = get_target("gaussian", dim=2)
+    chains = run(Wrong, target, chains=4, warmup=200, draws=1000, seed=9)
+    assert any("sd" in f for f in evaluate(chains, target).failures)
+
+
+def test_elliptical_slice_learns_a_reference_that_fits_a_gaussian_target() -> None:
+    # Scales 0.01 to 1 from an N(0, I) start: warm-up finds each coordinate's scale, so L is
+    # nearly flat, a point near the start of the ellipse is accepted and draws are nearly independent.
+    from mcmc.core.samplers.elliptical import ReferenceAdapter
+    from mcmc.diagnostics import stats
+
+    target = get_target("gaussian", dim=4, scales="log")
+    chains = run(get_sampler("elliptical-slice"), target, chains=4, warmup=400, draws=500, seed=10)
+    assert chains.sample_stats["n_evals"].mean() < 2.5
+    x = np.asarray(chains.posterior["x"])
+    assert stats.ess_bulk(x).min() > 0.5 * x.shape[0] * x.shape[1]
+    sd = np.asarray(chains.attrs["params"]["ref_sd"]) / ReferenceAdapter.FINAL
+    np.testing.assert_allclose(sd, np.broadcast_to(target.sd, sd.shape), rtol=0.35)
