@@ -133,6 +133,10 @@ def run(
     if n_chains < 1:
         raise UsageError("need at least one chain")
     params = dict(params or {})
+    if target.lattice is not None and not getattr(sampler, "LATTICE", False):
+        raise UsageError(
+            f"target {target.name!r} is a spin lattice: sample it with gibbs or swendsen-wang, not {sampler.NAME}"
+        )
 
     counter = Counter()
     counted = counter.wrap(target)

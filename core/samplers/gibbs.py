@@ -35,6 +35,7 @@ from mcmc.core.targets.base import Target
 from mcmc.core.targets.ising import colour_classes, lattice_of, neighbours
 
 NAME = "gibbs"
+LATTICE = True  # draws spin lattices (Target.lattice); the driver keeps other samplers off them
 
 
 class State(NamedTuple):

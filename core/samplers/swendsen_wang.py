@@ -38,6 +38,7 @@ from mcmc.core.targets.base import Target
 from mcmc.core.targets.ising import bonds, lattice_of
 
 NAME = "swendsen-wang"
+LATTICE = True  # draws spin lattices (Target.lattice); the driver keeps other samplers off them
 
 
 class State(NamedTuple):

@@ -40,13 +40,23 @@ def test_sample_writes_a_chains_file_and_a_summary(mcmc, tmp_path: Path) -> None
     assert r.stdout == b""
 
 
-@pytest.mark.parametrize("sampler", ["rwm", "mh-independence", "two-stage", "slice", "hmc"])
+@pytest.mark.parametrize("sampler", ["rwm", "mh-independence", "two-stage", "slice", "elliptical-slice", "hmc"])
 def test_every_sampler_runs_from_the_command_line(mcmc, sampler) -> None:
     r = mcmc("sample", "-t", "beta-bernoulli", "-s", sampler, *FAST, "--seed", "1", "-o", "-")
     assert r.code == 0, r.stderr
     arrays, attrs = _load(r.stdout)
     assert arrays["theta"].shape == (2, 30) and ((arrays["theta"] > 0) & (arrays["theta"] < 1)).all()
     assert attrs["sampler"] == sampler
+
+
+@pytest.mark.parametrize("sampler", ["gibbs", "swendsen-wang"])
+def test_lattice_samplers_on_the_ising_model(mcmc, sampler) -> None:
+    r = mcmc("sample", "-t", "ising", "-s", sampler, "-T", "size=8", "-T", "beta=0.3", *FAST, "--seed", "1", "-o", "-")
+    assert r.code == 0, r.stderr
+    arrays, attrs = _load(r.stdout)
+    assert {"m", "abs_m", "energy"} <= set(arrays) and arrays["m"].shape == (2, 30)
+    assert (np.abs(arrays["m"]) <= 1).all() and np.allclose(np.abs(arrays["m"]), arrays["abs_m"])
+    assert attrs["sampler"] == sampler and attrs["target_options"] == {"size": 8, "beta": 0.3}
 
 
 def test_stdout_npz_and_same_seed_same_bytes(mcmc) -> None:
@@ -185,6 +195,9 @@ def test_init_option(mcmc) -> None:
         (("-t", "banana", "-T", "shape=2"), "shape do not apply to target 'banana'"),
         (("-t", "banana", "-T", "b"), "--target-option expects KEY=VALUE"),
         (("-t", "gaussian", "-T", "dim=3"), "use --dim instead"),
+        (("-t", "ising", "-s", "hmc"), "is a spin lattice: sample it with gibbs or swendsen-wang, not hmc"),
+        (("-t", "gaussian", "-s", "gibbs"), "sampler 'gibbs' needs an Ising lattice target"),
+        (("-t", "ising", "-s", "gibbs", "-T", "size=2"), "size"),
     ],
 )
 def test_errors_are_one_line_and_exit_2(mcmc, tmp_path: Path, monkeypatch, args, message) -> None:
