@@ -192,9 +192,7 @@ def _read_one(label: str, stdin: BinaryIO | None) -> Chains:
     if found != expected:
         is_text = found in ("cmdstan", "csv") or (found is None and _decode(data) is not None)
         shown = "text" if is_text else found
-        raise InputError(
-            label, f"named {path.suffix} but the content is {_DESCRIBE[shown]}, not {_DESCRIBE[expected]}"
-        )
+        raise InputError(label, f"named {path.suffix} but the content is {_DESCRIBE[shown]}, not {_DESCRIBE[expected]}")
     return _parse(found, data, label)
 
 
@@ -297,7 +295,6 @@ def _read_posteriordb(text: str, label: str) -> Chains:
     return chains.validate(label)
 
 
-
 def read_posteriordb(path: str | Path) -> Chains:
     """posteriordb reference draws from ``path`` (same as ``read_chains([path])`` for a ``.json`` file)."""
     return read_chains([str(path)])
@@ -374,9 +371,7 @@ def _read_netcdf(data: bytes, label: str) -> Chains:
         warnings.simplefilter("ignore")
         try:
             # Draws are numbers: no CF time decoding that would turn a variable into datetime64.
-            tree = xr.open_datatree(
-                io.BytesIO(data), engine="h5netcdf", decode_times=False, decode_timedelta=False
-            )
+            tree = xr.open_datatree(io.BytesIO(data), engine="h5netcdf", decode_times=False, decode_timedelta=False)
         except Exception as exc:  # noqa: BLE001 -- h5py/xarray raise many types for a bad file
             raise _load_error(label, "netCDF file", exc) from None
         return _chains_from_tree(tree, label)
@@ -468,9 +463,7 @@ def _concatenate(parts: list[tuple[str, Chains]]) -> Chains:
                     f"variable {name!r} has shape {array.shape[2:]} per draw but "
                     f"{first.posterior[name].shape[2:]} in {first_label}",
                 )
-    posterior = {
-        name: np.concatenate([chains.posterior[name] for _, chains in parts]) for name in first.posterior
-    }
+    posterior = {name: np.concatenate([chains.posterior[name] for _, chains in parts]) for name in first.posterior}
     common = [name for name in first.sample_stats if all(name in c.sample_stats for _, c in parts)]
     stats = {name: np.concatenate([chains.sample_stats[name] for _, chains in parts]) for name in common}
     attrs: dict[str, Any] = {}
