@@ -37,7 +37,7 @@ def test_help_does_not_import_heavy_libraries() -> None:
     code = (
         "import sys, json; from mcmc.cli.app import main; "
         "main(['--help']); "
-        "heavy = ('arviz', 'arviz_base', 'arviz_stats', 'scipy', 'numba', 'xarray', 'matplotlib'); "
+        "heavy = ('arviz', 'arviz_base', 'arviz_stats', 'scipy', 'numba', 'xarray', 'matplotlib', 'markdown_it'); "
         "print(json.dumps(sorted(m for m in heavy if m in sys.modules)), file=sys.stderr)"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -85,3 +85,14 @@ def test_allocator_tuning_leaves_a_users_malloc_settings_alone(monkeypatch) -> N
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "1000000")
     app._keep_freed_memory()
     assert calls == []
+
+
+def test_the_markdown_stand_in_hands_on_to_rich() -> None:
+    # --help no longer imports rich.markdown; a Markdown made later must still be rich's own.
+    code = (
+        "import sys; from mcmc.cli.app import _defer_rich_markdown; _defer_rich_markdown(); "
+        "from rich.markdown import Markdown; m = Markdown('# title'); "
+        "import rich.markdown; print(type(m) is rich.markdown.Markdown, 'markdown_it' in sys.modules)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.split() == ["True", "True"]
