@@ -41,6 +41,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import slice as slice_sampler
+from mcmc.core.samplers.slice import State  # the same state (position, log density) as slice sampling
 from mcmc.core.targets.base import Target
 
 NAME = "elliptical-slice"
@@ -48,19 +50,11 @@ MAX_SHRINK = 200  # shrinkage rounds before a chain keeps its point (only for pa
 TWO_PI = 2.0 * np.pi
 
 
-class State(NamedTuple):
-    position: np.ndarray  # (chains, dim)
-    log_density: np.ndarray  # (chains,)
-
-
 class Info(NamedTuple):
     n_evals: np.ndarray  # (chains,) log-density evaluations in this iteration
 
 
-def init(position: np.ndarray, target: Target) -> State:
-    """State at ``position (chains, dim)``."""
-    position = np.asarray(position, dtype=float)
-    return State(position, np.asarray(target.log_density(position), dtype=float))
+init = slice_sampler.init  # the state at ``position (chains, dim)``: position and log density
 
 
 def _log_reference(x: np.ndarray, mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
@@ -90,10 +84,8 @@ def step(
         these widths instead (see :class:`ReferenceAdapter`).
     """
     if slice_width is not None:
-        from mcmc.core.samplers import slice as slice_sampler
-
-        moved, info = slice_sampler.step(rng, slice_sampler.State(*state), target, width=slice_width)
-        return State(*moved), Info(info.n_evals)
+        moved, info = slice_sampler.step(rng, state, target, width=slice_width)
+        return moved, Info(info.n_evals)
     x, lp = state.position, state.log_density
     n, d = x.shape
     mean = np.broadcast_to(np.asarray(ref_mean, dtype=float), (n, d))
@@ -149,13 +141,11 @@ class ReferenceAdapter:
     FINAL = 1.5
 
     def __init__(self, warmup: int, state: State, target: Target, rng: ChainRandom, ref_mean: Any, ref_sd: Any) -> None:
-        from mcmc.core.samplers import slice as slice_sampler
-
         n, d = state.position.shape
         self.mean = np.broadcast_to(np.asarray(ref_mean, dtype=float), (n, d)).copy()
         self.sd = np.broadcast_to(np.asarray(ref_sd, dtype=float), (n, d)).copy()
         self.half, self.warmup, self.t = warmup // 2, warmup, 0
-        self.slice = slice_sampler.make_adapter(self.half, slice_sampler.State(*state), target, rng)
+        self.slice = slice_sampler.make_adapter(self.half, state, target, rng)
         self.count, self.run_mean, self.m2 = 0, np.zeros((n, d)), np.zeros((n, d))
         self.estimated = False
 

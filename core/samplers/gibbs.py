@@ -55,17 +55,22 @@ def conditional_up(beta: float, field: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(beta * field))
 
 
-def init(position: np.ndarray, target: Target) -> State:
-    """State at spins ``position (chains, L*L)``.
+def lattice_state(position: np.ndarray, target: Target, sampler: str) -> State:
+    """State at spins ``position (chains, L*L)``, for the lattice sampler named ``sampler``.
 
     Raises
     ------
     UsageError
         ``target`` is not an Ising lattice.
     """
-    lattice_of(target, NAME)
+    lattice_of(target, sampler)
     position = np.asarray(position, dtype=float)
     return State(position, np.asarray(target.log_density(position), dtype=float))
+
+
+def init(position: np.ndarray, target: Target) -> State:
+    """State at spins ``position (chains, L*L)`` (see :func:`lattice_state`)."""
+    return lattice_state(position, target, NAME)
 
 
 def step(rng: ChainRandom, state: State, target: Target) -> tuple[State, Info]:

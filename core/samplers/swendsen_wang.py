@@ -34,16 +34,12 @@ from typing import NamedTuple
 import numpy as np
 
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers.gibbs import State, lattice_state
 from mcmc.core.targets.base import Target
 from mcmc.core.targets.ising import bonds, lattice_of
 
 NAME = "swendsen-wang"
 LATTICE = True  # draws spin lattices (Target.lattice); the driver keeps other samplers off them
-
-
-class State(NamedTuple):
-    position: np.ndarray  # (chains, L*L) spins -1.0 / +1.0
-    log_density: np.ndarray  # (chains,)
 
 
 class Info(NamedTuple):
@@ -57,16 +53,8 @@ def bond_probability(beta: float) -> float:
 
 
 def init(position: np.ndarray, target: Target) -> State:
-    """State at spins ``position (chains, L*L)``.
-
-    Raises
-    ------
-    UsageError
-        ``target`` is not an Ising lattice.
-    """
-    lattice_of(target, NAME)
-    position = np.asarray(position, dtype=float)
-    return State(position, np.asarray(target.log_density(position), dtype=float))
+    """State at spins ``position (chains, L*L)`` (see :func:`mcmc.core.samplers.gibbs.lattice_state`)."""
+    return lattice_state(position, target, NAME)
 
 
 def clusters(bonded: np.ndarray, first: np.ndarray, second: np.ndarray, sites: int) -> tuple[np.ndarray, np.ndarray]:
