@@ -144,6 +144,29 @@ def command(
             show_default=False,
         ),
     ] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--param",
+            "-P",
+            metavar="SAMPLER:KEY=VALUE",
+            rich_help_panel="Samplers",
+            help="Tuning of one sampler, repeatable, with mcmc sample's option names: hmc:target-accept=0.95, "
+            "rwm:scale=0.5, slice:width=2, hmc:path-length=3.",
+            show_default=False,
+        ),
+    ] = None,
+    var: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--var",
+            metavar="NAME|REGEX",
+            rich_help_panel="Runs",
+            help="Compare only these variables or parameters, by exact name or regular expression (as in mcmc "
+            "diagnose). Repeat for several. Default: every parameter the two sides share.",
+            show_default=False,
+        ),
+    ] = None,
     grad_cost: Annotated[
         float,
         typer.Option(
@@ -191,9 +214,12 @@ def command(
             raise UsageError("give either --target with --samplers, or chains files to compare, not both")
         if target is None or samplers is None:
             raise UsageError("comparing samplers needs both --target and --samplers (e.g. -t gaussian -s hmc,rwm)")
+        if var:
+            raise UsageError("--var selects parameters of runs being compared; with --samplers every coordinate counts")
         doc, passed, verdict = _compare_samplers(
             target, samplers, chains=chains, warmup=warmup, draws=draws, seed=seed, dim=dim,
-            target_option=target_option or [], grad_cost=grad_cost, max_z=max_z, check_sd=check_sd,
+            target_option=target_option or [], param=param or [], grad_cost=grad_cost, max_z=max_z,
+            check_sd=check_sd,
         )  # fmt: skip
     else:
         if reference is not None and len(files) != 1:
@@ -203,7 +229,9 @@ def command(
                 f"give two runs to compare (A B), one run and --reference REF, or --target and --samplers; "
                 f"got {len(files)} source(s)"
             )
-        doc, passed, verdict = _compare_files(files, reference, max_z=max_z, check_sd=check_sd)
+        if param:
+            raise UsageError("--param tunes the samplers of --target/--samplers; it does not apply to chains files")
+        doc, passed, verdict = _compare_files(files, reference, max_z=max_z, check_sd=check_sd, var=var)
 
     if output == "-" and fmt is CompareFormat.table:
         _console(out_console.file).print(_table(doc))
@@ -239,6 +267,7 @@ def _compare_samplers(
     seed: int | None,
     dim: int | None,
     target_option: list[str],
+    param: list[str],
     grad_cost: float,
     max_z: float,
     check_sd: bool,
@@ -265,6 +294,7 @@ def _compare_samplers(
     if dim is not None and "dim" in extra:
         raise UsageError("give the dimension once: --dim or --target-option dim=..., not both")
     tgt = get_target(target, **({"dim": dim} if dim is not None else {}), **extra)
+    params = parse_sampler_params(param, names)
     kernels = {name: get_sampler(name) for name in names}
     # Refuse a sampler that cannot run on this target (hmc without a gradient,
     # two-stage without a prior/likelihood split) before any sampling time is spent.
@@ -294,7 +324,10 @@ def _compare_samplers(
                 def progress(done: int, total: int, task: Any = task) -> None:
                     bar.update(task, completed=done)
 
-            result = run(kernel, tgt, chains=chains, warmup=warmup, draws=draws, seed=seed, progress=progress)
+            result = run(
+                kernel, tgt, chains=chains, warmup=warmup, draws=draws, seed=seed, params=params[name],
+                progress=progress,
+            )  # fmt: skip
             rows.append(sampler_row(result, truth_mean=tgt.mean, truth_sd=tgt.sd, grad_cost=grad_cost))
     finally:
         if bar is not None:
@@ -314,6 +347,7 @@ def _compare_samplers(
         "draws": draws,
         "seed": seed,
         "grad_cost": grad_cost,
+        "params": {name: p for name, p in params.items() if p},
         "max_z": max_z,
         "check_sd": check_sd,
         "passed": passed,
@@ -328,8 +362,35 @@ def _compare_samplers(
 # --------------------------------------------------------------------------- run against run / reference
 
 
+def parse_sampler_params(items: list[str], samplers: list[str]) -> dict[str, dict[str, Any]]:
+    """``["hmc:target-accept=0.95"]`` -> ``{"hmc": {"target_accept": 0.95}, ...}`` (kernel keywords, every sampler).
+
+    Option names are ``mcmc sample``'s (``--target-accept`` as ``target-accept``
+    or ``target_accept``); values parse as in ``--target-option``.
+    """
+    from mcmc.cli.sample import SAMPLER_OPTIONS, parse_target_options
+
+    out: dict[str, dict[str, Any]] = {name: {} for name in samplers}
+    for item in items:
+        sampler, sep, setting = item.partition(":")
+        sampler = sampler.strip().lower()
+        if not sep or "=" not in setting:
+            raise UsageError(f"--param expects SAMPLER:KEY=VALUE, got {item!r}")
+        if sampler not in out:
+            raise UsageError(f"--param {item!r}: {sampler!r} is not among --samplers ({', '.join(samplers)})")
+        ((key, value),) = parse_target_options([setting]).items()
+        options = SAMPLER_OPTIONS.get(sampler, {})
+        if key not in options:
+            known = ", ".join(k.replace("_", "-") for k in options) or "none"
+            raise UsageError(
+                f"--param {item!r}: {sampler} has no option {key.replace('_', '-')!r} (its options: {known})"
+            )
+        out[sampler][options[key]] = value
+    return out
+
+
 def _compare_files(
-    files: list[str], reference: str | None, *, max_z: float, check_sd: bool
+    files: list[str], reference: str | None, *, max_z: float, check_sd: bool, var: list[str] | None = None
 ) -> tuple[dict[str, Any], bool, str]:
     from mcmc.diagnostics.compare import compare_draws, read_reference
     from mcmc.diagnostics.readers import read_chains
@@ -348,7 +409,7 @@ def _compare_files(
         b, source_b = read_reference(reference), [reference]
     else:
         b, source_b = read(files[1])
-    result = compare_draws(a, b, max_z=max_z, check_sd=check_sd, source_a=source_a, source_b=source_b)
+    result = compare_draws(a, b, max_z=max_z, check_sd=check_sd, source_a=source_a, source_b=source_b, var=var)
     notes = list(result.notes)
     bonf = result.bonferroni_z(0.01)
     if bonf > max_z:

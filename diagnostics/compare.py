@@ -173,11 +173,16 @@ def _sd_part(p: ParameterComparison, check_sd: bool) -> str:
     return f", z_sd {_fmt_z(p.z_sd)}" if check_sd else ""
 
 
-def flat_draws(chains: Chains) -> tuple[list[str], np.ndarray]:
-    """Every scalar parameter of ``chains``: names (``theta[0]``) and draws ``(chain, draw, n)`` as float64."""
+def flat_draws(
+    chains: Chains, var: Sequence[str] | None = None, *, missing_ok: bool = False
+) -> tuple[list[str], np.ndarray]:
+    """Scalar parameters of ``chains`` (all, or those ``var`` selects as in ``diagnose --var``).
+
+    Returns their names (``theta[0]``) and draws ``(chain, draw, n)`` as float64.
+    """
     from mcmc.diagnostics.report import flatten, select
 
-    selection = select(chains)
+    selection = select(chains, var, missing_ok=missing_ok)
     return list(selection.names), flatten(chains, selection)
 
 
@@ -203,6 +208,7 @@ def compare_draws(
     check_sd: bool = False,
     source_a: Sequence[str] = (),
     source_b: Sequence[str] = (),
+    var: Sequence[str] | None = None,
 ) -> Comparison:
     """Compare the shared scalar parameters of two sets of draws.
 
@@ -217,6 +223,9 @@ def compare_draws(
         Also fail parameters whose ``|z_sd| > max_z``.
     source_a, source_b
         File names, for the report.
+    var
+        Variable or parameter names or regular expressions (``diagnose
+        --var``): compare only these. Each must match something in ``a``.
 
     Returns
     -------
@@ -227,11 +236,13 @@ def compare_draws(
     ------
     InputError
         No parameter name is shared; the message lists both sides' names.
+    UsageError
+        A ``var`` pattern matches nothing in ``a``.
     """
     from mcmc.diagnostics import stats
 
-    names_a, xa = flat_draws(a)
-    names_b, xb = flat_draws(b)
+    names_a, xa = flat_draws(a, var)
+    names_b, xb = flat_draws(b, var, missing_ok=True)
     index_b = {n: i for i, n in enumerate(names_b)}
     shared = [n for n in names_a if n in index_b]
     if not shared:

@@ -257,13 +257,13 @@ def scalar_names(variable: str, shape: tuple[int, ...]) -> list[str]:
     return [f"{variable}[{', '.join(map(str, idx))}]" for idx in np.ndindex(*shape)]
 
 
-def select(chains: Chains, var: Sequence[str] | None = None) -> Selection:
+def select(chains: Chains, var: Sequence[str] | None = None, *, missing_ok: bool = False) -> Selection:
     """Choose scalar parameters by variable or scalar name, exactly or by regex (full match).
 
     A pattern equal to a name selects it; otherwise it is a regular expression
     that must match a whole variable name (all its components) or a whole
     scalar name such as ``theta[0]``. Raises :class:`UsageError` listing the
-    available variables when a pattern matches nothing.
+    available variables when a pattern matches nothing, unless ``missing_ok``.
     """
     all_names = {v: scalar_names(v, arr.shape[2:]) for v, arr in chains.posterior.items()}
     chosen: dict[str, set[int]] = {}
@@ -279,7 +279,7 @@ def select(chains: Chains, var: Sequence[str] | None = None) -> Selection:
                 if pattern == name or (regex is not None and regex.fullmatch(name)):
                     chosen.setdefault(v, set()).add(i)
                     hit = True
-        if not hit:
+        if not hit and not missing_ok:
             available = ", ".join(all_names)
             raise UsageError(f"--var {pattern!r} matches no variable or parameter; available variables: {available}")
     if not var:
@@ -314,6 +314,8 @@ def flatten(chains: Chains, selection: Selection) -> np.ndarray:
         if len(idx) != flat.shape[2]:
             flat = flat[:, :, list(idx)]
         parts.append(flat)
+    if not parts:
+        return np.empty((chains.n_chains, chains.n_draws, 0))
     # one variable taken whole (the common case): no copy of what may be hundreds of megabytes
     stacked = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=2)
     return np.ascontiguousarray(stacked, dtype=np.float64)

@@ -18,7 +18,7 @@ REF = str(Path(__file__).parents[1] / "data" / "compare" / "eight_schools-eight_
 
 TOP_SAMPLERS = {
     "schema", "mode", "target", "target_options", "dim", "exact_moments", "chains", "warmup", "draws", "seed",
-    "grad_cost", "max_z", "check_sd", "passed", "verdict", "best", "samplers", "notes",
+    "grad_cost", "params", "max_z", "check_sd", "passed", "verdict", "best", "samplers", "notes",
 }  # fmt: skip
 ROW_KEYS = {
     "sampler", "wall_time_s", "warmup_time_s", "sampling_time_s", "n_density_evals", "n_gradient_evals",
@@ -127,6 +127,31 @@ def test_samplers_json_rows_match_the_runs(mcmc) -> None:
     assert doc["samplers"][1]["n_gradient_evals"] == 0 and doc["samplers"][1]["divergences"] is None
     assert doc["best"]["ess_per_1k_evals"] == ["hmc"]
     assert r.stderr.strip().startswith("PASS:") and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_sampler_tuning_reaches_the_runs(mcmc) -> None:
+    # -P passes mcmc sample's tuning options through: the same run as mcmc sample with them.
+    from mcmc.core.samplers import get_sampler
+    from mcmc.core.samplers.driver import run
+    from mcmc.core.targets import get_target
+
+    args = ("-t", "gaussian", "--dim", "2", "-s", "hmc,rwm", "--chains", "2", "--warmup", "100", "--draws", "100")
+    r = mcmc("compare", *args, "--seed", "2", "-P", "hmc:target-accept=0.95", "-P", "rwm:scale=0.3", "-f", "json")
+    assert r.code == 0, r.stderr
+    doc = strict_json(r.out)
+    assert doc["params"] == {"hmc": {"target_accept": 0.95}, "rwm": {"scale": 0.3}}
+    chains = run(get_sampler("hmc"), get_target("gaussian", dim=2), chains=2, warmup=100, draws=100, seed=2,
+                 params={"target_accept": 0.95})  # fmt: skip
+    a = chains.attrs
+    assert doc["samplers"][0]["n_gradient_evals"] == a["n_gradient_evals"] + a["n_gradient_evals_warmup"]
+
+
+def test_var_restricts_the_runs_comparison(mcmc, eight_runs) -> None:
+    r = mcmc("compare", eight_runs["s1"], eight_runs["s2"], "--var", "mu", "--var", "theta\\[[0-1]]", "-f", "json")
+    assert r.code == 0, r.stderr
+    doc = strict_json(r.out)
+    assert [p["name"] for p in doc["parameters"]] == ["mu", "theta[0]", "theta[1]"]
+    assert doc["only_in_a"] == [] and doc["only_in_b"] == []
 
 
 def test_samplers_table_and_csv(mcmc) -> None:
@@ -255,6 +280,12 @@ def test_bad_input_is_one_line_and_exit_2(mcmc, eight_runs, tmp_path: Path) -> N
         (("compare", s1, s1, "-r", REF), "--reference compares one run"),
         (("compare", s1, "-r", str(bad_json)), "expected a list of chains"),
         (("compare", s1, "-r", str(tmp_path / "nope.json")), "nope.json: no such file"),
+        (("compare", s1, s1, "--var", "sigma"), "--var 'sigma' matches no variable"),
+        (("compare", "-t", "gaussian", "-s", "rwm", "--var", "x"), "with --samplers every coordinate counts"),
+        (("compare", s1, s1, "-P", "hmc:target-accept=0.9"), "does not apply to chains files"),
+        (("compare", "-t", "gaussian", "-s", "rwm", "-P", "hmc:target-accept=0.9"), "'hmc' is not among --samplers"),
+        (("compare", "-t", "gaussian", "-s", "rwm", "-P", "rwm:width=2"), "rwm has no option 'width'"),
+        (("compare", "-t", "gaussian", "-s", "rwm", "-P", "rwm-scale"), "expects SAMPLER:KEY=VALUE"),
     ]
     for argv, message in cases:
         line = one_error_line(mcmc(*argv))
