@@ -214,6 +214,15 @@ def command(
             show_default=False,
         ),
     ] = None,
+    plot: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE.png",
+            help="Draw the log joint per token of every chain at every iteration (burn-in shaded) to a .png, "
+            ".pdf or .svg: chains that level off apart have not mixed.",
+            show_default=False,
+        ),
+    ] = None,
     output_format: Annotated[
         str,
         typer.Option(
@@ -241,7 +250,11 @@ def command(
         raise UsageError(f"{estimates}: --estimates writes .npz; give a name ending in .npz")
     if output not in (None, "-") and not output.lower().endswith((".npz", ".nc")):
         raise UsageError(f"{output}: unknown chains file format; use .npz or .nc")
-    for target in (output, estimates):
+    if plot is not None:
+        from mcmc.cli.plot import image_format
+
+        image_format(plot)
+    for target in (output, estimates, plot):
         if target not in (None, "-") and not Path(target).parent.is_dir():
             raise UsageError(f"{target}: directory {str(Path(target).parent)!r} does not exist")
 
@@ -323,6 +336,15 @@ def command(
     from mcmc.core.lda.report import fit_report
 
     report = fit_report(result, train, source, top, shares, umass, npmi, recoveries, completion, holdout)
+    if plot is not None:
+        from mcmc.cli.plot import plot_lda_trace
+
+        plot_lda_trace(
+            result.log_joint_per_token, result.burn_in, plot,
+            title=f"{Path(source).name if corpus_path else 'synthetic corpus'}: K={topics}, {method} Gibbs, "
+            f"{result.chains} chain{'s' if result.chains != 1 else ''}",
+            rhat=report["log_joint_per_token_rhat"], ess=report["log_joint_per_token_ess_bulk"],
+        )  # fmt: skip
     shown = range(result.chains) if all_chains else range(1)
     if output_format == "json":
         text = json.dumps(_json_safe(report), indent=2) + "\n"

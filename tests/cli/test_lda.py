@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -119,3 +120,16 @@ def test_chains_to_stdout_keeps_stdout_binary(mcmc) -> None:
     with np.load(io.BytesIO(r.stdout)) as f:
         assert f["log_joint"].shape == (3, 6)
     assert "Topics (chain 0)" in r.stderr and "held-out perplexity" in r.stderr
+
+
+def test_plot_draws_the_trace_of_every_chain(mcmc, tmp_path: Path) -> None:
+    png = tmp_path / "trace.png"
+    r = mcmc("lda", *FAST, "--plot", str(png))
+    assert r.code == 0, r.stderr
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    assert (width, height) == (900, 460)
+    r = mcmc("lda", *FAST, "--plot", str(tmp_path / "trace.gif"))
+    assert r.code == 2 and ".png" in r.stderr and r.out == ""  # refused before any sampling
+    assert not (tmp_path / "trace.gif").exists()
