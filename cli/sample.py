@@ -26,6 +26,8 @@ class SamplerName(str, Enum):
     slice = "slice"
     elliptical_slice = "elliptical-slice"
     hmc = "hmc"
+    rejection = "rejection"
+    isir = "isir"
     gibbs = "gibbs"
     swendsen_wang = "swendsen-wang"
 
@@ -43,6 +45,8 @@ SAMPLER_OPTIONS: dict[str, dict[str, str]] = {
     "two-stage": {"scale": "scale", "target_accept": "target_accept", "proposal": "proposal"},
     "slice": {"width": "width"},
     "elliptical-slice": {},
+    "rejection": {},
+    "isir": {"particles": "particles"},
     "gibbs": {},
     "swendsen-wang": {},
     "hmc": {
@@ -64,8 +68,9 @@ HELP = (
     "optionally grad_log_density(x) and names.\n\n"
     "Samplers: rwm (random-walk Metropolis), mh-independence, mh-lognormal (positive targets), two-stage "
     "(delayed acceptance, for prior x likelihood targets), slice, elliptical-slice (a Gaussian reference "
-    "learnt in warm-up; no tuning), hmc; for ising only: gibbs (heat-bath sweeps) and swendsen-wang "
-    "(cluster flips). Warm-up tunes each chain on its "
+    "learnt in warm-up; no tuning), hmc, rejection (independent draws under an envelope estimated in "
+    "warm-up; low dimensions) and isir (importance sampling with resampling: exact MCMC for any proposal); "
+    "for ising only: gibbs (heat-bath sweeps) and swendsen-wang (cluster flips). Warm-up tunes each chain on its "
     "own and chain i's draws depend only on the seed and i: --chains 2 --first-chain 2 gives exactly "
     "chains 2-3 of a --chains 4 run, for spreading chains over processes or machines.\n\n"
     "Writes .npz or ArviZ .nc (-o - writes npz to stdout): the same command line gives the same bytes. A "
@@ -234,6 +239,15 @@ def command(
             rich_help_panel="Sampler tuning", help="hmc: energy error flagged as a divergence.", show_default=False
         ),
     ] = None,
+    particles: Annotated[
+        int | None,
+        typer.Option(
+            min=2,
+            rich_help_panel="Sampler tuning",
+            help="isir: importance samples per iteration, the current state included (default 16).",
+            show_default=False,
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", rich_help_panel="Run", help="No summary on stderr.")] = False,
 ) -> None:
     import numpy as np
@@ -248,7 +262,7 @@ def command(
     given = {
         "scale": scale, "width": width, "proposal": proposal, "step_size": step_size,
         "path_length": path_length, "target_accept": target_accept, "persistence": persistence,
-        "max_energy_error": max_energy_error,
+        "max_energy_error": max_energy_error, "particles": particles,
     }  # fmt: skip
     params: dict[str, Any] = {}
     for option, value in given.items():
@@ -371,6 +385,11 @@ def _print_summary(result: Any, s: dict[str, Any], random_seed: bool, output: st
         cost.append(f"{s['n_evals_per_draw']:.1f} density evaluations per draw")
     if s["likelihood_saved"] is not None:
         cost.append(f"likelihood skipped on {100 * s['likelihood_saved']:.0f}% of draws")
+    if s["envelope_exceeded"]:
+        lines.append(
+            f"  [bold yellow]warning:[/] {s['envelope_exceeded']} proposals exceeded the rejection envelope "
+            "estimated in warm-up: the draws are not exact there (more --warmup, or another sampler)"
+        )
     if a.get("n_gradient_evals"):
         cost.append(f"{a['n_gradient_evals_warmup'] + a['n_gradient_evals']} gradient evaluations")
     cost.append(f"{seconds:.2f} s")

@@ -56,6 +56,8 @@ SAMPLERS: dict[str, tuple[str, str | None]] = {
     "two-stage": ("mcmc.core.samplers.two_stage", None),
     "slice": ("mcmc.core.samplers.slice", None),
     "elliptical-slice": ("mcmc.core.samplers.elliptical", None),
+    "rejection": ("mcmc.core.samplers.independent", "rejection"),
+    "isir": ("mcmc.core.samplers.independent", "isir"),
     "gibbs": ("mcmc.core.samplers.gibbs", None),
     "swendsen-wang": ("mcmc.core.samplers.swendsen_wang", None),
     "hmc": ("mcmc.core.samplers.hmc", None),

@@ -263,8 +263,10 @@ def run_summary(chains: Chains) -> dict[str, Any]:
         ``acceptance`` (mean of ``acceptance_rate``) and ``acceptance_by_chain``
         (``(chains,)``) when the sampler reports it, ``divergences`` (total,
         when reported), ``n_evals_per_draw`` (slice), ``likelihood_saved``
-        (two-stage: fraction of iterations whose likelihood was not evaluated).
-        Values are ``None`` where they do not apply.
+        (two-stage: fraction of iterations whose likelihood was not evaluated),
+        ``envelope_exceeded`` (rejection: proposals above the envelope, which
+        make the draws inexact where they happen). Values are ``None`` where
+        they do not apply.
     """
     from mcmc.diagnostics import stats  # lazy: keeps `import driver` light
 
@@ -284,7 +286,7 @@ def run_summary(chains: Chains) -> dict[str, Any]:
     out: dict[str, Any] = {
         "rhat_max": None, "rhat_argmax": None, "ess_bulk_min": None, "ess_bulk_argmin": None,
         "acceptance": None, "acceptance_by_chain": None, "divergences": None,
-        "n_evals_per_draw": None, "likelihood_saved": None,
+        "n_evals_per_draw": None, "likelihood_saved": None, "envelope_exceeded": None,
     }  # fmt: skip
     if np.isfinite(rhat).any():
         i = int(np.nanargmax(rhat))
@@ -301,4 +303,6 @@ def run_summary(chains: Chains) -> dict[str, Any]:
         out["n_evals_per_draw"] = float(np.mean(ss["n_evals"]))
     if "n_likelihood_evals" in ss:
         out["likelihood_saved"] = 1.0 - float(np.mean(ss["n_likelihood_evals"]))
+    if "envelope_exceeded" in ss:
+        out["envelope_exceeded"] = int(np.sum(ss["envelope_exceeded"]))
     return out

@@ -40,7 +40,9 @@ def test_sample_writes_a_chains_file_and_a_summary(mcmc, tmp_path: Path) -> None
     assert r.stdout == b""
 
 
-@pytest.mark.parametrize("sampler", ["rwm", "mh-independence", "two-stage", "slice", "elliptical-slice", "hmc"])
+@pytest.mark.parametrize(
+    "sampler", ["rwm", "mh-independence", "two-stage", "slice", "elliptical-slice", "hmc", "rejection", "isir"]
+)
 def test_every_sampler_runs_from_the_command_line(mcmc, sampler) -> None:
     r = mcmc("sample", "-t", "beta-bernoulli", "-s", sampler, *FAST, "--seed", "1", "-o", "-")
     assert r.code == 0, r.stderr
@@ -195,6 +197,7 @@ def test_init_option(mcmc) -> None:
         (("-t", "banana", "-T", "shape=2"), "shape do not apply to target 'banana'"),
         (("-t", "banana", "-T", "b"), "--target-option expects KEY=VALUE"),
         (("-t", "gaussian", "-T", "dim=3"), "use --dim instead"),
+        (("-s", "rwm", "--particles", "8"), "--particles does not apply to --sampler rwm"),
         (("-t", "ising", "-s", "hmc"), "is a spin lattice: sample it with gibbs or swendsen-wang, not hmc"),
         (("-t", "gaussian", "-s", "gibbs"), "sampler 'gibbs' needs an Ising lattice target"),
         (("-t", "ising", "-s", "gibbs", "-T", "size=2"), "size"),

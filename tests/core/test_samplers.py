@@ -36,6 +36,13 @@ CASES = [
     ("elliptical-slice", "conjugate-normal", {}, {"warmup": 200, "draws": 1000}, None),
     ("elliptical-slice", "gamma", {"dim": 2, "shape": 2.0}, {"warmup": 200, "draws": 1500}, None),
     ("elliptical-slice", "eight-schools", {}, {"warmup": 300, "draws": 1000}, None),
+    ("rejection", "gaussian", {"dim": 3, "rho": 0.5}, {"warmup": 300, "draws": 1000}, None),
+    ("rejection", "beta-bernoulli", {}, {"warmup": 300, "draws": 1000}, None),
+    ("rejection", "gamma", {"dim": 2, "shape": 2.0}, {"warmup": 300, "draws": 1000}, None),
+    ("isir", "gaussian", {"dim": 3, "scales": "log"}, {"warmup": 300, "draws": 1000}, None),
+    ("isir", "beta-bernoulli", {}, {"warmup": 300, "draws": 1000}, None),
+    ("isir", "conjugate-normal", {}, {"warmup": 300, "draws": 1000}, None),
+    ("isir", "eight-schools", {}, {"warmup": 300, "draws": 1000}, None),
 ]
 
 
@@ -111,7 +118,7 @@ def test_harness_sees_unmixed_modes() -> None:
     assert result.rhat[0] > 1.1
 
 
-ALL = ["rwm", "mh-independence", "two-stage", "slice", "elliptical-slice"]
+ALL = ["rwm", "mh-independence", "two-stage", "slice", "elliptical-slice", "rejection", "isir"]
 
 
 def _arrays(chains) -> dict[str, bytes]:
@@ -302,3 +309,64 @@ def test_elliptical_slice_learns_a_reference_that_fits_a_gaussian_target() -> No
     assert stats.ess_bulk(x).min() > 0.5 * x.shape[0] * x.shape[1]
     sd = np.asarray(chains.attrs["params"]["ref_sd"]) / ReferenceAdapter.FINAL
     np.testing.assert_allclose(sd, np.broadcast_to(target.sd, sd.shape), rtol=0.35)
+
+
+def test_rejection_draws_are_independent_and_the_envelope_is_checked() -> None:
+    from mcmc.diagnostics import stats
+
+    target = get_target("gaussian", dim=2)
+    chains = run(get_sampler("rejection"), target, chains=4, warmup=300, draws=1000, seed=12)
+    assert chains.sample_stats["envelope_exceeded"].sum() == 0
+    # independent draws: lag-1 autocorrelation within a few standard errors of 0
+    assert np.abs(stats.acf(chains.posterior["x"], [1])).max() < 4 / np.sqrt(4000)
+    # An envelope set too low (M q below pi near the mode) is seen, proposal by proposal.
+    low = run(get_sampler("rejection"), target, chains=2, warmup=0, draws=200, seed=12,
+              params={"loc": 0.0, "scale": 1.5, "log_bound": -3.0})  # fmt: skip
+    assert low.sample_stats["envelope_exceeded"].sum() > 50
+    from mcmc.core.samplers.driver import run_summary
+
+    assert run_summary(low)["envelope_exceeded"] == int(low.sample_stats["envelope_exceeded"].sum())
+
+
+def test_rejection_without_the_proposal_density_is_caught() -> None:
+    # accepting with pi~(x) / M instead of pi~(x) / (M q(x)) samples pi x q
+    from mcmc.core.samplers import independent
+
+    wrong = independent._Sampler("wrong-rejection", independent.RejectionInfo, independent.rejection_step, True)
+    target = get_target("gaussian", dim=2)
+    saved = independent.student_t_logpdf
+    independent.student_t_logpdf = lambda x, loc, scale: np.zeros(x.shape[0])
+    try:
+        chains = run(wrong, target, chains=4, warmup=300, draws=1000, seed=13)
+    finally:
+        independent.student_t_logpdf = saved
+    assert evaluate(chains, target).failures
+
+
+def test_isir_that_ignores_the_weights_is_caught() -> None:
+    # choosing uniformly among the N points samples (a mixture toward) q, not pi
+    from mcmc.core.samplers import independent
+
+    def uniform_pick(rng, state, target, **params):
+        saved = independent._weights
+        independent._weights = np.ones_like
+        try:
+            return independent.isir_step(rng, state, target, **params)
+        finally:
+            independent._weights = saved
+
+    wrong = independent._Sampler("wrong-isir", independent.IsirInfo, uniform_pick, False)
+    target = get_target("gaussian", dim=2)
+    chains = run(wrong, target, chains=4, warmup=300, draws=1000, seed=14)
+    assert any("sd" in f for f in evaluate(chains, target).failures)
+
+
+def test_isir_particles_and_weights() -> None:
+    target = get_target("gaussian", dim=2)
+    chains = run(get_sampler("isir"), target, chains=2, warmup=200, draws=300, seed=15, params={"particles": 8})
+    assert (chains.sample_stats["n_evals"] == 7).all()
+    ess = chains.sample_stats["ess_weights"]
+    assert ((ess > 1 / 8 - 1e-12) & (ess <= 1 + 1e-12)).all() and ess.mean() > 0.3
+    assert chains.attrs["params"]["particles"] == 8
+    with pytest.raises(UsageError, match="at least 2 particles"):
+        run(get_sampler("isir"), target, chains=2, warmup=0, draws=3, seed=15, params={"particles": 1})
