@@ -107,7 +107,7 @@ def command(
             metavar="NAME,NAME,...",
             rich_help_panel="Samplers",
             help="Comma-separated samplers: rwm, mh-independence, mh-lognormal, two-stage, slice, elliptical-slice, "
-            "hmc, rejection, isir; gibbs, swendsen-wang for ising.",
+            "hmc, rejection, isir; gibbs (ising, gaussian), swendsen-wang (ising).",
             show_default=False,
         ),
     ] = None,

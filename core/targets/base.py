@@ -82,6 +82,10 @@ class Target:
         (``dim = rows * cols``) and only lattice samplers (``gibbs``,
         ``swendsen-wang``) apply; the continuous ones (``rwm``, ``slice``,
         ``hmc``) do not. ``None`` (the default) for a density on ``R^dim``.
+    gaussian_form
+        ``(mean (dim,), precision (dim, dim))`` when the target is exactly the
+        Gaussian ``N(mean, precision^-1)`` in the sampling space: its full
+        conditionals are then Gaussian, and ``gibbs`` draws from them.
     """
 
     name: str
@@ -99,6 +103,7 @@ class Target:
     value_and_grad_fn: Callable[[Array], tuple[Array, Array]] | None = None
     options: dict[str, Any] = field(default_factory=dict)
     lattice: tuple[int, int] | None = None
+    gaussian_form: tuple[Array, Array] | None = None
 
     def __post_init__(self) -> None:
         if not self.names:

@@ -30,6 +30,8 @@ from mcmc.core.random import ChainRandom
 from mcmc.core.targets.base import Target, flat_names
 
 LOG_2PI = float(np.log(2.0 * np.pi))
+#: Largest dimension for which the gaussian target carries its precision matrix (for gibbs): 8 MB.
+GIBBS_MAX_DIM = 1000
 
 
 def _check_dim(dim: int, minimum: int = 1) -> int:
@@ -91,6 +93,8 @@ def gaussian(dim: int = 10, rho: float = 0.0, scales: str = "unit") -> Target:
         sd=d.copy(),
         initial_point=_gaussian_start(d),
         options={"dim": dim, "rho": rho, "scales": scales},
+        # the precision matrix for gibbs; dim^2 floats, so only where that is small
+        gaussian_form=(np.zeros(dim), precision_times(np.eye(dim)) / np.outer(d, d)) if dim <= GIBBS_MAX_DIM else None,
     )
 
 

@@ -199,7 +199,8 @@ def test_init_option(mcmc) -> None:
         (("-t", "gaussian", "-T", "dim=3"), "use --dim instead"),
         (("-s", "rwm", "--particles", "8"), "--particles does not apply to --sampler rwm"),
         (("-t", "ising", "-s", "hmc"), "is a spin lattice: sample it with gibbs or swendsen-wang, not hmc"),
-        (("-t", "gaussian", "-s", "gibbs"), "sampler 'gibbs' needs an Ising lattice target"),
+        (("-t", "banana", "-s", "gibbs"), "sampler 'gibbs' needs full conditionals"),
+        (("-t", "gaussian", "-s", "swendsen-wang"), "sampler 'swendsen-wang' needs an Ising lattice target"),
         (("-t", "ising", "-s", "gibbs", "-T", "size=2"), "size"),
     ],
 )

@@ -36,6 +36,8 @@ CASES = [
     ("elliptical-slice", "conjugate-normal", {}, {"warmup": 200, "draws": 1000}, None),
     ("elliptical-slice", "gamma", {"dim": 2, "shape": 2.0}, {"warmup": 200, "draws": 1500}, None),
     ("elliptical-slice", "eight-schools", {}, {"warmup": 300, "draws": 1000}, None),
+    ("gibbs", "gaussian", {"dim": 3, "rho": 0.5}, {"warmup": 100, "draws": 2000}, None),
+    ("gibbs", "gaussian", {"dim": 4, "scales": "log"}, {"warmup": 100, "draws": 1000}, None),
     ("rejection", "gaussian", {"dim": 3, "rho": 0.5}, {"warmup": 300, "draws": 1000}, None),
     ("rejection", "beta-bernoulli", {}, {"warmup": 300, "draws": 1000}, None),
     ("rejection", "gamma", {"dim": 2, "shape": 2.0}, {"warmup": 300, "draws": 1000}, None),
@@ -370,3 +372,25 @@ def test_isir_particles_and_weights() -> None:
     assert chains.attrs["params"]["particles"] == 8
     with pytest.raises(UsageError, match="at least 2 particles"):
         run(get_sampler("isir"), target, chains=2, warmup=0, draws=3, seed=15, params={"particles": 1})
+
+
+def test_gibbs_on_a_correlated_gaussian_is_ar1_with_rho_squared() -> None:
+    # Two coordinates with correlation rho: each coordinate's Gibbs chain is AR(1) with coefficient rho^2.
+    from mcmc.diagnostics import stats
+
+    target = get_target("gaussian", dim=2, rho=0.9)
+    chains = run(get_sampler("gibbs"), target, chains=4, warmup=100, draws=5000, seed=16)
+    r1 = stats.acf(chains.posterior["x"], [1])[:, 0]
+    se = np.sqrt((1 - 0.81**2) / (4 * 5000))  # Bartlett: var of the lag-1 autocorrelation of an AR(1)
+    assert np.all(np.abs(r1 - 0.81) < 4 * se), r1
+
+
+def test_gibbs_with_the_wrong_conditionals_is_caught() -> None:
+    # Conditionals that ignore the correlations (diagonal precision) draw from the wrong joint.
+    import dataclasses
+
+    target = get_target("gaussian", dim=2, rho=0.7)
+    mean, precision = target.gaussian_form
+    wrong = dataclasses.replace(target, gaussian_form=(mean, np.diag(np.diag(precision))))
+    chains = run(get_sampler("gibbs"), wrong, chains=4, warmup=100, draws=2000, seed=17)
+    assert any("sd" in f for f in evaluate(chains, target).failures)
