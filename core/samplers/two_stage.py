@@ -60,7 +60,8 @@ def _factors(target: Target) -> tuple[Any, Any]:
     if target.log_prior is None or target.log_likelihood is None:
         raise UsageError(
             f"two-stage needs a target written as prior x likelihood; {target.name!r} does not "
-            "provide log_prior and log_likelihood (built-ins that do: logistic, beta-bernoulli, eight-schools)"
+            "provide log_prior and log_likelihood (built-ins that do: logistic, beta-bernoulli, eight-schools; "
+            "a target file may define both)"
         )
     return target.log_prior, target.log_likelihood
 

@@ -10,12 +10,15 @@ user's own code, by design. It (or, with ``:name``, the module attribute
 * ``dim`` (an int), or ``initial_point(rng, chains) -> (chains, dim)`` from
   which the dimension is read (``rng`` is a :class:`~mcmc.core.random.ChainRandom`:
   ``rng.normal((dim,))`` has shape ``(chains, dim)``);
-* optionally ``grad_log_density(x) -> (chains, dim)`` (needed by HMC) and
-  ``names`` (one per coordinate).
+* optionally ``grad_log_density(x) -> (chains, dim)`` (needed by HMC),
+  ``names`` (one per coordinate), and ``log_prior(x)`` with
+  ``log_likelihood(x)``, both ``(chains,)``, for two-stage Metropolis-Hastings
+  (with both, ``log_density`` may be left out: it is their sum).
 
 The functions are probed once on two points: the log density must return
 ``(2,)`` floats that are finite or ``-inf``, the gradient ``(2, dim)`` finite
-floats. Any failure is an :class:`~mcmc.core.errors.InputError` naming the file.
+floats, and a prior and likelihood must add up to the log density. Any
+failure is an :class:`~mcmc.core.errors.InputError` naming the file.
 """
 
 from __future__ import annotations
@@ -83,7 +86,18 @@ def _callable(obj: Any, name: str, source: str, required: bool) -> Callable[...,
 
 
 def _from_namespace(obj: Any, spec: str, source: str) -> Target:
-    log_density = _callable(obj, "log_density", source, required=True)
+    log_prior = _callable(obj, "log_prior", source, required=False)
+    log_likelihood = _callable(obj, "log_likelihood", source, required=False)
+    if (log_prior is None) != (log_likelihood is None):
+        given, missing = ("log_prior", "log_likelihood") if log_likelihood is None else ("log_likelihood", "log_prior")
+        raise InputError(source, f"defines {given}(x) but not {missing}(x); two-stage needs both")
+    log_density = _callable(obj, "log_density", source, required=log_prior is None)
+    if log_density is None:  # prior x likelihood only
+        prior, likelihood = log_prior, log_likelihood
+
+        def log_density(x: np.ndarray) -> np.ndarray:
+            return np.asarray(prior(x), dtype=float) + np.asarray(likelihood(x), dtype=float)
+
     grad = _callable(obj, "grad_log_density", source, required=False)
     initial = _callable(obj, "initial_point", source, required=False)
     dim = getattr(obj, "dim", None)
@@ -114,6 +128,8 @@ def _from_namespace(obj: Any, spec: str, source: str) -> Target:
         names=names or (),
         variables=(("x", (dim,)),) if names is None else tuple((n, ()) for n in names),
         initial_point=initial,
+        log_prior=as_float(log_prior) if log_prior is not None else None,
+        log_likelihood=as_float(log_likelihood) if log_likelihood is not None else None,
         options={},
     )
 
@@ -131,6 +147,12 @@ def _probe(target: Target, source: str) -> None:
         )
     if np.any(np.isnan(lp)) or np.any(lp == np.inf):
         raise InputError(source, "log_density returned NaN or +inf at the probe points")
+    if target.log_prior is not None and target.log_likelihood is not None:
+        parts = _call(target.log_prior, x, source, "log_prior") + _call(
+            target.log_likelihood, x, source, "log_likelihood"
+        )
+        if parts.shape != (2,) or not np.allclose(parts, lp, rtol=1e-8, atol=1e-8, equal_nan=True):
+            raise InputError(source, "log_prior(x) + log_likelihood(x) differs from log_density(x) at the probe points")
     if target.grad_log_density is not None:
         g = _call(target.grad_log_density, x, source, "grad_log_density")
         if g.shape != (2, target.dim):

@@ -310,6 +310,13 @@ def test_user_target_namespace_attribute(tmp_path: Path) -> None:
         ),
         ("dim = 'two'\ndef log_density(x):\n    return -x.sum(axis=1)\n", "", "dim must be a positive integer"),
         ("dim = 2\nnames = ['a']\ndef log_density(x):\n    return -x.sum(axis=1)\n", "", "names has 1 entries"),
+        ("dim = 2\ndef log_prior(x):\n    return -x.sum(axis=1)\n", "", "not log_likelihood.*two-stage needs both"),
+        (
+            "dim = 2\ndef log_prior(x):\n    return -(x**2).sum(axis=1)\ndef log_likelihood(x):\n    return x[:, 0]\n"
+            "def log_density(x):\n    return x[:, 1]\n",
+            "",
+            "differs from log_density",
+        ),
     ],
 )
 def test_user_target_errors(tmp_path: Path, text: str, spec_suffix: str, message: str) -> None:
@@ -317,6 +324,30 @@ def test_user_target_errors(tmp_path: Path, text: str, spec_suffix: str, message
     with pytest.raises(InputError, match=message) as info:
         get_target(path + spec_suffix)
     assert info.value.source == path
+
+
+def test_user_target_as_prior_times_likelihood_runs_two_stage(tmp_path: Path) -> None:
+    # x ~ N(0, 2^2), y_i ~ N(x, 1) for y = (1, 2): posterior N(3 / (1/4 + 2), 1 / (1/4 + 2)), no log_density given
+    path = _write(
+        tmp_path,
+        """
+        import numpy as np
+        dim = 1
+        def log_prior(x):
+            return -0.5 * (x[:, 0] / 2.0) ** 2
+        def log_likelihood(x):
+            return -0.5 * ((x[:, 0] - 1.0) ** 2 + (x[:, 0] - 2.0) ** 2)
+        """,
+    )
+    from mcmc.core.samplers import get_sampler
+    from tests.core.harness import check_sampler
+
+    target = get_target(path)
+    assert target.log_prior is not None and target.log_likelihood is not None
+    precision = 0.25 + 2.0
+    exact = Target(target.name, 1, target.log_density, mean=np.array([3.0 / precision]), sd=np.array([precision**-0.5]),
+                   log_prior=target.log_prior, log_likelihood=target.log_likelihood)  # fmt: skip
+    check_sampler(get_sampler("two-stage"), exact, draws=3000)
 
 
 def test_user_target_missing_file(tmp_path: Path) -> None:
