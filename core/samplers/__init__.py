@@ -30,15 +30,17 @@ A sampler is a module (or any object) with
     Optional: extra JSON-serialisable attributes for the chains file, from
     the last state and the parameters used after warm-up.
 
-:func:`accept_reject` is the one Metropolis accept/reject step the
-Metropolis-type kernels share. :func:`get_sampler` resolves the command-line
+:class:`DensityState` and :func:`density_state` are the state and ``init``
+of every sampler that needs only the position and its log density (rwm, mh,
+slice, elliptical slice, rejection, i-SIR, Gibbs). :func:`accept_reject` is
+the one Metropolis accept/reject step the Metropolis-type kernels share. :func:`get_sampler` resolves the command-line
 names.
 """
 
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
@@ -62,6 +64,19 @@ SAMPLERS: dict[str, tuple[str, str | None]] = {
     "swendsen-wang": ("mcmc.core.samplers.swendsen_wang", None),
     "hmc": ("mcmc.core.samplers.hmc", None),
 }
+
+
+class DensityState(NamedTuple):
+    """A sampler state of the position and its log density only."""
+
+    position: np.ndarray  # (chains, dim)
+    log_density: np.ndarray  # (chains,)
+
+
+def density_state(position: np.ndarray, target: Target) -> DensityState:
+    """:class:`DensityState` at ``position (chains, dim)``: the ``init`` of the samplers that use it."""
+    position = np.asarray(position, dtype=float)
+    return DensityState(position, np.asarray(target.log_density(position), dtype=float))
 
 
 class Sampler(Protocol):

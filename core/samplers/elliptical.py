@@ -41,8 +41,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import DensityState as State
+from mcmc.core.samplers import density_state
 from mcmc.core.samplers import slice as slice_sampler
-from mcmc.core.samplers.slice import State  # the same state (position, log density) as slice sampling
 from mcmc.core.targets.base import Target
 
 NAME = "elliptical-slice"
@@ -54,7 +55,7 @@ class Info(NamedTuple):
     n_evals: np.ndarray  # (chains,) log-density evaluations in this iteration
 
 
-init = slice_sampler.init  # the state at ``position (chains, dim)``: position and log density
+init = density_state
 
 
 def _log_reference(x: np.ndarray, mean: np.ndarray, sd: np.ndarray) -> np.ndarray:

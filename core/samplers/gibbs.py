@@ -40,6 +40,7 @@ import numpy as np
 
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import DensityState, density_state
 from mcmc.core.targets.base import Target
 from mcmc.core.targets.ising import colour_classes, lattice_of, neighbours
 
@@ -47,9 +48,7 @@ NAME = "gibbs"
 LATTICE = True  # draws spin lattices (Target.lattice), among others; the driver keeps other samplers off them
 
 
-class State(NamedTuple):
-    position: np.ndarray  # (chains, L*L) spins -1.0 / +1.0
-    log_density: np.ndarray  # (chains,)
+State = DensityState  # spins -1.0 / +1.0 (chains, L*L), or a Gaussian's point, and the log density
 
 
 class Info(NamedTuple):
@@ -77,8 +76,7 @@ def lattice_state(position: np.ndarray, target: Target, sampler: str) -> State:
         ``target`` is not an Ising lattice.
     """
     lattice_of(target, sampler)
-    position = np.asarray(position, dtype=float)
-    return State(position, np.asarray(target.log_density(position), dtype=float))
+    return density_state(position, target)
 
 
 def init(position: np.ndarray, target: Target) -> State:
@@ -91,8 +89,7 @@ def init(position: np.ndarray, target: Target) -> State:
     """
     if target.lattice is None:
         _gaussian_form(target)
-        position = np.asarray(position, dtype=float)
-        return State(position, np.asarray(target.log_density(position), dtype=float))
+        return density_state(position, target)
     return lattice_state(position, target, NAME)
 
 

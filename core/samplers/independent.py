@@ -44,9 +44,10 @@ import numpy as np
 
 from mcmc.core.errors import McmcError, UsageError
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import DensityState as State
+from mcmc.core.samplers import density_state
 from mcmc.core.samplers import slice as slice_sampler
 from mcmc.core.samplers.mh import DF, student_t_logpdf
-from mcmc.core.samplers.slice import State
 from mcmc.core.targets.base import Target
 
 #: The proposal's scale is the warm-up draws' sd times this (wider than the target: a ratio ``pi / q`` that
@@ -61,7 +62,7 @@ MAX_PROPOSALS = 10_000
 #: Proposals per i-SIR iteration, the current state included.
 DEFAULT_PARTICLES = 16
 
-init = slice_sampler.init  # the state at ``position (chains, dim)``: position and log density
+init = density_state
 
 
 def _draw(rng: ChainRandom, loc: np.ndarray, scale: np.ndarray, n: int, mask: np.ndarray | None = None) -> np.ndarray:

@@ -31,16 +31,14 @@ import numpy as np
 
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
-from mcmc.core.samplers import accept_reject
+from mcmc.core.samplers import DensityState, accept_reject, density_state
 from mcmc.core.samplers.adapt import RobbinsMonroScale, optimal_acceptance
 from mcmc.core.targets.base import Target
 
 DF = 4.0  # Student-t degrees of freedom of the independence proposal
 
 
-class State(NamedTuple):
-    position: np.ndarray  # (chains, dim)
-    log_density: np.ndarray  # (chains,)
+State = DensityState  # position and log density
 
 
 class Info(NamedTuple):
@@ -49,10 +47,7 @@ class Info(NamedTuple):
     step_size: np.ndarray | None  # (chains,) log-normal scale s; None for the independence kernel
 
 
-def init(position: np.ndarray, target: Target) -> State:
-    """State at ``position (chains, dim)``."""
-    position = np.asarray(position, dtype=float)
-    return State(position, np.asarray(target.log_density(position), dtype=float))
+init = density_state
 
 
 # -- independence proposal -------------------------------------------------

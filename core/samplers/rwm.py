@@ -16,16 +16,14 @@ from typing import NamedTuple
 import numpy as np
 
 from mcmc.core.random import ChainRandom
-from mcmc.core.samplers import accept_reject
+from mcmc.core.samplers import DensityState, accept_reject, density_state
 from mcmc.core.samplers.adapt import RobbinsMonroScale, optimal_acceptance
 from mcmc.core.targets.base import Target
 
 NAME = "rwm"
 
 
-class State(NamedTuple):
-    position: np.ndarray  # (chains, dim)
-    log_density: np.ndarray  # (chains,)
+State = DensityState  # position and log density
 
 
 class Info(NamedTuple):
@@ -34,10 +32,7 @@ class Info(NamedTuple):
     step_size: np.ndarray  # (chains,) the proposal scale s
 
 
-def init(position: np.ndarray, target: Target) -> State:
-    """State at ``position (chains, dim)``."""
-    position = np.asarray(position, dtype=float)
-    return State(position, np.asarray(target.log_density(position), dtype=float))
+init = density_state
 
 
 def default_scale(dim: int) -> float:

@@ -31,15 +31,14 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import DensityState, density_state
 from mcmc.core.targets.base import Target
 
 NAME = "slice"
 MAX_SHRINK = 200  # shrinkage rounds before a chain keeps its point (only for pathological densities)
 
 
-class State(NamedTuple):
-    position: np.ndarray  # (chains, dim)
-    log_density: np.ndarray  # (chains,)
+State = DensityState  # position and log density
 
 
 class Info(NamedTuple):
@@ -47,10 +46,7 @@ class Info(NamedTuple):
     step_size: np.ndarray  # (chains,) mean slice width w over coordinates
 
 
-def init(position: np.ndarray, target: Target) -> State:
-    """State at ``position (chains, dim)``."""
-    position = np.asarray(position, dtype=float)
-    return State(position, np.asarray(target.log_density(position), dtype=float))
+init = density_state
 
 
 def _lp_at(target: Target, x: np.ndarray, rows: np.ndarray, j: int, values: np.ndarray) -> np.ndarray:
