@@ -362,6 +362,10 @@ def _compare_samplers(
 # --------------------------------------------------------------------------- run against run / reference
 
 
+#: Sampler options whose values are words (two-stage's proposal); every other one is a number.
+TEXT_PARAMS = frozenset({"proposal"})
+
+
 def parse_sampler_params(items: list[str], samplers: list[str]) -> dict[str, dict[str, Any]]:
     """``["hmc:target-accept=0.95"]`` -> ``{"hmc": {"target_accept": 0.95}, ...}`` (kernel keywords, every sampler).
 
@@ -385,6 +389,8 @@ def parse_sampler_params(items: list[str], samplers: list[str]) -> dict[str, dic
             raise UsageError(
                 f"--param {item!r}: {sampler} has no option {key.replace('_', '-')!r} (its options: {known})"
             )
+        if key not in TEXT_PARAMS and (isinstance(value, str) or isinstance(value, bool)):
+            raise UsageError(f"--param {item!r}: {key.replace('_', '-')} must be a number, got {value!r}")
         out[sampler][options[key]] = value
     return out
 

@@ -55,10 +55,15 @@ def get_target(name: str, **options: Any) -> Any:
         raise UsageError(f"unknown target {name!r}; choose from {', '.join(TARGETS)} or give a file model.py[:name]")
     module, attr = TARGETS[name]
     factory: Callable[..., Any] = getattr(import_module(module), attr)
-    accepted = set(inspect.signature(factory).parameters)
-    extra = sorted(set(given) - accepted)
+    parameters = inspect.signature(factory).parameters
+    extra = sorted(set(given) - set(parameters))
     if extra:
         raise UsageError(f"option(s) {', '.join(_flag(k) for k in extra)} do not apply to target {name!r}")
+    for key, value in given.items():
+        default = parameters[key].default
+        # an option whose default is a number takes a number (text from --target-option KEY=VALUE did not parse)
+        if isinstance(default, (int, float)) and not isinstance(default, bool) and isinstance(value, str):
+            raise UsageError(f"{_flag(key)} of target {name!r} must be a number, got {value!r}")
     return factory(**given)
 
 

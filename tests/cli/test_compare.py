@@ -286,6 +286,7 @@ def test_bad_input_is_one_line_and_exit_2(mcmc, eight_runs, tmp_path: Path) -> N
         (("compare", "-t", "gaussian", "-s", "rwm", "-P", "hmc:target-accept=0.9"), "'hmc' is not among --samplers"),
         (("compare", "-t", "gaussian", "-s", "rwm", "-P", "rwm:width=2"), "rwm has no option 'width'"),
         (("compare", "-t", "gaussian", "-s", "rwm", "-P", "rwm-scale"), "expects SAMPLER:KEY=VALUE"),
+        (("compare", "-t", "gaussian", "-s", "rwm", "-P", "rwm:scale=wide"), "scale must be a number, got 'wide'"),
     ]
     for argv, message in cases:
         line = one_error_line(mcmc(*argv))

@@ -196,6 +196,8 @@ def test_init_option(mcmc) -> None:
         (("-t", "logistic", "--data", "absent.csv"), "absent.csv: no such file"),
         (("-t", "banana", "-T", "shape=2"), "shape do not apply to target 'banana'"),
         (("-t", "banana", "-T", "b"), "--target-option expects KEY=VALUE"),
+        (("-t", "banana", "-T", "b=abc"), "b of target 'banana' must be a number, got 'abc'"),
+        (("-t", "ising", "-s", "gibbs", "-T", "size=big"), "size of target 'ising' must be a number"),
         (("-t", "gaussian", "-T", "dim=3"), "use --dim instead"),
         (("-s", "rwm", "--particles", "8"), "--particles does not apply to --sampler rwm"),
         (("-t", "ising", "-s", "hmc"), "is a spin lattice: sample it with gibbs or swendsen-wang, not hmc"),
