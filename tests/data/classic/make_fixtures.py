@@ -47,7 +47,13 @@ def fixtures() -> dict[str, tuple[np.ndarray, list[str]]]:
     # long AR(1) chains (Raftery-Lewis needs >= 3746 draws), a sticky chain for the rejection rate
     x = ar1(rng, 2, 4000, [0.0, 0.5, 0.9])
     x = np.concatenate([x + np.array([1.0, 10.0, -3.0]), sticky(rng, 2, 4000, 0.6)[..., None]], axis=-1)
-    out["ar1_long"] = (x, ["white", "ar05", "ar09", "sticky"])
+    # an AR(2) whose dichotomized series is not first-order Markov: Raftery-Lewis thins it
+    e = np.random.default_rng(7).standard_normal((2, 4000))
+    ar2 = np.zeros_like(e)
+    for t in range(2, 4000):
+        ar2[:, t] = 0.5 * ar2[:, t - 1] + 0.3 * ar2[:, t - 2] + e[:, t]
+    x = np.concatenate([x, ar2[..., None]], axis=-1)
+    out["ar1_long"] = (x, ["white", "ar05", "ar09", "sticky", "ar2"])
     # an odd chain length: coda's window rounding (heidel starts 1, 101.5, 202, ...; T/2 = 502.5)
     # and initial transients, so that later starts (202, 303, 403) are chosen and one chain fails
     t = np.arange(1005)
