@@ -74,6 +74,7 @@ __all__ = [
     "acf",
     "ess_bulk",
     "ess_mean",
+    "ess_quantile",
     "ess_sd",
     "ess_tail",
     "iat",
@@ -667,16 +668,29 @@ class _Work:
         return _ess_core(_split(self.centered2))[0]
 
     def _ess_quantiles(self):
-        # ESS of the indicators x <= q_p and x <= q_{1-p} (Vehtari et al. 2021, sec. 4.3);
-        # q from all draws (middle draw included), indicators then split.
-        q = self.quantile(self.tail_probs)
-        out = []
-        for qp in q:
+        return tuple(self.ess_quantile_raw(p) for p in self.tail_probs)
+
+    def ess_quantile_raw(self, prob: float) -> np.ndarray:
+        """Split-chain ESS of the indicator ``x <= q_prob`` (Vehtari et al. 2021, sec. 4.3), not masked.
+
+        ``q`` from all draws (middle draw included), indicators then split;
+        each probability computed once per instance.
+        """
+        cache = self._cache.setdefault("ess_quantile", {})
+        prob = float(prob)
+        if prob not in cache:
+            qp = self.quantile((prob,))[0]
             const = None
             if self.draws % 2 == 0:  # every draw is in the split: constant iff all draws on one side of q
                 const = ~(qp < self.sorted[:, -1]) | (qp < self.sorted[:, 0])
-            out.append(_ess_core(_split((self.b <= qp[:, None, None]).astype(np.float64)), const)[0])
-        return tuple(out)
+            with np.errstate(all="ignore"):
+                cache[prob] = _ess_core(_split((self.b <= qp[:, None, None]).astype(np.float64)), const)[0]
+        return cache[prob]
+
+    def ess_quantile(self, prob: float) -> np.ndarray:
+        if self.draws < MIN_DRAWS:
+            return self.nans
+        return _nan_where(self.ess_quantile_raw(prob), self.rank_ok)
 
     def _chain_acf_parts(self):
         """Per-chain centered draws, weights ``1 / (D gamma_c(0))`` (0 if stuck), stuck chains per parameter."""
@@ -990,6 +1004,26 @@ def ess_tail(x: np.ndarray, prob: float = TAIL_PROB) -> np.ndarray:
     ndarray, shape (n,)
     """
     return _by_blocks(x, lambda w: w.ess_tail, tail_prob=prob)
+
+
+def ess_quantile(x: np.ndarray, prob: float) -> np.ndarray:
+    """ESS of the ``prob`` quantile: split-chain ESS of the indicator ``x <= q_prob``.
+
+    ``q_prob`` is the linear (type 7) quantile of all draws (Vehtari et al.
+    2021, sec. 4.3); ``arviz_stats`` ``ess(method="quantile", prob=prob)``.
+    :func:`ess_tail` is the smaller of this at ``prob`` and ``1 - prob``.
+    NaN for constant parameters (ArviZ: ``chain * draw``), as every ESS here.
+
+    Parameters
+    ----------
+    x : ndarray, shape (chain, draw, n)
+    prob : float in [0, 1]
+
+    Returns
+    -------
+    ndarray, shape (n,)
+    """
+    return _by_blocks(x, lambda w: w.ess_quantile(prob))
 
 
 def ess_mean(x: np.ndarray) -> np.ndarray:
