@@ -368,10 +368,7 @@ def check(
     x = flatten(chains, selection)
     n_chains, n_draws, _ = x.shape
     s = stats.summarize(x, probs=probs, lags=lags)
-    if "constant" in s:
-        flags = {k: np.asarray(s[k], dtype=bool) for k in ("constant", "nan", "inf")}
-    else:
-        flags = stats.status_flags(x)
+    flags = {k: np.asarray(s[k], dtype=bool) for k in ("constant", "nan", "inf")}
 
     with np.errstate(invalid="ignore", divide="ignore"):
         moved = x[:, 1:, :] != x[:, :-1, :]
