@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from mcmc.core.chains import Chains
+from mcmc.core.chains import Chains, scalar_names
 from mcmc.core.errors import UsageError
 
 STATUSES = ("ok", "rhat", "ess", "constant", "nan", "inf")
@@ -248,13 +248,6 @@ class Selection:
     items: tuple[tuple[str, tuple[int, ...]], ...]
     names: tuple[str, ...]
     variables: tuple[str, ...]
-
-
-def scalar_names(variable: str, shape: tuple[int, ...]) -> list[str]:
-    """ArviZ-style names of the components of ``variable`` with event ``shape``, row-major."""
-    if not shape:
-        return [variable]
-    return [f"{variable}[{', '.join(map(str, idx))}]" for idx in np.ndindex(*shape)]
 
 
 def select(chains: Chains, var: Sequence[str] | None = None, *, missing_ok: bool = False) -> Selection:
