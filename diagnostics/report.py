@@ -47,12 +47,11 @@ import numpy as np
 
 from mcmc.core.chains import Chains, scalar_names
 from mcmc.core.errors import UsageError
+from mcmc.diagnostics.stats import DEFAULT_LAGS, DEFAULT_PROBS
 
 STATUSES = ("ok", "rhat", "ess", "constant", "nan", "inf")
 ACCEPTANCE_FROM_STATS = "sampler statistics"
 ACCEPTANCE_FROM_DRAWS = "estimated from draws"
-DEFAULT_PROBS = (0.05, 0.5, 0.95)
-DEFAULT_LAGS = (1, 2, 5, 10, 20, 50)
 DEFAULT_MAX_TREEDEPTH = 10  # CmdStan's and PyMC's default when the file does not say
 _MAX_NAMES = 6  # failing parameters named in the verdict line before "and N more"
 

@@ -111,6 +111,10 @@ __all__ = [
 MIN_DRAWS = 4
 #: Default tail probability of :func:`ess_tail` (the 5% and 95% quantiles; Vehtari et al. 2021).
 TAIL_PROB = 0.05
+#: Default quantile probabilities of :func:`summarize` (and so of ``mcmc diagnose``).
+DEFAULT_PROBS = (0.05, 0.5, 0.95)
+#: Default autocorrelation lags of :func:`summarize` (and so of ``mcmc diagnose``).
+DEFAULT_LAGS = (1, 2, 5, 10, 20, 50)
 
 
 def _rhat_core(a: np.ndarray) -> np.ndarray:
@@ -787,8 +791,8 @@ def ssif(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def summarize(
     x: np.ndarray,
-    probs: Sequence[float] = (0.05, 0.5, 0.95),
-    lags: Sequence[int] = (1, 2, 5, 10, 20, 50),
+    probs: Sequence[float] = DEFAULT_PROBS,
+    lags: Sequence[int] = DEFAULT_LAGS,
     *,
     tail_prob: float = TAIL_PROB,
 ) -> dict[str, np.ndarray]:
