@@ -506,6 +506,8 @@ def _sampler_table(doc: dict[str, Any]) -> Any:
     from rich.table import Table
     from rich.text import Text
 
+    from mcmc.diagnostics.report import Thresholds
+
     best = doc["best"]
     grad = doc["grad_cost"]
     measures = [
@@ -540,7 +542,7 @@ def _sampler_table(doc: dict[str, Any]) -> Any:
             style = ""
             if row["sampler"] in best.get(key, ()):
                 style = "bold green"
-            elif key == "rhat_max" and row[key] is not None and row[key] > 1.01:
+            elif key == "rhat_max" and row[key] is not None and row[key] > Thresholds().max_rhat:
                 style = "bold red"
             elif key == "mean_z_max" and row[key] is not None and row[key] > doc["max_z"]:
                 style = "bold red"

@@ -19,8 +19,6 @@ from mcmc.cli.console import CheckFailed, err_console, out_console, write_output
 from mcmc.cli.render import Format
 from mcmc.core.errors import UsageError
 
-DEFAULT_QUANTILES = "0.05,0.5,0.95"
-DEFAULT_LAGS = "1,2,5,10,20,50"
 PLOT_CAP = 8  # scalar parameters plotted without --var: more makes an unreadable figure
 
 # [tool.mcmc.diagnose] keys (hyphens or underscores) -> option names.
@@ -181,7 +179,7 @@ def command(
         return f"--{key}" if key in given else f"{config_path}: [tool.mcmc.diagnose] {key}"
 
     from mcmc.diagnostics.readers import read_chains
-    from mcmc.diagnostics.report import Thresholds, check
+    from mcmc.diagnostics.report import DEFAULT_LAGS, DEFAULT_PROBS, Thresholds, check
 
     thresholds = Thresholds(
         **{
@@ -190,8 +188,8 @@ def command(
             if key in settings
         }
     )
-    probs = _floats(settings.get("quantiles", DEFAULT_QUANTILES), where("quantiles"))
-    lag_list = [int(v) for v in _floats(settings.get("lags", DEFAULT_LAGS), where("lags"), integer=True)]
+    probs = _floats(settings.get("quantiles", list(DEFAULT_PROBS)), where("quantiles"))
+    lag_list = [int(v) for v in _floats(settings.get("lags", list(DEFAULT_LAGS)), where("lags"), integer=True)]
     patterns = settings.get("var")
     if isinstance(patterns, str):
         patterns = [patterns]

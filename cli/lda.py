@@ -334,8 +334,10 @@ def command(
         _write_estimates(result, estimates, train, doc_index, truth)
 
     from mcmc.core.lda.report import fit_report
+    from mcmc.diagnostics.summary import summarize_lda
 
-    report = fit_report(result, train, source, top, shares, umass, npmi, recoveries, completion, holdout)
+    convergence = summarize_lda(result.log_joint_per_token, result.burn_in)
+    report = fit_report(result, train, source, top, shares, umass, npmi, recoveries, completion, holdout, convergence)
     if plot is not None:
         from mcmc.cli.plot import plot_lda_trace
 

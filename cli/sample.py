@@ -10,12 +10,15 @@ from __future__ import annotations
 import time
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from mcmc.cli.console import err_console, progress_enabled, write_output
 from mcmc.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from mcmc.diagnostics.summary import RunSummary
 
 
 class SamplerName(str, Enum):
@@ -255,7 +258,7 @@ def command(
 
     from mcmc.core.chains import write_chains
     from mcmc.core.samplers import get_sampler
-    from mcmc.core.samplers.driver import VOLATILE_ATTRS, run, run_summary
+    from mcmc.core.samplers.driver import VOLATILE_ATTRS, run
     from mcmc.core.targets import get_target
 
     name = sampler.value
@@ -322,7 +325,9 @@ def command(
         write_chains(result, output)
     write_s = time.perf_counter() - t0
     if not quiet:
-        _print_summary(result, run_summary(result), seed is None, output, timings["wall_time_s"] + write_s)
+        from mcmc.diagnostics.summary import summarize_run
+
+        _print_summary(result, summarize_run(result), seed is None, output, timings["wall_time_s"] + write_s)
 
 
 def parse_target_options(items: list[str]) -> dict[str, int | float | str]:
@@ -359,7 +364,7 @@ def _check_output(output: str) -> None:
         raise UsageError(f"{output}: directory {str(parent)!r} does not exist")
 
 
-def _print_summary(result: Any, s: dict[str, Any], random_seed: bool, output: str, seconds: float) -> None:
+def _print_summary(result: Any, s: RunSummary, random_seed: bool, output: str, seconds: float) -> None:
     a = result.attrs
     opts = ", ".join(f"{k}={v}" for k, v in a["target_options"].items() if v is not None)
     seed_note = " (random; pass --seed to repeat)" if random_seed else ""
@@ -368,27 +373,27 @@ def _print_summary(result: Any, s: dict[str, Any], random_seed: bool, output: st
         f"{a['chains']} chains x {result.n_draws} draws (+{a['warmup']} warm-up), seed {a['seed']}{seed_note}"
     ]
     parts = []
-    if s["rhat_max"] is not None:
-        colour = "green" if s["rhat_max"] < 1.01 else "red"
-        parts.append(f"R-hat max [{colour}]{s['rhat_max']:.3f}[/] ({s['rhat_argmax']})")
-    if s["ess_bulk_min"] is not None:
-        colour = "green" if s["ess_bulk_min"] >= 100 * a["chains"] else "yellow"
-        parts.append(f"bulk ESS min [{colour}]{s['ess_bulk_min']:.0f}[/] ({s['ess_bulk_argmin']})")
-    if s["acceptance"] is not None:
-        by_chain = s["acceptance_by_chain"]
-        parts.append(f"acceptance {s['acceptance']:.2f} ({by_chain.min():.2f}-{by_chain.max():.2f} by chain)")
-    if s["divergences"] is not None:
-        colour = "green" if s["divergences"] == 0 else "red"
-        parts.append(f"divergences [{colour}]{s['divergences']}[/]")
+    if s.rhat_max is not None:
+        colour = "green" if s.rhat_ok else "red"
+        parts.append(f"R-hat max [{colour}]{s.rhat_max:.3f}[/] ({s.rhat_argmax})")
+    if s.ess_bulk_min is not None:
+        colour = "green" if s.ess_bulk_ok else "yellow"
+        parts.append(f"bulk ESS min [{colour}]{s.ess_bulk_min:.0f}[/] ({s.ess_bulk_argmin})")
+    if s.acceptance is not None and s.acceptance_by_chain is not None:
+        by_chain = s.acceptance_by_chain
+        parts.append(f"acceptance {s.acceptance:.2f} ({min(by_chain):.2f}-{max(by_chain):.2f} by chain)")
+    if s.divergences is not None:
+        colour = "green" if s.divergences == 0 else "red"
+        parts.append(f"divergences [{colour}]{s.divergences}[/]")
     lines.append("  " + "   ".join(parts))
     cost = []
-    if s["n_evals_per_draw"] is not None:
-        cost.append(f"{s['n_evals_per_draw']:.1f} density evaluations per draw")
-    if s["likelihood_saved"] is not None:
-        cost.append(f"likelihood skipped on {100 * s['likelihood_saved']:.0f}% of draws")
-    if s["envelope_exceeded"]:
+    if s.n_evals_per_draw is not None:
+        cost.append(f"{s.n_evals_per_draw:.1f} density evaluations per draw")
+    if s.likelihood_saved is not None:
+        cost.append(f"likelihood skipped on {100 * s.likelihood_saved:.0f}% of draws")
+    if s.envelope_exceeded:
         lines.append(
-            f"  [bold yellow]warning:[/] {s['envelope_exceeded']} proposals exceeded the rejection envelope "
+            f"  [bold yellow]warning:[/] {s.envelope_exceeded} proposals exceeded the rejection envelope "
             "estimated in warm-up: the draws are not exact there (more --warmup, or another sampler)"
         )
     if a.get("n_gradient_evals"):

@@ -93,6 +93,19 @@ class Chains:
         return self
 
 
+def scalar_names(variable: str, shape: tuple[int, ...]) -> list[str]:
+    """Names of the scalar components of ``variable`` with event ``shape``, row-major, as ArviZ labels them.
+
+    ``scalar_names("tau", ()) == ["tau"]``; ``scalar_names("L", (2, 2))`` gives
+    ``L[0, 0], L[0, 1], L[1, 0], L[1, 1]`` (0-based, ", " between indices).
+    The one naming of a scalar parameter: targets, ``diagnose``, ``compare``
+    and the run summary all use it, so a name printed by one matches the others.
+    """
+    if not shape:
+        return [variable]
+    return [f"{variable}[{', '.join(map(str, idx))}]" for idx in np.ndindex(*shape)]
+
+
 def npz_bytes(chains: Chains) -> bytes:
     """Serialise ``chains`` to the bytes of an ``.npz`` chains file."""
     arrays: dict[str, np.ndarray] = {}

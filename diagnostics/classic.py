@@ -89,6 +89,7 @@ from typing import Any
 
 import numpy as np
 
+from mcmc.diagnostics import _layout, _ranks
 from mcmc.diagnostics import stats as _stats
 from mcmc.diagnostics.spectral import spectrum0_ar
 
@@ -486,7 +487,7 @@ def raftery_lewis(
     """
     series = _series(_draws(x))
     lead, t = series.shape[:-1], series.shape[-1]
-    phi = float(_stats._norm_ppf(np.array([0.5 * (1 + s)]))[0])
+    phi = float(_ranks.norm_ppf(np.array([0.5 * (1 + s)]))[0])
     nmin = int(math.ceil(q * (1 - q) * phi**2 / r**2))
     burn = np.full(lead, np.nan).reshape(-1)
     total = burn.copy()
@@ -653,7 +654,7 @@ def rhat_nested(x: np.ndarray, superchain_ids: Sequence[int]) -> np.ndarray:
     """Rank-normalized split nested R-hat (Margossian et al. 2024), ``arviz_stats.rhat_nested`` (method "rank").
 
     Chains are split in halves (a half keeps its chain's superchain); the
-    draws are rank-normalized over all chains (:func:`mcmc.diagnostics.stats._z_scale`,
+    draws are rank-normalized over all chains (:func:`mcmc.diagnostics._ranks.z_scale`,
     the normal scores of the bulk R-hat) and, folded about the median, again
     for the tail; the result is the larger of the two nested R-hats
     ``sqrt(1 + B_nu / W_nu)``, ``B_nu`` the variance of the superchain means,
@@ -678,7 +679,7 @@ def rhat_nested(x: np.ndarray, superchain_ids: Sequence[int]) -> np.ndarray:
 
 
 def _rhat_nested_block(block: np.ndarray, index: np.ndarray) -> np.ndarray:
-    b = _stats._to_block(block)  # (n, C, D)
+    b = _layout.to_block(block)  # (n, C, D)
     n, c, d = b.shape
     if d < _stats.MIN_DRAWS or c < 2:
         return np.full(n, np.nan)
@@ -686,9 +687,9 @@ def _rhat_nested_block(block: np.ndarray, index: np.ndarray) -> np.ndarray:
     split = np.concatenate((b[..., :half], b[..., d - half :]), axis=1)  # all first halves, then all second
     ids = np.concatenate((index, index))
     with np.errstate(all="ignore"):
-        bulk = _nested_core(_stats._z_scale(split), ids)
+        bulk = _nested_core(_ranks.z_scale(split), ids)
         folded = np.abs(split - np.median(split.reshape(n, -1), axis=-1)[:, None, None])
-        tail = _nested_core(_stats._z_scale(folded), ids)
+        tail = _nested_core(_ranks.z_scale(folded), ids)
     out = np.where(tail > bulk, tail, bulk)  # Python's max(bulk, tail), as ArviZ
     out[np.isnan(b).any(axis=(1, 2))] = np.nan
     return out
@@ -823,7 +824,7 @@ def integrated_time(x: np.ndarray, c: float = 5, tol: float = 50) -> tuple[np.nd
 
 
 def _tau_block(block: np.ndarray, c: float) -> np.ndarray:
-    b = _stats._to_block(block)  # (n, C, T)
+    b = _layout.to_block(block)  # (n, C, T)
     n, _, t = b.shape
     if t == 0:
         return np.full(n, np.nan)

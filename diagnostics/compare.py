@@ -58,6 +58,7 @@ import numpy as np
 
 from mcmc.core.chains import Chains
 from mcmc.core.errors import InputError
+from mcmc.diagnostics.report import Thresholds
 
 #: Default threshold on ``|z|``: about 6.3e-5 of parameters exceed it by chance.
 DEFAULT_MAX_Z = 4.0
@@ -300,9 +301,10 @@ def compare_draws(
     rhats = np.concatenate([sa["rhat"], sb["rhat"]])
     rhats = rhats[np.isfinite(rhats)]
     worst_rhat = rhats.max() if rhats.size else np.nan
-    if worst_rhat > 1.01:
+    max_rhat = Thresholds().max_rhat
+    if worst_rhat > max_rhat:
         notes.append(
-            f"max R-hat {worst_rhat:.3f} > 1.01: an unconverged run's MCSE understates its error; "
+            f"max R-hat {worst_rhat:.3f} > {max_rhat:g}: an unconverged run's MCSE understates its error; "
             "run mcmc diagnose on each side"
         )
     return Comparison(
@@ -402,15 +404,12 @@ def sampler_row(
         Density evaluations one gradient evaluation counts as.
     """
     from mcmc.diagnostics import stats
+    from mcmc.diagnostics.summary import summarize_run
 
     names, x = flat_draws(chains)
     a = chains.attrs
-    rhat = stats.rhat(x)
-    bulk = stats.ess_bulk(x)
-    tail = stats.ess_tail(x)
-    rhat_max, rhat_arg = _arg(rhat, names, np.nanargmax)
-    bulk_min, bulk_arg = _arg(bulk, names, np.nanargmin)
-    tail_min, tail_arg = _arg(tail, names, np.nanargmin)
+    run = summarize_run(chains)
+    bulk_min, tail_min = run.ess_bulk_min, run.ess_tail_min
     ess_min = None if bulk_min is None or tail_min is None else min(bulk_min, tail_min)
 
     nd, ng = int(a.get("n_density_evals", 0)), int(a.get("n_gradient_evals", 0))
@@ -420,10 +419,6 @@ def sampler_row(
     t_sampling = a.get("sampling_time_s")
     ess_per_s = ess_min / t_sampling if ess_min is not None and t_sampling else None
     ess_per_1k = 1000.0 * ess_min / sampling_cost if ess_min is not None and sampling_cost > 0 else None
-
-    ss = chains.sample_stats
-    acceptance = float(np.mean(ss["acceptance_rate"])) if "acceptance_rate" in ss else None
-    divergences = int(np.sum(ss["diverging"])) if "diverging" in ss else None
 
     mean_z = sd_z = (None, None)
     if truth_mean is not None:
@@ -443,10 +438,11 @@ def sampler_row(
         n_density_evals=nd + ndw, n_gradient_evals=ng + ngw,
         n_density_evals_warmup=ndw, n_gradient_evals_warmup=ngw,
         cost=float(cost), sampling_cost=float(sampling_cost),
-        rhat_max=rhat_max, rhat_argmax=rhat_arg,
-        ess_bulk_min=bulk_min, ess_bulk_argmin=bulk_arg, ess_tail_min=tail_min, ess_tail_argmin=tail_arg,
+        rhat_max=run.rhat_max, rhat_argmax=run.rhat_argmax,
+        ess_bulk_min=bulk_min, ess_bulk_argmin=run.ess_bulk_argmin,
+        ess_tail_min=tail_min, ess_tail_argmin=run.ess_tail_argmin,
         ess_min=ess_min, ess_per_s=ess_per_s, ess_per_1k_evals=ess_per_1k,
-        acceptance=acceptance, divergences=divergences,
+        acceptance=run.acceptance, divergences=run.divergences,
         mean_z_max=mean_z[0], mean_z_argmax=mean_z[1], sd_z_max=sd_z[0], sd_z_argmax=sd_z[1],
     )  # fmt: skip
 
@@ -492,15 +488,17 @@ def samplers_verdict(
     With ``check_sd``, the same for the standard deviations (``sd_z_max``).
 
     Without exact moments nothing can fail; samplers whose max R-hat exceeds
-    1.01 are named either way (their MCSE, hence their ``z``, is not to be trusted).
+    ``Thresholds.max_rhat`` (1.01) are named either way (their MCSE, hence
+    their ``z``, is not to be trusted).
 
     Returns
     -------
     passed, verdict
         The verdict is one line starting ``PASS:``, ``FAIL:`` or ``DONE:`` (no truth to check).
     """
-    unconverged = [f"{r.sampler} {r.rhat_max:.3f}" for r in rows if r.rhat_max is not None and r.rhat_max > 1.01]
-    warn = f"; R-hat > 1.01, so MCSE and z unreliable: {', '.join(unconverged)}" if unconverged else ""
+    max_rhat = Thresholds().max_rhat
+    unconverged = [f"{r.sampler} {r.rhat_max:.3f}" for r in rows if r.rhat_max is not None and r.rhat_max > max_rhat]
+    warn = f"; R-hat > {max_rhat:g}, so MCSE and z unreliable: {', '.join(unconverged)}" if unconverged else ""
     checked = [r for r in rows if r.mean_z_max is not None]
     best = best_by_column(rows).get("ess_per_1k_evals")
     best_note = f"; most ESS per evaluation: {', '.join(best)}" if best else ""

@@ -45,14 +45,13 @@ from typing import Any
 
 import numpy as np
 
-from mcmc.core.chains import Chains
+from mcmc.core.chains import Chains, scalar_names
 from mcmc.core.errors import UsageError
+from mcmc.diagnostics.stats import DEFAULT_LAGS, DEFAULT_PROBS
 
 STATUSES = ("ok", "rhat", "ess", "constant", "nan", "inf")
 ACCEPTANCE_FROM_STATS = "sampler statistics"
 ACCEPTANCE_FROM_DRAWS = "estimated from draws"
-DEFAULT_PROBS = (0.05, 0.5, 0.95)
-DEFAULT_LAGS = (1, 2, 5, 10, 20, 50)
 DEFAULT_MAX_TREEDEPTH = 10  # CmdStan's and PyMC's default when the file does not say
 _MAX_NAMES = 6  # failing parameters named in the verdict line before "and N more"
 
@@ -250,13 +249,6 @@ class Selection:
     variables: tuple[str, ...]
 
 
-def scalar_names(variable: str, shape: tuple[int, ...]) -> list[str]:
-    """ArviZ-style names of the components of ``variable`` with event ``shape``, row-major."""
-    if not shape:
-        return [variable]
-    return [f"{variable}[{', '.join(map(str, idx))}]" for idx in np.ndindex(*shape)]
-
-
 def select(chains: Chains, var: Sequence[str] | None = None, *, missing_ok: bool = False) -> Selection:
     """Choose scalar parameters by variable or scalar name, exactly or by regex (full match).
 
@@ -368,10 +360,7 @@ def check(
     x = flatten(chains, selection)
     n_chains, n_draws, _ = x.shape
     s = stats.summarize(x, probs=probs, lags=lags)
-    if "constant" in s:
-        flags = {k: np.asarray(s[k], dtype=bool) for k in ("constant", "nan", "inf")}
-    else:
-        flags = stats.status_flags(x)
+    flags = {k: np.asarray(s[k], dtype=bool) for k in ("constant", "nan", "inf")}
 
     with np.errstate(invalid="ignore", divide="ignore"):
         moved = x[:, 1:, :] != x[:, :-1, :]

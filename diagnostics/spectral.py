@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mcmc.diagnostics.stats import _next_fast_len
+from mcmc.diagnostics._autocov import next_fast_len
 
 __all__ = ["spectrum0_ar"]
 
@@ -55,9 +55,9 @@ def _autocovariances(c: np.ndarray, max_lag: int) -> np.ndarray:
     if max_lag <= 8:
         # a handful of lags: direct products, exactly R's sums up to their order
         return np.stack([np.vecdot(c[:, : t - k], c[:, k:]) for k in range(max_lag + 1)], axis=-1) / t
-    f = np.fft.rfft(c, n=_next_fast_len(2 * t), axis=-1)
+    f = np.fft.rfft(c, n=next_fast_len(2 * t), axis=-1)
     power = f.real**2 + f.imag**2
-    return np.fft.irfft(power, axis=-1, n=_next_fast_len(2 * t))[:, : max_lag + 1] / t
+    return np.fft.irfft(power, axis=-1, n=next_fast_len(2 * t))[:, : max_lag + 1] / t
 
 
 def spectrum0_ar(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -7,8 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from mcmc.diagnostics.stats import ess_bulk, rhat
-
 
 def fit_report(
     result: Any,
@@ -21,6 +19,7 @@ def fit_report(
     recoveries: list[Any] | None,
     completion: Any,
     holdout: float,
+    convergence: Any,
 ) -> dict[str, Any]:
     """The JSON-ready summary of a fit (schema ``mcmc.lda/1``) that every output format renders.
 
@@ -28,7 +27,9 @@ def fit_report(
     synthetic corpus, the matched true topic; the final and mean post-burn-in
     log joint per token; held-out perplexity. Across chains: R-hat and bulk ESS
     of the post-burn-in log joint per token, which is invariant to topic
-    relabelling (per-topic quantities are only ever summarised within a chain).
+    relabelling (per-topic quantities are only ever summarised within a chain),
+    read from ``convergence`` (its ``rhat_max`` and ``ess_bulk_min``): judging a
+    run is the diagnostics layer's business, and ``core`` never imports it.
     """
     post = result.log_joint_per_token[:, result.burn_in :, None]
     chains_out = []
@@ -86,8 +87,8 @@ def fit_report(
         },
         "sampling_seconds": result.sampling_seconds,
         "tokens_per_second": result.tokens_per_second,
-        "log_joint_per_token_rhat": float(rhat(post)[0]),
-        "log_joint_per_token_ess_bulk": float(ess_bulk(post)[0]),
+        "log_joint_per_token_rhat": _nan_if_none(convergence.rhat_max),
+        "log_joint_per_token_ess_bulk": _nan_if_none(convergence.ess_bulk_min),
         "holdout": None
         if completion is None
         else {
@@ -104,3 +105,8 @@ def fit_report(
         },
         "chains": chains_out,
     }
+
+
+def _nan_if_none(value: float | None) -> float:
+    # the report's number type: undefined is NaN (JSON null), as before the summary moved to diagnostics
+    return math.nan if value is None else float(value)

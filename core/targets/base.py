@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mcmc.core.chains import scalar_names
+
 if TYPE_CHECKING:
     from mcmc.core.random import ChainRandom
 
@@ -167,11 +169,5 @@ class Target:
 
 
 def flat_names(variables: tuple[tuple[str, tuple[int, ...]], ...]) -> tuple[str, ...]:
-    """Coordinate names ``mu, theta[0], theta[1], ..., L[0,1]`` for ``variables``."""
-    names: list[str] = []
-    for vname, shape in variables:
-        if shape == ():
-            names.append(vname)
-        else:
-            names.extend(f"{vname}[{','.join(map(str, idx))}]" for idx in np.ndindex(*shape))
-    return tuple(names)
+    """Coordinate names ``mu, theta[0], theta[1], ..., L[0, 1]`` for ``variables`` (:func:`scalar_names`)."""
+    return tuple(name for vname, shape in variables for name in scalar_names(vname, shape))

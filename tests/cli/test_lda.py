@@ -47,6 +47,24 @@ def test_same_seed_same_bytes(mcmc, tmp_path: Path) -> None:
     assert outs[0] == outs[1]
 
 
+def test_rhat_and_ess_leave_burn_in_out(mcmc, tmp_path: Path) -> None:
+    """The report's R-hat and ESS are those of the post-burn-in log joint the chains file holds.
+
+    Twelve sweeps from a random start are mostly climb, so a burn-in left in would change both numbers.
+    """
+    from mcmc.diagnostics import stats
+
+    out = tmp_path / "lda.npz"
+    r = mcmc("lda", *FAST, "--output-format", "json", "-o", str(out))
+    assert r.code == 0, r.stderr
+    report = json.loads(r.out)
+    with np.load(out) as f:
+        post = f["log_joint_per_token"][..., None]  # (chain, iteration after burn-in, 1)
+    assert post.shape[1] == report["model"]["iterations"] - report["model"]["burn_in"] == 6
+    assert report["log_joint_per_token_rhat"] == stats.rhat(post)[0]
+    assert report["log_joint_per_token_ess_bulk"] == stats.ess_bulk(post)[0]
+
+
 def test_json_and_csv_outputs(mcmc) -> None:
     r = mcmc("lda", *FAST, "--chains", "1", "--top-words", "4", "--output-format", "json")
     assert r.code == 0, r.stderr

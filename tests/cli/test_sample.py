@@ -40,6 +40,28 @@ def test_sample_writes_a_chains_file_and_a_summary(mcmc, tmp_path: Path) -> None
     assert r.stdout == b""
 
 
+def test_summary_reports_the_largest_rhat_and_the_smallest_ess(mcmc, tmp_path: Path) -> None:
+    """Short rwm chains on eight schools: every parameter unmixed, by clearly different amounts."""
+    import re
+
+    from mcmc.diagnostics import stats
+    from mcmc.diagnostics.readers import read_chains
+    from mcmc.diagnostics.report import flatten, select
+
+    out = tmp_path / "c.npz"
+    r = mcmc("sample", "-t", "eight-schools", "-s", "rwm", *FAST, "--seed", "3", "-o", str(out))
+    assert r.code == 0, r.stderr
+    chains = read_chains([str(out)])
+    selection = select(chains)
+    x = flatten(chains, selection)
+    rhat, ess = stats.rhat(x), stats.ess_bulk(x)
+    assert rhat.max() - rhat.min() > 0.5 and ess.max() - ess.min() > 2  # a min for a max would show
+    shown = re.search(r"R-hat max (\S+) \((\S+)\)\s+bulk ESS min (\S+) \((\S+)\)", r.stderr)
+    assert shown is not None, r.stderr
+    assert shown[1] == f"{rhat.max():.3f}" and shown[2] == selection.names[int(rhat.argmax())]
+    assert shown[3] == f"{ess.min():.0f}" and shown[4] == selection.names[int(ess.argmin())]
+
+
 @pytest.mark.parametrize(
     "sampler", ["rwm", "mh-independence", "two-stage", "slice", "elliptical-slice", "hmc", "rejection", "isir"]
 )

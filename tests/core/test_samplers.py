@@ -325,9 +325,9 @@ def test_rejection_draws_are_independent_and_the_envelope_is_checked() -> None:
     low = run(get_sampler("rejection"), target, chains=2, warmup=0, draws=200, seed=12,
               params={"loc": 0.0, "scale": 1.5, "log_bound": -3.0})  # fmt: skip
     assert low.sample_stats["envelope_exceeded"].sum() > 50
-    from mcmc.core.samplers.driver import run_summary
+    from mcmc.diagnostics.summary import summarize_run
 
-    assert run_summary(low)["envelope_exceeded"] == int(low.sample_stats["envelope_exceeded"].sum())
+    assert summarize_run(low).envelope_exceeded == int(low.sample_stats["envelope_exceeded"].sum())
 
 
 def test_rejection_without_the_proposal_density_is_caught() -> None:

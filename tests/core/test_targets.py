@@ -239,14 +239,15 @@ def test_registry_errors() -> None:
 
 
 def test_flat_names() -> None:
+    """A target names its coordinates as diagnose and compare name the parameters of its chains file."""
     assert flat_names((("mu", ()), ("theta", (2,)), ("L", (2, 2)))) == (
         "mu",
         "theta[0]",
         "theta[1]",
-        "L[0,0]",
-        "L[0,1]",
-        "L[1,0]",
-        "L[1,1]",
+        "L[0, 0]",
+        "L[0, 1]",
+        "L[1, 0]",
+        "L[1, 1]",
     )
 
 

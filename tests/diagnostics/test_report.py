@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcmc.core.chains import Chains
+from mcmc.core.chains import Chains, scalar_names
 from mcmc.core.errors import UsageError
 from mcmc.diagnostics import stats
 from mcmc.diagnostics.readers import read_chains
@@ -20,7 +20,6 @@ from mcmc.diagnostics.report import (
     ebfmi,
     rank_histograms,
     sampler_summary,
-    scalar_names,
     select,
 )
 

@@ -19,6 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcmc.diagnostics import _autocov as A
+from mcmc.diagnostics import _ranks as R
 from mcmc.diagnostics import stats as S
 
 FIXTURES = Path(__file__).parents[1] / "data" / "fixtures"
@@ -167,17 +169,17 @@ def test_direct_lags_and_fft_give_the_same_ess(monkeypatch):
     x[:, :, 3] = np.round(x[:, :, 3])
     x[1, 5, 7] = np.nan
     fft_rows = []
-    tau_fft = S._tau_fft
-    monkeypatch.setattr(S, "_tau_fft", lambda a, m: fft_rows.append(a.shape[0]) or tau_fft(a, m))
+    tau_fft = A.tau_fft
+    monkeypatch.setattr(A, "tau_fft", lambda a, m: fft_rows.append(a.shape[0]) or tau_fft(a, m))
     mixed = S.summarize(x)
     assert 0 < sum(fft_rows) < 5 * 40  # both paths ran (five ESS per parameter)
-    monkeypatch.setattr(S, "_DIRECT_MIN_DRAWS", 10**9)  # FFT only
+    monkeypatch.setattr(A, "DIRECT_MIN_DRAWS", 10**9)  # FFT only
     fft = S.summarize(x)
     for key in ("ess_bulk", "ess_tail", "ess_mean", "ess_sd", "iat", "mcse_mean", "mcse_sd"):
         np.testing.assert_allclose(mixed[key], fft[key], rtol=1e-13, err_msg=key)
     # the autocorrelations: a few lags by direct products, many by one FFT
     lags = (0, 1, 2, 5, 10, 20, 50, 399)
-    monkeypatch.setattr(S, "_ACF_DIRECT_LAGS", 0)
+    monkeypatch.setattr(S, "ACF_DIRECT_LAGS", 0)
     by_fft = S.acf(x, lags)
     monkeypatch.undo()
     direct = S.acf(x, lags)
@@ -479,6 +481,6 @@ def test_normal_quantiles_match_scipy():
 
     p = np.concatenate([np.linspace(1e-12, 1 - 1e-12, 100_001), np.geomspace(1e-300, 0.5, 1000), [0.5, 0.075, 0.925]])
     p = np.concatenate([p, 1 - p[p > 1e-16]])
-    z, ref = S._norm_ppf(p), ndtri(p)
+    z, ref = R.norm_ppf(p), ndtri(p)
     np.testing.assert_allclose(z, ref, rtol=1e-14, atol=1e-15)
-    assert S._norm_ppf(np.array([0.5]))[0] == 0.0
+    assert R.norm_ppf(np.array([0.5]))[0] == 0.0
