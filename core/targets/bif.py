@@ -74,10 +74,10 @@ def _tokenize(text: str, source: str | None) -> list[_Token]:
     tokens: list[_Token] = []
     line, pos = 1, 0
     while pos < len(text):
+        if text.startswith("/*", pos) and text.find("*/", pos + 2) < 0:
+            raise InputError(source, f"line {line}: expected '*/' to close the comment opened here")
         m = _TOKEN.match(text, pos)
-        if m is None:
-            if text.startswith("/*", pos):
-                raise InputError(source, f"line {line}: expected '*/' to close the comment opened here")
+        if m is None:  # only a lone '"' gets here
             raise InputError(source, f"line {line}: unexpected character {text[pos]!r}")
         kind = m.lastgroup
         if kind in ("word", "punct"):
