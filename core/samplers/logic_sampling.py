@@ -1,0 +1,76 @@
+"""Logic sampling of a Bayesian network given evidence: forward sampling with rejection.
+
+Henrion (1988), "Propagating uncertainty in Bayesian networks by
+probabilistic logic sampling". Each proposal draws every node in topological
+order from its CPT given its sampled parents (an exact draw from the prior
+joint); a proposal that disagrees with the evidence is rejected. Accepted
+draws are independent and exactly distributed as ``p(x | e)``, at an
+expected cost of ``1 / p(e)`` proposals per draw: hopeless for rare
+evidence, which is what likelihood weighting and Gibbs sampling are for.
+
+Randomness: proposals consume ``n_nodes`` uniforms each, requested in rounds
+from each chain's own stream; round ``r`` gives each chain still short of
+draws ``min(draws * 2^r, ROUND_CAP)`` proposals, a size that depends on the
+round only, so chain ``i``'s draws depend only on the seed and ``i``.
+
+Statistics: ``n_evals`` (proposals spent on the draw, the accepted one
+included; its mean is the inverse acceptance rate) and ``lp``
+(``log p(x, e)``). The run's acceptance rate per chain is
+``draws / sum(n_evals)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mcmc.core.random import ChainRandom
+from mcmc.core.samplers.network_tables import NetworkTables, forward_sample
+
+NAME = "rejection"
+ROUND_CAP = 1 << 15  # proposals per chain per round at most (their uniforms: ROUND_CAP * n_nodes doubles)
+
+
+def sample(rng: ChainRandom, tables: NetworkTables, draws: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """``draws`` accepted draws for every chain of ``rng``.
+
+    Returns
+    -------
+    codes
+        ``(chains, draws, n_unobserved)`` state codes of the unobserved nodes.
+    stats
+        ``n_evals`` (int64) and ``lp``, each ``(chains, draws)``.
+    """
+    chains, n = rng.chains, tables.network.n_nodes
+    full = np.empty((chains, draws, n), dtype=np.int64)
+    n_evals = np.zeros((chains, draws), dtype=np.int64)
+    filled = np.zeros(chains, dtype=np.int64)
+    pending = np.zeros(chains, dtype=np.int64)  # proposals since the chain's last acceptance
+    r = 0
+    while draws and (filled < draws).any():
+        need = filled < draws
+        rows = np.flatnonzero(need)
+        size = min(draws << min(r, 30), ROUND_CAP)
+        r += 1
+        u = rng.uniform((size, n), mask=need)
+        codes, _, match = forward_sample(tables, u.reshape(-1, n), weighted=False)
+        codes = codes.reshape(rows.size, size, n)
+        match = match.reshape(rows.size, size)
+        for j, c in enumerate(rows):
+            hits = np.flatnonzero(match[j])[: draws - filled[c]]
+            k = hits.size
+            if k == 0:
+                pending[c] += size
+                continue
+            full[c, filled[c] : filled[c] + k] = codes[j, hits]
+            gaps = np.diff(hits, prepend=-1)
+            gaps[0] += pending[c]
+            n_evals[c, filled[c] : filled[c] + k] = gaps
+            filled[c] += k
+            pending[c] = size - 1 - hits[-1]
+    out = full[:, :, tables.unobserved].astype(tables.code_dtype)
+    return out, {"n_evals": n_evals, "lp": tables.network.log_joint(full)}
+
+
+def acceptance_rate(n_evals: np.ndarray) -> np.ndarray:
+    """Per-chain acceptance rate ``draws / proposals`` from ``n_evals (chain, draw)``; returns ``(chain,)``."""
+    return n_evals.shape[1] / n_evals.sum(axis=1)
