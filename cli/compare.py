@@ -300,8 +300,8 @@ def _compare_samplers(
     extra = parse_target_options(target_option)
     if dim is not None and "dim" in extra:
         raise UsageError("give the dimension once: --dim or --target-option dim=..., not both")
+    params = parse_sampler_params(param, names)  # before the target file is loaded and probed
     tgt = get_target(target, **({"dim": dim} if dim is not None else {}), **extra)
-    params = parse_sampler_params(param, names)
     kernels = {name: get_sampler(name) for name in names}
     # Refuse a sampler that cannot run on this target (hmc without a gradient,
     # two-stage without a prior/likelihood split) before any sampling time is spent.

@@ -251,6 +251,9 @@ def command(
     if output == "-" and output_format != "table":
         raise UsageError("-o - and --output-format json/csv would both write to stdout; pick one")
     # Refuse unusable output names before sampling rather than after.
+    from mcmc.core.paths import check_paths
+
+    check_paths({"-o": output, "--estimates": estimates, "--plot": plot}, [corpus_path, vocab])
     if estimates is not None and not estimates.lower().endswith(".npz"):
         raise UsageError(f"{estimates}: --estimates writes .npz; give a name ending in .npz")
     if output not in (None, "-") and not output.lower().endswith((".npz", ".nc")):
@@ -259,9 +262,6 @@ def command(
         from mcmc.cli.plot import image_format
 
         image_format(plot)
-    from mcmc.core.paths import check_paths
-
-    check_paths({"-o": output, "--estimates": estimates, "--plot": plot}, [corpus_path, vocab])
 
     import numpy as np
     from rich.text import Text  # corpus names and words print verbatim, not as markup

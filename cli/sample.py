@@ -260,8 +260,8 @@ def command(
     from mcmc.core.targets import get_target, is_user_target
 
     name = sampler.value
-    _check_output(output)
     check_paths({"-o": output}, [data, target.split(":", 1)[0] if is_user_target(target) else None])
+    _check_output(output)
     given = {
         "scale": scale, "width": width, "proposal": proposal, "step_size": step_size,
         "path_length": path_length, "target_accept": target_accept, "persistence": persistence,
