@@ -81,6 +81,7 @@ def test_an_output_that_is_an_input_or_another_output_is_refused(mcmc, tmp_path,
     _chains(tmp_path / "new.npz", 0.1)
     (tmp_path / "corpus.ldac").write_bytes((LDA / "tiny.ldac").read_bytes())
     (tmp_path / "corpus.vocab.txt").write_bytes((LDA / "tiny.vocab.txt").read_bytes())
+    (tmp_path / "train.nc").write_bytes((Path(__file__).parents[1] / "data" / "sample" / "logistic.csv").read_bytes())
     os.symlink("fit.csv", tmp_path / "link.csv")
     os.link(tmp_path / "old.npz", tmp_path / "hard.npz")
     argv, typed = {
@@ -95,7 +96,9 @@ def test_an_output_that_is_an_input_or_another_output_is_refused(mcmc, tmp_path,
             "./fit.npz",
         ),
         "lda-corpus": (["lda", "old.npz", "-o", "old.npz", "--iterations", "3", "--burn-in", "1"], "old.npz"),
-        "sample-data": (["sample", "-t", "logistic", "--data", "new.npz", "-o", "new.npz", "-q"], "new.npz"),
+        # a CSV named .nc reads as data, and is a name sample writes
+        "sample-data": (["sample", "-t", "logistic", "--data", "train.nc", "--warmup", "20", "--draws", "20", "-q",
+                         "-o", "train.nc"], "train.nc"),
         "diagnose-plot-is-output": (["diagnose", "old.npz", "-o", "out.svg", "--plot", "out.svg"], "out.svg"),
     }[case]
     (tmp_path / "sub").mkdir()
@@ -310,7 +313,9 @@ def test_an_empty_file_name_is_called_that(mcmc) -> None:
 
 @pytest.mark.parametrize("command", ["diagnose", "compare"])
 def test_a_command_without_its_files_is_a_one_line_usage_error(mcmc, command) -> None:
-    line = _one_error_line(mcmc(command))
-    assert line != "mcmc: error:" and len(line) < 200
+    r = mcmc(command)
+    line = _one_error_line(r)
+    assert r.out == "", "the whole help was printed"
+    assert {"diagnose": "Missing argument 'FILE'", "compare": "give two runs to compare"}[command] in line
     help_shown = mcmc(command, "-h")
     assert help_shown.code == 0 and f"Usage: mcmc {command}" in help_shown.out
