@@ -5,7 +5,14 @@ Exit codes live here and only here:
 * 0: the work is done (and, for ``diagnose``, every check passed);
 * 1: a convergence check failed (raised as :class:`CheckFailed` by a command);
 * 2: bad usage or unreadable input (:class:`~mcmc.core.errors.McmcError`,
-  Click's usage errors), or an unexpected error (traceback only with ``--debug``).
+  Click's usage errors), or an unexpected error (traceback only with ``--debug``);
+* 130: interrupted (SIGINT, Ctrl-C); 143: terminated (SIGTERM, as CI
+  cancellation and batch schedulers send). Either way the temporary file of
+  an output being written is removed and an existing output is left as it was
+  (``docs/errors.md``).
+
+Every message is printed with rich markup escaped: file names and cells such
+as ``chains[hmc].npz`` or ``[/b]`` print verbatim.
 
 Start-up stays light so ``mcmc --help`` is instant: subcommand modules import
 only Typer, rich and the standard library at module level; NumPy, SciPy,
@@ -29,10 +36,12 @@ import typer
 from mcmc.cli.console import CheckFailed, err_console
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_INTERRUPTED, EXIT_TERMINATED = 128 + 2, 128 + 15  # the shell's 128 + signal number
 
-#: Subcommand -> whether it shows its help when given no arguments; each is the
-#: ``command`` function of the module ``mcmc.cli.<name>``, in ``mcmc --help`` order.
-SUBCOMMANDS = {"sample": False, "lda": False, "diagnose": True, "compare": True}
+#: The subcommands, each the ``command`` function of the module
+#: ``mcmc.cli.<name>``, in ``mcmc --help`` order. None shows its help when given
+#: no arguments: a missing FILE is a one-line usage error, like any other.
+SUBCOMMANDS = ("sample", "lda", "diagnose", "compare")
 
 
 def build_app(names: Sequence[str] = tuple(SUBCOMMANDS)) -> typer.Typer:
@@ -48,7 +57,7 @@ def build_app(names: Sequence[str] = tuple(SUBCOMMANDS)) -> typer.Typer:
     )
     for name in names:
         module = importlib.import_module(f"mcmc.cli.{name}")
-        app.command(name, no_args_is_help=SUBCOMMANDS[name])(module.command)
+        app.command(name)(module.command)
     app.callback()(_root)
     return app
 
@@ -134,43 +143,89 @@ def _defer_rich_markdown() -> None:
     sys.modules["rich.markdown"] = stand_in
 
 
+class _Terminated:
+    """The SIGTERM handler: remember the signal, then unwind like Ctrl-C.
+
+    Raising :class:`KeyboardInterrupt` runs every ``finally`` and context
+    manager on the way out (the temporary output file is removed), through
+    code that already handles Ctrl-C; Typer turns it into exit 130, and
+    :func:`main` reports 143 because the flag is set.
+    """
+
+    def __init__(self) -> None:
+        self.received = False
+
+    def __call__(self, signum: int, frame: object) -> None:
+        self.received = True
+        raise KeyboardInterrupt
+
+
+def _interrupted(terminated: _Terminated) -> int:
+    if terminated.received:
+        err_console.print("mcmc: terminated", highlight=False, markup=False)
+        return EXIT_TERMINATED
+    err_console.print("mcmc: interrupted", highlight=False, markup=False)
+    return EXIT_INTERRUPTED
+
+
+def _error(label: str, message: str) -> None:
+    """One line on stderr: ``mcmc: error: message``, the message printed verbatim (no markup)."""
+    from rich.markup import escape
+
+    err_console.print(f"[bold red]mcmc: {label}:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point: run the app and return the exit code.
 
     The console-script wrapper calls ``sys.exit(main())``; tests call ``main([...])``.
     """
-    from mcmc.core.errors import McmcError
+    import signal
+    import warnings
 
     if argv is None:
         argv = sys.argv[1:]
+        if not os.environ.get("MCMC_DEBUG") and "--debug" not in argv:
+            # Last line of defence for the terminal: a NumPy RuntimeWarning that
+            # escaped the checks means nothing to a user. Tests call main([...])
+            # and keep seeing them (pytest turns them into errors).
+            warnings.simplefilter("ignore", RuntimeWarning)
+    terminated = _Terminated()
+    try:
+        previous = signal.signal(signal.SIGTERM, terminated)
+    except ValueError:  # not the main thread: leave signals alone
+        previous = None
+    try:
+        return _run(argv, terminated)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(argv: list[str], terminated: _Terminated) -> int:
+    from mcmc.core.errors import McmcError
+
     _keep_freed_memory()
     _defer_rich_markdown()
     try:
-        build_app(_invoked(argv))(args=argv, prog_name="mcmc", standalone_mode=False)
+        code = build_app(_invoked(argv))(args=argv, prog_name="mcmc", standalone_mode=False)
     except CheckFailed:
         return EXIT_CHECK_FAILED
     except McmcError as exc:
-        err_console.print(f"[bold red]mcmc: error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+        _error("error", str(exc))
         return EXIT_BAD_INPUT
-    except typer.Abort:
-        err_console.print("mcmc: interrupted", highlight=False)
-        return 130
+    except (typer.Abort, KeyboardInterrupt):
+        return _interrupted(terminated)
     except typer.TyperException as exc:  # Click's usage errors: unknown option, bad value
+        if type(exc).__name__ == "NoArgsIsHelpError":  # `mcmc` alone: the help is already shown
+            return EXIT_BAD_INPUT
         # One line, like every other bad input, with the way to the help.
         ctx = getattr(exc, "ctx", None)
         where = ctx.command_path if ctx is not None else "mcmc"
-        from rich.markup import escape
-
-        message = escape(" ".join(exc.format_message().split()))
-        err_console.print(
-            f"[bold red]mcmc: error:[/] {message} (see '{where} -h')", highlight=False, markup=True, soft_wrap=True
-        )
+        _error("error", f"{' '.join(exc.format_message().split())} (see '{where} -h')")
         return EXIT_BAD_INPUT
     except typer.Exit as exc:
-        return exc.exit_code
-    except KeyboardInterrupt:
-        err_console.print("mcmc: interrupted", highlight=False)
-        return 130
+        code = exc.exit_code
     except BrokenPipeError:  # `mcmc diagnose --format csv f.npz | head`
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -178,13 +233,12 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into exit 2
         if os.environ.get("MCMC_DEBUG"):
             raise
-        err_console.print(
-            f"[bold red]mcmc: internal error:[/] {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
-            highlight=False,
-            soft_wrap=True,
-        )
+        _error("internal error", f"{type(exc).__name__}: {exc} (rerun with --debug for the traceback)")
         return EXIT_BAD_INPUT
-    return EXIT_OK
+    # Typer turns Ctrl-C inside a command into the return value 130 (standalone_mode=False).
+    if code == EXIT_INTERRUPTED:
+        return _interrupted(terminated)
+    return code if isinstance(code, int) else EXIT_OK
 
 
 if __name__ == "__main__":

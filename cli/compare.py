@@ -170,7 +170,6 @@ def command(
     grad_cost: Annotated[
         float,
         typer.Option(
-            min=0.0,
             rich_help_panel="Samplers",
             help="Density evaluations one gradient evaluation counts as in the evaluation totals and ESS per "
             "1000 evaluations (1: a gradient costs one extra density evaluation; set your measured ratio).",
@@ -179,7 +178,6 @@ def command(
     max_z: Annotated[
         float,
         typer.Option(
-            min=0.0,
             metavar="Z",
             help="Fail when |z| exceeds this for any parameter (about 6.3e-5 of parameters exceed 4 by chance).",
         ),
@@ -209,6 +207,15 @@ def command(
     ] = "-",
 ) -> None:
     files = list(sources or [])
+    from mcmc.core.paths import check_paths
+    from mcmc.core.targets import is_user_target
+
+    user_target = target.split(":", 1)[0] if target is not None and is_user_target(target) else None
+    data_files = [item.partition("=")[2] for item in target_option or () if item.partition("=")[0].strip() == "data"]
+    check_paths({"-o": output}, [*files, reference, user_target, *data_files])
+    from mcmc.core.ranges import check_settings
+
+    check_settings({"grad_cost": grad_cost, "max_z": max_z})
     if target is not None or samplers is not None:
         if files or reference is not None:
             raise UsageError("give either --target with --samplers, or chains files to compare, not both")
@@ -293,8 +300,8 @@ def _compare_samplers(
     extra = parse_target_options(target_option)
     if dim is not None and "dim" in extra:
         raise UsageError("give the dimension once: --dim or --target-option dim=..., not both")
+    params = parse_sampler_params(param, names)  # before the target file is loaded and probed
     tgt = get_target(target, **({"dim": dim} if dim is not None else {}), **extra)
-    params = parse_sampler_params(param, names)
     kernels = {name: get_sampler(name) for name in names}
     # Refuse a sampler that cannot run on this target (hmc without a gradient,
     # two-stage without a prior/likelihood split) before any sampling time is spent.
@@ -373,6 +380,7 @@ def parse_sampler_params(items: list[str], samplers: list[str]) -> dict[str, dic
     or ``target_accept``); values parse as in ``--target-option``.
     """
     from mcmc.cli.sample import SAMPLER_OPTIONS, parse_target_options
+    from mcmc.core.ranges import check_setting
 
     out: dict[str, dict[str, Any]] = {name: {} for name in samplers}
     for item in items:
@@ -391,6 +399,7 @@ def parse_sampler_params(items: list[str], samplers: list[str]) -> dict[str, dic
             )
         if key not in TEXT_PARAMS and (isinstance(value, str) or isinstance(value, bool)):
             raise UsageError(f"--param {item!r}: {key.replace('_', '-')} must be a number, got {value!r}")
+        check_setting(options[key], value, where=f"--param {item!r}:")
         out[sampler][options[key]] = value
     return out
 
@@ -594,9 +603,8 @@ def _parameter_table(doc: dict[str, Any]) -> Any:
         extra.append(f"only in A: {_short(doc['only_in_a'])}")
     if doc["only_in_b"]:
         extra.append(f"only in {b_label}: {_short(doc['only_in_b'])}")
-    table.caption = "z = (mean A - mean B) / sqrt(MCSE_A^2 + MCSE_B^2); ESS is bulk ESS." + (
-        "  " + "; ".join(extra) if extra else ""
-    )
+    caption = "z = (mean A - mean B) / sqrt(MCSE_A^2 + MCSE_B^2); ESS is bulk ESS."
+    table.caption = Text(caption + ("  " + "; ".join(extra) if extra else ""))  # names verbatim, not markup
     table.caption_justify = "left"
     return Group(head, table)
 

@@ -204,6 +204,9 @@ def command(
         from mcmc.cli.plot import image_format
 
         image_format(plot)  # refuse a bad --plot name before the (possibly long) work
+    from mcmc.core.paths import check_paths
+
+    check_paths({"-o": output, "--plot": plot}, [*files, *([str(config_path)] if config_path else [])])
 
     if "-" in files and sys.stdin.isatty():
         raise UsageError(

@@ -121,7 +121,7 @@ def command(
             show_default=False,
         ),
     ] = None,
-    topics: Annotated[int, typer.Option("--topics", "-k", metavar="K", help="Number of topics.")] = 10,
+    topics: Annotated[int, typer.Option("--topics", "-k", min=1, metavar="K", help="Number of topics.")] = 10,
     alpha: Annotated[
         float,
         typer.Option(
@@ -135,18 +135,23 @@ def command(
         float,
         typer.Option(metavar="B", help="Symmetric Dirichlet concentration of each topic's word distribution phi."),
     ] = 0.01,
-    iterations: Annotated[int, typer.Option(metavar="N", help="Gibbs sweeps per chain, burn-in included.")] = 200,
+    iterations: Annotated[
+        int, typer.Option(min=1, metavar="N", help="Gibbs sweeps per chain, burn-in included.")
+    ] = 200,
     burn_in: Annotated[
         int,
         typer.Option(
+            min=0,
             metavar="N",
             help="Sweeps left out of theta and phi and of the chains file (must be < --iterations).",
         ),
     ] = 100,
-    chains: Annotated[int, typer.Option(metavar="N", help="Independent chains.")] = 2,
+    chains: Annotated[int, typer.Option(min=1, metavar="N", help="Independent chains.")] = 2,
     seed: Annotated[
         int,
-        typer.Option(metavar="S", help="Seed; chain c uses SeedSequence(S, spawn_key=(c,)). Same seed, same bytes."),
+        typer.Option(
+            min=0, metavar="S", help="Seed; chain c uses SeedSequence(S, spawn_key=(c,)). Same seed, same bytes."
+        ),
     ] = 1,
     method: Annotated[
         str,
@@ -168,6 +173,7 @@ def command(
     threads: Annotated[
         int,
         typer.Option(
+            min=1,
             metavar="N",
             help="Worker threads: chains side by side, and document blocks of one chain for partial and "
             "uncollapsed. Results do not depend on it.",
@@ -190,7 +196,7 @@ def command(
             "both from document co-occurrence in the training documents, averaged over word pairs.",
         ),
     ] = False,
-    n_top: Annotated[int, typer.Option("--top-words", metavar="N", help="Words shown per topic.")] = 10,
+    n_top: Annotated[int, typer.Option("--top-words", min=1, metavar="N", help="Words shown per topic.")] = 10,
     all_chains: Annotated[
         bool, typer.Option("--all-chains", help="Show the topics of every chain (default: chain 0 only).")
     ] = False,
@@ -237,15 +243,17 @@ def command(
     method = _choice(method, METHODS, "--method") or "collapsed"
     kernel = _choice(kernel, KERNELS, "--kernel") or "auto"
     output_format = _choice(output_format, OUTPUT_FORMATS, "--output-format") or "table"
-    if not 0 <= holdout < 1:
-        raise UsageError(f"--holdout must be in [0, 1), got {holdout}")
-    if topics < 1 or n_top < 1 or chains < 1 or threads < 1:
-        raise UsageError("--topics, --top-words, --chains and --threads must be at least 1")
+    from mcmc.core.ranges import check_settings
+
+    check_settings({"alpha": alpha, "beta": beta, "holdout": holdout, "min_df": min_df, "max_df": max_df})
     if not 0 <= burn_in < iterations:
         raise UsageError(f"--burn-in must be in 0 .. --iterations - 1 = {iterations - 1}, got {burn_in}")
     if output == "-" and output_format != "table":
         raise UsageError("-o - and --output-format json/csv would both write to stdout; pick one")
     # Refuse unusable output names before sampling rather than after.
+    from mcmc.core.paths import check_paths
+
+    check_paths({"-o": output, "--estimates": estimates, "--plot": plot}, [corpus_path, vocab])
     if estimates is not None and not estimates.lower().endswith(".npz"):
         raise UsageError(f"{estimates}: --estimates writes .npz; give a name ending in .npz")
     if output not in (None, "-") and not output.lower().endswith((".npz", ".nc")):
@@ -254,11 +262,9 @@ def command(
         from mcmc.cli.plot import image_format
 
         image_format(plot)
-    for target in (output, estimates, plot):
-        if target not in (None, "-") and not Path(target).parent.is_dir():
-            raise UsageError(f"{target}: directory {str(Path(target).parent)!r} does not exist")
 
     import numpy as np
+    from rich.text import Text  # corpus names and words print verbatim, not as markup
 
     from mcmc.core.lda import evaluate
     from mcmc.core.lda.corpus import load_corpus, synthetic_corpus
@@ -285,8 +291,8 @@ def command(
         train = corpus
 
     err_console.print(
-        f"corpus: {corpus.n_docs} documents, {corpus.n_tokens} tokens, {corpus.vocab_size} words ({source})"
-        + (f"; training on {train.n_docs}, holding out {heldout.n_docs}" if heldout is not None else ""),
+        Text(f"corpus: {corpus.n_docs} documents, {corpus.n_tokens} tokens, {corpus.vocab_size} words ({source})"
+        + (f"; training on {train.n_docs}, holding out {heldout.n_docs}" if heldout is not None else "")),
         highlight=False,
         soft_wrap=True,
     )
@@ -479,6 +485,7 @@ def _csv(report: dict[str, Any], shown: range) -> str:
 
 def _render_tables(report: dict[str, Any], shown: range, console: Any) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     for c in shown:
         chain = report["chains"][c]
@@ -500,8 +507,7 @@ def _render_tables(report: dict[str, Any], shown: range, console: Any) -> None:
                 row += [_num(t["umass"], 3), _num(t["npmi"], 3)]
             if has_truth:
                 row += [str(t["true_topic"]) if t["true_topic"] >= 0 else "-", _num(t["hellinger"], 3)]
-            row.append(" ".join(t["words"]))
-            table.add_row(*row)
+            table.add_row(*row, Text(" ".join(t["words"])))
         console.print(table)
     if "recovery" in report["chains"][0]:
         table = Table(

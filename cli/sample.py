@@ -246,7 +246,6 @@ def command(
     particles: Annotated[
         int | None,
         typer.Option(
-            min=2,
             rich_help_panel="Sampler tuning",
             help="isir: importance samples per iteration, the current state included (default 16).",
             show_default=False,
@@ -258,16 +257,20 @@ def command(
 
     from mcmc.core.chains import write_chains
     from mcmc.core.samplers import get_sampler
+    from mcmc.core.paths import check_paths
+    from mcmc.core.ranges import check_settings
     from mcmc.core.samplers.driver import VOLATILE_ATTRS, run
-    from mcmc.core.targets import get_target
+    from mcmc.core.targets import get_target, is_user_target
 
     name = sampler.value
+    check_paths({"-o": output}, [data, target.split(":", 1)[0] if is_user_target(target) else None])
     _check_output(output)
     given = {
         "scale": scale, "width": width, "proposal": proposal, "step_size": step_size,
         "path_length": path_length, "target_accept": target_accept, "persistence": persistence,
         "max_energy_error": max_energy_error, "particles": particles,
     }  # fmt: skip
+    check_settings(given)
     params: dict[str, Any] = {}
     for option, value in given.items():
         if value is None:
@@ -351,7 +354,7 @@ def parse_target_options(items: list[str]) -> dict[str, int | float | str]:
 
 
 def _check_output(output: str) -> None:
-    """Refuse a bad output path before spending the sampling time."""
+    """Refuse an output format we cannot write before spending the sampling time."""
     if output == "-":
         return
     path = Path(output)
@@ -359,26 +362,25 @@ def _check_output(output: str) -> None:
         raise UsageError(
             f"{output}: unknown output format {path.suffix or '(none)'!r}; use .npz or .nc (or - for stdout)"
         )
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise UsageError(f"{output}: directory {str(parent)!r} does not exist")
 
 
 def _print_summary(result: Any, s: RunSummary, random_seed: bool, output: str, seconds: float) -> None:
+    from rich.markup import escape  # names, options and paths are the user's: print them verbatim
+
     a = result.attrs
-    opts = ", ".join(f"{k}={v}" for k, v in a["target_options"].items() if v is not None)
+    opts = escape(", ".join(f"{k}={v}" for k, v in a["target_options"].items() if v is not None))
     seed_note = " (random; pass --seed to repeat)" if random_seed else ""
     lines = [
-        f"[bold]{a['sampler']}[/] on [bold]{a['target']}[/]{f' ({opts})' if opts else ''}: "
+        f"[bold]{a['sampler']}[/] on [bold]{escape(a['target'])}[/]{f' ({opts})' if opts else ''}: "
         f"{a['chains']} chains x {result.n_draws} draws (+{a['warmup']} warm-up), seed {a['seed']}{seed_note}"
     ]
     parts = []
     if s.rhat_max is not None:
         colour = "green" if s.rhat_ok else "red"
-        parts.append(f"R-hat max [{colour}]{s.rhat_max:.3f}[/] ({s.rhat_argmax})")
+        parts.append(f"R-hat max [{colour}]{s.rhat_max:.3f}[/] ({escape(s.rhat_argmax)})")
     if s.ess_bulk_min is not None:
         colour = "green" if s.ess_bulk_ok else "yellow"
-        parts.append(f"bulk ESS min [{colour}]{s.ess_bulk_min:.0f}[/] ({s.ess_bulk_argmin})")
+        parts.append(f"bulk ESS min [{colour}]{s.ess_bulk_min:.0f}[/] ({escape(s.ess_bulk_argmin)})")
     if s.acceptance is not None and s.acceptance_by_chain is not None:
         by_chain = s.acceptance_by_chain
         parts.append(f"acceptance {s.acceptance:.2f} ({min(by_chain):.2f}-{max(by_chain):.2f} by chain)")
@@ -399,7 +401,7 @@ def _print_summary(result: Any, s: RunSummary, random_seed: bool, output: str, s
     if a.get("n_gradient_evals"):
         cost.append(f"{a['n_gradient_evals_warmup'] + a['n_gradient_evals']} gradient evaluations")
     cost.append(f"{seconds:.2f} s")
-    lines.append("  " + "   ".join(cost) + f"  -> {'stdout' if output == '-' else output}")
+    lines.append("  " + "   ".join(cost) + f"  -> {'stdout' if output == '-' else escape(output)}")
     for line in lines:
         err_console.print(line, highlight=False, soft_wrap=True)
 

@@ -193,9 +193,15 @@ def atomic_output(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO
     """Open a temporary file beside ``path``; rename it onto ``path`` on success.
 
     On any exception (or KeyboardInterrupt) the temporary file is removed and
-    ``path`` is left as it was.
+    ``path`` is left as it was. An existing device or pipe (``/dev/null``,
+    ``/dev/stdout``, a FIFO) is written directly: renaming onto it would
+    replace the device with a file.
     """
     target = Path(path)
+    if target.exists() and not target.is_file() and not target.is_dir():
+        with open(target, mode) as fh:
+            yield fh
+        return
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.is_dir():
         raise InputError(str(path), f"directory {str(directory)!r} does not exist")

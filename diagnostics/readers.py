@@ -28,11 +28,9 @@ naming the file and saying what is wrong in one line.
 
 from __future__ import annotations
 
-import glob
 import io
 import json
 import os
-import re
 import warnings
 import zipfile
 from collections.abc import Sequence
@@ -43,6 +41,7 @@ import numpy as np
 
 from mcmc.core.chains import ATTRS_KEY, NETCDF_ATTRS_KEY, STATS_PREFIX, Chains
 from mcmc.core.errors import InputError
+from mcmc.core.paths import expand_pattern
 
 SUPPORTED = (
     "supported: chains .npz, ArviZ netCDF .nc, CmdStan CSV, CSV with chain and draw columns, "
@@ -124,13 +123,10 @@ def _expand(sources: Sequence[str]) -> list[str]:
     labels: list[str] = []
     for source in sources:
         source = os.fspath(source)
-        if source != "-" and not os.path.lexists(source) and re.search(r"[*?\[]", source):
-            matches = sorted(glob.glob(source), key=_natural_key)
-            if not matches:
-                raise InputError(source, "no such file (the pattern matches nothing)")
-            labels.extend(matches)
-        else:
-            labels.append(source)
+        matches = expand_pattern(source)
+        if not matches:
+            raise InputError(source, "no such file (the pattern matches nothing)")
+        labels.extend(matches)
     seen: dict[str, str] = {}
     for label in labels:
         key = label if label == "-" else os.path.realpath(label)
@@ -139,10 +135,6 @@ def _expand(sources: Sequence[str]) -> list[str]:
             raise InputError(label, f"given twice (also as {seen[key]!r})")
         seen[key] = label
     return labels
-
-
-def _natural_key(name: str) -> list[Any]:
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)]
 
 
 # --- one file -------------------------------------------------------------------
@@ -162,6 +154,8 @@ def _read_one(label: str, stdin: BinaryIO | None) -> Chains:
             raise InputError("-", f"unrecognised format ({SUPPORTED})")
         return _parse(kind, data, label)
 
+    if label == "":
+        raise InputError(None, "empty file name")
     path = Path(label)
     if path.is_dir():
         raise InputError(label, "is a directory, not a chains file")

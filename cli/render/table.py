@@ -143,7 +143,7 @@ def sampler_panel(report: Report) -> Panel:
         lines.append(Text(f"note: {note}", style="dim"))
     src = ", ".join(report.source) or "input"
     title = f"sampler: {src}, {report.n_chains} chain{'s' if report.n_chains != 1 else ''} x {report.n_draws} draws"
-    return Panel(Group(*lines), title=title, title_align="left", expand=False)
+    return Panel(Group(*lines), title=Text(title), title_align="left", expand=False)  # file names verbatim
 
 
 def render(report: Report, out: TextIO) -> None:
