@@ -244,6 +244,15 @@ def test_constant_nan_inf_parameters_get_their_status(mcmc, tmp_path: Path) -> N
         assert mcmc("diagnose", "-f", fmt, str(path)).code == 1
 
 
+def test_a_run_where_nothing_moved_fails(mcmc, tmp_path: Path) -> None:
+    x = np.full((4, 500, 2), 1.5)
+    path = tmp_path / "stuck.npz"
+    write_chains(Chains({"x": x}), path)
+    r = mcmc("diagnose", str(path))
+    assert r.code == 1
+    assert r.stderr.strip() == "FAIL: no parameter moved: the sampler is stuck"
+
+
 def test_single_chain_reports_split_rhat(mcmc) -> None:
     doc = strict_json(mcmc("diagnose", "-f", "json", str(FIX / "cmdstan" / "bernoulli_chain_1.csv")).out)
     assert doc["chains"] == 1
