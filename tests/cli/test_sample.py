@@ -275,3 +275,21 @@ def test_progress_bar_path(mcmc, monkeypatch) -> None:
     r = mcmc("sample", "-s", "rwm", "--dim", "2", *FAST, "--seed", "1", "-o", "-")
     assert r.code == 0, r.stderr
     assert _load(r.stdout)[0]["x"].shape == (2, 30, 2)
+
+
+def test_user_function_failing_mid_run_is_one_line_exit_2(mcmc, tmp_path: Path) -> None:
+    model = tmp_path / "model.py"
+    model.write_text(
+        "calls = [0]\ndim = 2\n"
+        "def log_density(x):\n"
+        "    calls[0] += 1\n"
+        "    if calls[0] > 30:\n"
+        "        raise ValueError('bad row in data.csv')\n"
+        "    return -0.5 * (x ** 2).sum(axis=1)\n"
+    )
+    out = tmp_path / "o.npz"
+    r = mcmc("sample", "-t", str(model), "-s", "rwm", *FAST, "--seed", "1", "-o", str(out))
+    assert r.code == 2
+    line = _one_error_line(r.stderr)
+    assert line == f"mcmc: error: {model}: log_density raised ValueError: bad row in data.csv (iteration 28)"
+    assert not out.exists()
