@@ -25,6 +25,7 @@ import numpy as np
 
 from mcmc.core.chains import Chains
 from mcmc.core.errors import InputError, UsageError
+from mcmc.core.memory import require_memory
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import Sampler
 from mcmc.core.samplers.adapt import FixedParams
@@ -129,10 +130,16 @@ def run(
         seed = int(np.random.SeedSequence().entropy % (2**63))  # type: ignore[operator]
     if seed < 0:
         raise UsageError(f"seed must be non-negative, got {seed}")
-    ids = tuple(range(chains)) if chain_ids is None else tuple(int(i) for i in chain_ids)
-    n_chains = len(ids)
+    n_chains = chains if chain_ids is None else len(chain_ids)
     if n_chains < 1:
         raise UsageError("need at least one chain")
+    kept = -(-draws // thin)
+    # The draws are stored in full (sampling space and reported values): refuse before starting.
+    require_memory(
+        n_chains * (kept * (target.dim + target.n_reported) + 8 * target.dim), 8,
+        f"{n_chains} chains x {kept} draws x {target.dim} coordinates", None,
+    )  # fmt: skip
+    ids = tuple(range(chains)) if chain_ids is None else tuple(int(i) for i in chain_ids)
     params = dict(params or {})
     if target.lattice is not None and not getattr(sampler, "LATTICE", False):
         raise UsageError(
@@ -163,7 +170,6 @@ def run(
     evals_warmup = (counter.density, counter.gradient, counter.likelihood)
 
     final = adapter.final()
-    kept = -(-draws // thin)
     positions = np.empty((n_chains, kept, target.dim))
     stats: dict[str, list[np.ndarray]] = {}
     k = 0

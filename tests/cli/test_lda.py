@@ -153,7 +153,7 @@ def test_gzip_corpus_is_fitted_and_binary_input_refused(mcmc, data_dir: Path, tm
     assert line.startswith(f"mcmc: error: {tmp_path / 'fit.npz'}: is a zip archive")
 
 
-def test_topics_beyond_memory_are_refused_before_fitting(mcmc, data_dir: Path) -> None:
+def test_topics_beyond_memory_are_refused_before_fitting(mcmc, data_dir: Path, machine_16gib: None) -> None:
     r = mcmc("lda", str(data_dir / "lda" / "tiny.ldac"), "-k", "1000000000", "--iterations", "5", "--burn-in", "1")
     assert r.code == 2
     line = r.stderr.strip().splitlines()[-1]  # after the corpus and model lines

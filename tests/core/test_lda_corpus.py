@@ -290,7 +290,9 @@ def test_latin1_text_is_still_read_with_replacement(tmp_path: Path) -> None:
     assert "markov" in load_corpus(path).vocab
 
 
-def test_hostile_counts_and_headers_are_refused_before_allocation(lda_dir: Path, tmp_path: Path) -> None:
+def test_hostile_counts_and_headers_are_refused_before_allocation(
+    lda_dir: Path, tmp_path: Path, machine_16gib: None
+) -> None:
     import shutil
 
     shutil.copy(lda_dir / "tiny.vocab.txt", tmp_path / "big.vocab.txt")
