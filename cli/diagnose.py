@@ -22,6 +22,8 @@ from mcmc.core.errors import UsageError
 
 DEFAULT_QUANTILES = "0.05,0.5,0.95"
 DEFAULT_LAGS = "1,2,5,10,20,50"
+
+
 class Layout(str, Enum):
     """Axis order of bare arrays (:data:`mcmc.diagnostics.readers.LAYOUTS`)."""
 

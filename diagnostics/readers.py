@@ -366,9 +366,7 @@ def _read_npz(data: bytes | Path, label: str, layout: str | None = None) -> Chai
     return Chains(posterior, stats, attrs).validate(label)
 
 
-_LAYOUT_NOT_BARE = (
-    "--layout applies to bare arrays (.npy, or .npz saved without names); this file names its dimensions"
-)
+_LAYOUT_NOT_BARE = "--layout applies to bare arrays (.npy, or .npz saved without names); this file names its dimensions"
 
 
 def _orient(array: np.ndarray, label: str, layout: str | None, name: str = "x") -> np.ndarray:

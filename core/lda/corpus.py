@@ -408,9 +408,7 @@ def _refuse_binary(data: bytes, source: str) -> None:
         if undecodable <= _BINARY_SHARE * len(block):
             return
         what = "binary data (not UTF-8 text)"
-    raise InputError(
-        source, f"is {what}, not a text corpus (compressed corpora are read if gzip, bzip2 or xz)"
-    )
+    raise InputError(source, f"is {what}, not a text corpus (compressed corpora are read if gzip, bzip2 or xz)")
 
 
 # -- the vectorized integer scanner --------------------------------------------

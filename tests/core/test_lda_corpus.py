@@ -272,8 +272,9 @@ def test_binary_files_are_refused_not_fitted(lda_dir: Path, tmp_path: Path) -> N
     cases = {"fit.npz": "zip archive", "tool": "executable", "noise": "not UTF-8 text"}
     for name, what in cases.items():
         for fmt in (None, "text", "ldac", "uci"):
+            vocab = lda_dir / "tiny.vocab.txt" if fmt in ("ldac", "uci") else None
             with pytest.raises(InputError, match=what) as info:
-                load_corpus(tmp_path / name, fmt=fmt, vocab=lda_dir / "tiny.vocab.txt" if fmt in ("ldac", "uci") else None)
+                load_corpus(tmp_path / name, fmt=fmt, vocab=vocab)
             assert info.value.source == str(tmp_path / name)
     # One binary file in a folder of documents is named.
     (tmp_path / "docs").mkdir()

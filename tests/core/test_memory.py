@@ -15,7 +15,8 @@ def test_limit_is_a_share_of_physical_memory(machine_16gib: None) -> None:
         memory.require_memory(10**10, 8, "shape (10000000000,) float64", "x.npy")
     assert info.value.source == "x.npy"
     assert info.value.message == (
-        "shape (10000000000,) float64 needs 74.5 GiB, more than this machine can hold (limit 12.8 GiB, 80% of its memory)"
+        "shape (10000000000,) float64 needs 74.5 GiB, more than this machine can hold "
+        "(limit 12.8 GiB, 80% of its memory)"
     )
 
 
