@@ -24,6 +24,7 @@ from typing import IO, Annotated, Any
 import typer
 
 from mcmc.cli.console import CheckFailed, err_console, out_console, progress_enabled, write_output
+from mcmc.cli.diagnose import Layout
 from mcmc.core.errors import UsageError
 
 SCHEMA = "mcmc.compare/1"
@@ -205,6 +206,14 @@ def command(
         str,
         typer.Option("--output", "-o", metavar="FILE", help="Write the report to FILE (atomically); - is stdout."),
     ] = "-",
+    layout: Annotated[
+        Layout | None,
+        typer.Option(
+            metavar="chain,draw|draw,chain",
+            help="Axis order of bare arrays (.npy, .npz saved without names), as for mcmc diagnose.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     files = list(sources or [])
     from mcmc.core.paths import check_paths
@@ -223,6 +232,8 @@ def command(
             raise UsageError("comparing samplers needs both --target and --samplers (e.g. -t gaussian -s hmc,rwm)")
         if var:
             raise UsageError("--var selects parameters of runs being compared; with --samplers every coordinate counts")
+        if layout is not None:
+            raise UsageError("--layout describes chains files; with --samplers there are none")
         doc, passed, verdict = _compare_samplers(
             target, samplers, chains=chains, warmup=warmup, draws=draws, seed=seed, dim=dim,
             target_option=target_option or [], param=param or [], grad_cost=grad_cost, max_z=max_z,
@@ -238,7 +249,9 @@ def command(
             )
         if param:
             raise UsageError("--param tunes the samplers of --target/--samplers; it does not apply to chains files")
-        doc, passed, verdict = _compare_files(files, reference, max_z=max_z, check_sd=check_sd, var=var)
+        doc, passed, verdict = _compare_files(
+            files, reference, max_z=max_z, check_sd=check_sd, var=var, layout=layout.value if layout else None
+        )
 
     if output == "-" and fmt is CompareFormat.table:
         _console(out_console.file).print(_table(doc))
@@ -405,7 +418,13 @@ def parse_sampler_params(items: list[str], samplers: list[str]) -> dict[str, dic
 
 
 def _compare_files(
-    files: list[str], reference: str | None, *, max_z: float, check_sd: bool, var: list[str] | None = None
+    files: list[str],
+    reference: str | None,
+    *,
+    max_z: float,
+    check_sd: bool,
+    var: list[str] | None = None,
+    layout: str | None = None,
 ) -> tuple[dict[str, Any], bool, str]:
     from mcmc.diagnostics.compare import compare_draws, read_reference
     from mcmc.diagnostics.readers import read_chains
@@ -416,12 +435,12 @@ def _compare_files(
         raise UsageError("-: standard input is a terminal; pipe a chains file in")
 
     def read(src: str) -> tuple[Any, list[str]]:
-        run = read_chains([src], stdin=sys.stdin.buffer if src == "-" else None)
+        run = read_chains([src], stdin=sys.stdin.buffer if src == "-" else None, layout=layout)
         return run, list(dict.fromkeys(run.attrs.get("source_files") or [src]))
 
     a, source_a = read(files[0])
     if reference is not None:
-        b, source_b = read_reference(reference), [reference]
+        b, source_b = read_reference(reference, layout=layout), [reference]
     else:
         b, source_b = read(files[1])
     result = compare_draws(a, b, max_z=max_z, check_sd=check_sd, source_a=source_a, source_b=source_b, var=var)

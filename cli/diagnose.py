@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,6 +19,13 @@ import typer
 from mcmc.cli.console import CheckFailed, err_console, out_console, write_output
 from mcmc.cli.render import Format
 from mcmc.core.errors import UsageError
+
+class Layout(str, Enum):
+    """Axis order of bare arrays (:data:`mcmc.diagnostics.readers.LAYOUTS`)."""
+
+    chain_draw = "chain,draw"
+    draw_chain = "draw,chain"
+
 
 PLOT_CAP = 8  # scalar parameters plotted without --var: more makes an unreadable figure
 
@@ -158,6 +166,16 @@ def command(
         str,
         typer.Option("--output", "-o", metavar="FILE", help="Write the report to FILE (atomically); - is stdout."),
     ] = "-",
+    layout: Annotated[
+        Layout | None,
+        typer.Option(
+            metavar="chain,draw|draw,chain",
+            help="Axis order of a bare array (.npy, .npz saved without names): chain,draw, or draw,chain as "
+            "emcee's get_chain() saves (draw, walker, dim). Without it, a bare array with more chains than "
+            "draws is refused. \\[default: chain,draw]",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     config, config_path = load_config(Path.cwd())
     options: dict[str, Any] = {
@@ -212,7 +230,9 @@ def command(
         raise UsageError(
             "-: standard input is a terminal; pipe a chains file in, e.g. 'mcmc sample -o - | mcmc diagnose -'"
         )
-    chains = read_chains(files, stdin=sys.stdin.buffer if "-" in files else None)
+    chains = read_chains(
+        files, stdin=sys.stdin.buffer if "-" in files else None, layout=layout.value if layout else None
+    )
     # A quoted glob is expanded by the reader: report the files actually read.
     sources = list(dict.fromkeys(chains.attrs.get("source_files") or files))
     report = check(chains, var=patterns, thresholds=thresholds, probs=probs, lags=lag_list, source=sources)

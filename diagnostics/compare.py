@@ -67,11 +67,14 @@ DEFAULT_MAX_Z = 4.0
 # --------------------------------------------------------------------------- reference draws
 
 
-def read_reference(path: str) -> Chains:
-    """Reference draws: posteriordb JSON (``.json``) or any other chains file (:func:`read_chains`)."""
+def read_reference(path: str, *, layout: str | None = None) -> Chains:
+    """Reference draws: posteriordb JSON (``.json``) or any other chains file (:func:`read_chains`).
+
+    ``layout`` is the axis order of a bare array (see :func:`read_chains`).
+    """
     from mcmc.diagnostics.readers import read_chains
 
-    return read_chains([path])
+    return read_chains([path], layout=layout)
 
 
 # --------------------------------------------------------------------------- run against run

@@ -13,6 +13,13 @@
 * CmdStan CSV, one file per chain (see :mod:`mcmc.diagnostics.cmdstan`).
 * CSV with ``chain`` and ``draw`` columns (R ``posterior::as_draws_df``).
 * ``.npy`` of shape ``(chain, draw)`` or ``(chain, draw, dim)``: variable ``x``.
+  A bare array (``.npy``, or an ``.npz`` saved without names, ``arr_0``...)
+  carries no axis names, so ``layout`` says which axis is which:
+  ``"chain,draw"`` (the default) or ``"draw,chain"`` (emcee's
+  ``sampler.get_chain()`` is ``(draw, walker, dim)``). Without an explicit
+  layout, a bare array with more chains than draws per chain is refused: it is
+  far more likely a draw-major array than a run of thousands of tiny chains,
+  and read the wrong way round it passes R-hat (each "chain" spans every walker).
 * ``.json``: posteriordb reference draws (Magnusson et al. 2024, "posteriordb:
   testing, benchmarking and developing Bayesian inference algorithms",
   arXiv:2407.04967), a list of chains of ``{name: [draws]}``.
@@ -32,6 +39,7 @@ import io
 import json
 import os
 import warnings
+import re
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,8 +48,12 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from mcmc.core.chains import ATTRS_KEY, NETCDF_ATTRS_KEY, STATS_PREFIX, Chains
-from mcmc.core.errors import InputError
+from mcmc.core.errors import InputError, UsageError
+from mcmc.core.memory import require_memory
 from mcmc.core.paths import expand_pattern
+
+LAYOUTS = ("chain,draw", "draw,chain")
+_BARE_NAME = re.compile(r"arr_[0-9]+")  # np.savez(path, a, b): positional arrays
 
 SUPPORTED = (
     "supported: chains .npz, ArviZ netCDF .nc, CmdStan CSV, CSV with chain and draw columns, "
@@ -79,7 +91,7 @@ _EXTENSIONS = {
 }
 
 
-def read_chains(sources: Sequence[str], *, stdin: BinaryIO | None = None) -> Chains:
+def read_chains(sources: Sequence[str], *, stdin: BinaryIO | None = None, layout: str | None = None) -> Chains:
     """Read one or more chains files into a single :class:`Chains`.
 
     Parameters
@@ -89,6 +101,11 @@ def read_chains(sources: Sequence[str], *, stdin: BinaryIO | None = None) -> Cha
         with ``*``, ``?`` or ``[`` that names no existing file is expanded.
     stdin
         Binary stream read for ``"-"`` (the CLI passes ``sys.stdin.buffer``).
+    layout
+        Axis order of bare arrays: ``"chain,draw"`` or ``"draw,chain"``;
+        ``None`` reads them as ``"chain,draw"`` but refuses one with more
+        chains than draws. For files that name their dimensions a layout is
+        an error.
 
     Returns
     -------
@@ -103,14 +120,19 @@ def read_chains(sources: Sequence[str], *, stdin: BinaryIO | None = None) -> Cha
     ------
     InputError
         Missing file, directory, unknown or corrupt format, bad cells, ragged
-        chains, files whose variables disagree; the message names the file.
+        chains, files whose variables disagree, a header asking for more memory
+        than the machine has; the message names the file.
+    UsageError
+        An unknown ``layout``.
     """
+    if layout is not None and layout not in LAYOUTS:
+        raise UsageError(f"--layout must be one of {', '.join(LAYOUTS)} (got {layout!r})")
     if isinstance(sources, (str, os.PathLike)):
         sources = [os.fspath(sources)]
     if not sources:
         raise InputError(None, "no chains file given")
     labels = _expand(sources)
-    parts = [(label, _read_one(label, stdin)) for label in labels]
+    parts = [(label, _read_one(label, stdin, layout)) for label in labels]
     if len(parts) == 1:
         return parts[0][1]
     return _concatenate(parts)
@@ -140,7 +162,7 @@ def _expand(sources: Sequence[str]) -> list[str]:
 # --- one file -------------------------------------------------------------------
 
 
-def _read_one(label: str, stdin: BinaryIO | None) -> Chains:
+def _read_one(label: str, stdin: BinaryIO | None, layout: str | None) -> Chains:
     if label == "-":
         if stdin is None:
             raise InputError("-", "standard input is not available here")
@@ -152,7 +174,7 @@ def _read_one(label: str, stdin: BinaryIO | None) -> Chains:
         kind = _sniff(data)
         if kind is None:
             raise InputError("-", f"unrecognised format ({SUPPORTED})")
-        return _parse(kind, data, label)
+        return _parse(kind, data, label, layout)
 
     if label == "":
         raise InputError(None, "empty file name")
@@ -166,7 +188,7 @@ def _read_one(label: str, stdin: BinaryIO | None) -> Chains:
             head = fh.read(8)
         if head.startswith(b"PK") and _sniff(head) == "npz" and _EXTENSIONS.get(path.suffix.lower(), "npz") == "npz":
             # NumPy reads the members straight into their arrays: no copy of the whole file first
-            return _read_npz(path, label)
+            return _read_npz(path, label, layout)
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(label, (exc.strerror or str(exc)).lower()) from None
@@ -177,17 +199,17 @@ def _read_one(label: str, stdin: BinaryIO | None) -> Chains:
     if expected is None:
         if found is None:
             raise InputError(label, f"unrecognised format ({SUPPORTED})")
-        return _parse(found, data, label)
+        return _parse(found, data, label, layout)
     if expected == "text" and found not in _MAGIC.values():
         # A .csv that is not comma-separated still gets the draws-table reader's message.
-        return _parse(found if found == "cmdstan" else "csv", data, label)
+        return _parse(found if found == "cmdstan" else "csv", data, label, layout)
     if expected == "nc" and found == "nc3":
-        return _parse(found, data, label)
+        return _parse(found, data, label, layout)
     if found != expected:
         is_text = found in ("cmdstan", "csv") or (found is None and _decode(data) is not None)
         shown = "text" if is_text else found
         raise InputError(label, f"named {path.suffix} but the content is {_DESCRIBE[shown]}, not {_DESCRIBE[expected]}")
-    return _parse(found, data, label)
+    return _parse(found, data, label, layout)
 
 
 def _sniff(data: bytes) -> str | None:
@@ -217,11 +239,13 @@ def _decode(data: bytes) -> str | None:
         return None
 
 
-def _parse(kind: str, data: bytes, label: str) -> Chains:
+def _parse(kind: str, data: bytes, label: str, layout: str | None = None) -> Chains:
     if kind == "npz":
-        return _read_npz(data, label)
+        return _read_npz(data, label, layout)
     if kind == "npy":
-        return _read_npy(data, label)
+        return _read_npy(data, label, layout)
+    if layout is not None:
+        raise InputError(label, _LAYOUT_NOT_BARE)
     if kind == "nc":
         return _read_netcdf(data, label)
     if kind == "nc3":
@@ -304,7 +328,7 @@ def _load_error(label: str, what: str, exc: BaseException) -> InputError:
     return InputError(label, f"corrupt or truncated {what} ({reason})")
 
 
-def _read_npz(data: bytes | Path, label: str) -> Chains:
+def _read_npz(data: bytes | Path, label: str, layout: str | None = None) -> Chains:
     posterior: dict[str, np.ndarray] = {}
     stats: dict[str, np.ndarray] = {}
     attrs: dict[str, Any] = {}
@@ -315,6 +339,7 @@ def _read_npz(data: bytes | Path, label: str) -> Chains:
         except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
             raise _load_error(label, "npz archive", exc) from None
         with archive:
+            _check_npz_headers(archive, label)
             for key in archive.files:
                 try:
                     array = archive[key]
@@ -328,7 +353,82 @@ def _read_npz(data: bytes | Path, label: str) -> Chains:
                     stats[key[len(STATS_PREFIX) :]] = array
                 else:
                     posterior[key] = array
+    bare = bool(posterior) and not stats and not attrs and all(_BARE_NAME.fullmatch(k) for k in posterior)
+    if bare:
+        posterior = {key: _orient(array, label, layout, key) for key, array in posterior.items()}
+    elif layout is not None:
+        raise InputError(label, _LAYOUT_NOT_BARE)
     return Chains(posterior, stats, attrs).validate(label)
+
+
+_LAYOUT_NOT_BARE = "--layout applies to bare arrays (.npy, or .npz saved without names); this file names its dimensions"
+
+
+def _orient(array: np.ndarray, label: str, layout: str | None, name: str = "x") -> np.ndarray:
+    """A bare array as ``(chain, draw, ...)``, by ``layout`` (see :func:`read_chains`)."""
+    if array.ndim < 2:
+        return array  # Chains.validate names the shape
+    if layout == "draw,chain":
+        return np.swapaxes(array, 0, 1)
+    if layout is None and array.shape[0] > array.shape[1]:
+        chains, draws = array.shape[:2]
+        raise InputError(
+            label,
+            f"bare array {name!r} of shape {array.shape} would be {chains} chains of only {draws} draws; "
+            "if it is (draw, chain, ...), as emcee's sampler.get_chain() saves it, pass --layout draw,chain "
+            "(--layout chain,draw reads it as it is)",
+        )
+    return array
+
+
+def _check_npy_header(fh: BinaryIO, available: int | None, label: str, what: str) -> int:
+    """Read an ``.npy`` header from ``fh`` and refuse a shape the data or the machine cannot hold.
+
+    ``available`` is the number of bytes after the header (``None``: unknown).
+    Returns the bytes the array needs. Only the header is read, so a hostile
+    shape (``(10**10,)`` float64 in a 200-byte file) never reaches
+    ``np.load``, which allocates the whole array before reading it.
+    """
+    from numpy.lib import format as npy_format
+
+    try:
+        version = npy_format.read_magic(fh)
+        read_header = {(1, 0): npy_format.read_array_header_1_0, (2, 0): npy_format.read_array_header_2_0}.get(version)
+        if read_header is None:  # version 3.0 (UTF-8 field names), rare: np.load judges it
+            return 0
+        shape, _, dtype = read_header(fh)
+    except (ValueError, OSError, EOFError) as exc:
+        raise _load_error(label, what, exc) from None
+    if dtype.hasobject:
+        return 0  # refused as a pickle when loaded
+    count = 1
+    for n in shape:
+        count *= int(n)  # Python ints: a hostile shape must not overflow
+    needed = count * dtype.itemsize
+    if available is not None and needed > available - fh.tell():
+        raise InputError(
+            label,
+            f"corrupt or truncated {what}: its header claims shape {tuple(shape)} {dtype} "
+            f"({needed} bytes) but it holds {max(available - fh.tell(), 0)}",
+        )
+    require_memory(count, dtype.itemsize, f"{what} of shape {tuple(shape)} {dtype}", label)
+    return needed
+
+
+def _check_npz_headers(archive: Any, label: str) -> None:
+    """Check every member's header against its size in the zip directory and against memory."""
+    zf = archive.zip
+    names = set(zf.namelist())
+    total = 0
+    for key in archive.files:
+        member = key + ".npy" if key + ".npy" in names else key
+        try:
+            info = zf.getinfo(member)
+            with zf.open(info) as fh:
+                total += _check_npy_header(fh, info.file_size, label, f"array {key!r} of the npz archive")
+        except (OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+            raise _load_error(label, f"array {key!r} of the npz archive", exc) from None
+    require_memory(total, 1, "the arrays of the npz archive", label)
 
 
 def _attrs_from_json(array: np.ndarray, label: str) -> dict[str, Any]:
@@ -343,14 +443,15 @@ def _attrs_from_json(array: np.ndarray, label: str) -> dict[str, Any]:
     return attrs
 
 
-def _read_npy(data: bytes, label: str) -> Chains:
+def _read_npy(data: bytes, label: str, layout: str | None = None) -> Chains:
+    _check_npy_header(io.BytesIO(data), len(data), label, ".npy array")
     try:
         array = np.load(io.BytesIO(data), allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
         raise _load_error(label, ".npy array", exc) from None
     if array.ndim < 2:
         raise InputError(label, f".npy array has shape {array.shape}; expected (chain, draw) or (chain, draw, dim)")
-    return Chains({"x": array}).validate(label)
+    return Chains({"x": _orient(array, label, layout)}).validate(label)
 
 
 def _read_netcdf(data: bytes, label: str) -> Chains:

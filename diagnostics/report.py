@@ -33,7 +33,9 @@ Decisions follow the literature and the tools practitioners already trust:
 
 Every parameter gets an explicit status: ``nan`` or ``inf`` (non-finite draws),
 ``constant`` (one value in every draw of every chain: reported, not a failure,
-as for fixed entries of a Cholesky factor), ``rhat``, ``ess``, or ``ok``.
+as for fixed entries of a Cholesky factor), ``rhat``, ``ess``, or ``ok``. When
+every selected parameter is constant the run fails (check ``stuck``): nothing
+moved, so R-hat and ESS, undefined, cannot vouch for it.
 """
 
 from __future__ import annotations
@@ -584,7 +586,11 @@ def _checks(params: Sequence[Parameter], sampler: Sampler, t: Thresholds) -> lis
     ]
     msg = f"bulk or tail ESS < {t.min_ess:g} for {_names(low)}" if low else f"ESS >= {t.min_ess:g}"
     checks.append(Check("ess", not low, msg, tuple(low)))
-    if by["constant"]:
+    if params and len(by["constant"]) == len(params):
+        # One fixed entry (a Cholesky factor's zero) is normal; nothing moving at all
+        # is a sampler that never accepted a move, and no convergence to speak of.
+        checks.append(Check("stuck", False, "no parameter moved: the sampler is stuck", tuple(by["constant"])))
+    elif by["constant"]:
         msg = f"constant in every draw: {_names(by['constant'])}"
         checks.append(Check("constant", False, msg, tuple(by["constant"]), "warning"))
     if sampler.divergences is not None:

@@ -50,3 +50,11 @@ def mcmc(capfdbinary: pytest.CaptureFixture[bytes]) -> Callable[..., CliResult]:
         return CliResult(code, captured.out, captured.err.decode(errors="replace"))
 
     return run
+
+
+@pytest.fixture
+def machine_16gib(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the memory guard (:mod:`mcmc.core.memory`) see a 16 GiB machine, whatever runs the tests."""
+    import mcmc.core.memory
+
+    monkeypatch.setattr(mcmc.core.memory, "physical_memory", lambda: 16 * 2**30)

@@ -56,6 +56,7 @@ import numpy as np
 
 from mcmc.core.errors import InputError, UsageError
 from mcmc.core.lda import kernels
+from mcmc.core.memory import require_memory
 
 METHODS = ("collapsed", "uncollapsed", "partial", "dmm")
 KERNELS = ("auto", "sparse", "dense")
@@ -178,6 +179,13 @@ def _validate(corpus: CorpusLike, n_topics: int, alpha: float, beta: float, iter
         raise InputError(None, "corpus has no tokens")
     if words.min() < 0 or words.max() >= vocab_size:
         raise InputError(None, f"corpus word ids must lie in 0 .. {vocab_size - 1}")
+    n_docs, k = doc_ptr.size - 1, int(n_topics)
+    # Per chain: counts and running sums of (D, K) and (K, V), a topic per token; a log joint per iteration.
+    per_chain = 24 * k * (n_docs + vocab_size) + 4 * words.size + 8 * int(iterations)
+    require_memory(
+        int(chains) * per_chain, 1,
+        f"{int(chains)} chain(s) of K = {k} topics over D = {n_docs} documents and V = {vocab_size} words", None,
+    )  # fmt: skip
     return doc_ptr, words, vocab_size
 
 

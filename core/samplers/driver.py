@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from mcmc.core.chains import Chains
 from mcmc.core.errors import InputError, UsageError
+from mcmc.core.memory import require_memory
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import Sampler
 from mcmc.core.samplers.adapt import FixedParams
@@ -128,10 +130,16 @@ def run(
         seed = int(np.random.SeedSequence().entropy % (2**63))  # type: ignore[operator]
     if seed < 0:
         raise UsageError(f"seed must be non-negative, got {seed}")
-    ids = tuple(range(chains)) if chain_ids is None else tuple(int(i) for i in chain_ids)
-    n_chains = len(ids)
+    n_chains = chains if chain_ids is None else len(chain_ids)
     if n_chains < 1:
         raise UsageError("need at least one chain")
+    kept = -(-draws // thin)
+    # The draws are stored in full (sampling space and reported values): refuse before starting.
+    require_memory(
+        n_chains * (kept * (target.dim + target.n_reported) + 8 * target.dim), 8,
+        f"{n_chains} chains x {kept} draws x {target.dim} coordinates", None,
+    )  # fmt: skip
+    ids = tuple(range(chains)) if chain_ids is None else tuple(int(i) for i in chain_ids)
     params = dict(params or {})
     if target.lattice is not None and not getattr(sampler, "LATTICE", False):
         raise UsageError(
@@ -142,8 +150,9 @@ def run(
     counted = counter.wrap(target)
     rng = ChainRandom(seed, ids)
     t0 = time.perf_counter()
-    position = _starting_points(counted, seed, ids, init)
-    state = sampler.init(position, counted)
+    with _where("at the starting points"):
+        position = _starting_points(counted, seed, ids, init)
+        state = sampler.init(position, counted)
 
     make_adapter = getattr(sampler, "make_adapter", None)
     adapter = make_adapter(warmup, state, counted, rng, **params) if make_adapter is not None else FixedParams(**params)
@@ -151,7 +160,8 @@ def run(
     every = max(1, total // 100)
     done = 0
     for _ in range(warmup):
-        state, info = sampler.step(rng, state, counted, **adapter.params())
+        with _where(f"iteration {done + 1}"):
+            state, info = sampler.step(rng, state, counted, **adapter.params())
         adapter.update(state, info)
         done += 1
         if progress is not None and done % every == 0:
@@ -160,12 +170,12 @@ def run(
     evals_warmup = (counter.density, counter.gradient, counter.likelihood)
 
     final = adapter.final()
-    kept = -(-draws // thin)
     positions = np.empty((n_chains, kept, target.dim))
     stats: dict[str, list[np.ndarray]] = {}
     k = 0
     for i in range(draws):
-        state, info = sampler.step(rng, state, counted, **final)
+        with _where(f"iteration {done + 1}"):
+            state, info = sampler.step(rng, state, counted, **final)
         if i % thin == 0:
             positions[:, k] = state.position
             for name, value in info._asdict().items():
@@ -205,6 +215,20 @@ def run(
     if extra is not None:
         attrs.update(extra(state, final))
     return Chains(target.to_variables(positions), sample_stats, attrs)
+
+
+@contextmanager
+def _where(place: str) -> Iterator[None]:
+    """Add ``place`` (``"iteration 12"``, 1-based, warm-up included) to a bad-input error.
+
+    Past the start-up probe such errors come from a user's target (a function
+    that raises or returns the wrong shape at another chain count or far into
+    the run, :mod:`mcmc.core.targets.user`): this says where.
+    """
+    try:
+        yield
+    except InputError as exc:
+        raise InputError(exc.source, f"{exc.message} ({place})") from None
 
 
 def _starting_points(target: Target, seed: int, ids: tuple[int, ...], init: np.ndarray | None) -> np.ndarray:

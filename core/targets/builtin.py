@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from mcmc.core.errors import UsageError
+from mcmc.core.memory import require_memory
 from mcmc.core.random import ChainRandom
 from mcmc.core.targets.base import Target, flat_names
 
@@ -37,6 +38,8 @@ GIBBS_MAX_DIM = 1000
 def _check_dim(dim: int, minimum: int = 1) -> int:
     if int(dim) != dim or dim < minimum:
         raise UsageError(f"--dim must be an integer >= {minimum}, got {dim}")
+    # a few float vectors of length dim (mean, sd, scales) and a name string per coordinate (~70 bytes)
+    require_memory(int(dim), 8 * 8 + 100, f"dimension {int(dim)}", "--dim")
     return int(dim)
 
 

@@ -19,10 +19,20 @@ The functions are probed once on two points: the log density must return
 ``(2,)`` floats that are finite or ``-inf``, the gradient ``(2, dim)`` finite
 floats, and a prior and likelihood must add up to the log density. Any
 failure is an :class:`~mcmc.core.errors.InputError` naming the file.
+
+After the probe every call is still checked, since a function can work on two
+chains and fail on four, or raise far into a run: an exception becomes
+``model.py: log_density raised ValueError: ...``, a result of the wrong shape
+``model.py: log_density returned shape (3,) for 4 chains; expected (4,)``
+(the driver adds the iteration). The check is a shape comparison per call,
+nothing per chain. Values are not judged after the probe: ``-inf`` is outside
+the support, and a NaN log density or gradient is a rejected proposal or a
+divergent trajectory for the sampler, not a crash.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import sys
@@ -32,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from mcmc.core.errors import InputError
+from mcmc.core.errors import InputError, McmcError
 from mcmc.core.random import ChainRandom
 from mcmc.core.targets.base import Target
 
@@ -54,6 +64,7 @@ def load_user_target(spec: str) -> Target:
         target = obj
     else:
         target = _from_namespace(obj, spec, path_text)
+    target = _guarded(target, path_text)
     _probe(target, path_text)
     return target
 
@@ -117,21 +128,68 @@ def _from_namespace(obj: Any, spec: str, source: str) -> Target:
         if len(names) != dim:
             raise InputError(source, f"names has {len(names)} entries but dim is {dim}")
 
-    def as_float(fn: Callable[..., Any]) -> Callable[[np.ndarray], np.ndarray]:
-        return lambda x: np.asarray(fn(x), dtype=float)
-
     return Target(
         name=spec,
         dim=dim,
-        log_density=as_float(log_density),
-        grad_log_density=as_float(grad) if grad is not None else None,
+        log_density=log_density,
+        grad_log_density=grad,
         names=names or (),
         variables=(("x", (dim,)),) if names is None else tuple((n, ()) for n in names),
         initial_point=initial,
-        log_prior=as_float(log_prior) if log_prior is not None else None,
-        log_likelihood=as_float(log_likelihood) if log_likelihood is not None else None,
+        log_prior=log_prior,
+        log_likelihood=log_likelihood,
         options={},
     )
+
+
+def _guarded(target: Target, source: str) -> Target:
+    """``target`` with every user function checked on every call (see the module docstring)."""
+    dim = target.dim
+
+    def checked(fn: Callable[..., Any] | None, name: str, grad: bool) -> Callable[..., Any] | None:
+        if fn is None:
+            return None
+        return lambda x: _shaped(_call_user(fn, x, source, name), np.shape(x)[0], dim, grad, source, name)
+
+    fused = target.value_and_grad_fn
+
+    def value_and_grad(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        pair = _call_user(fused, x, source, "value_and_grad", as_array=False)
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            raise InputError(source, "value_and_grad must return a pair (log density, gradient)")
+        n = np.shape(x)[0]
+        lp, g = (np.asarray(v, dtype=float) for v in pair)
+        return (_shaped(lp, n, dim, False, source, "value_and_grad (log density)"),
+                _shaped(g, n, dim, True, source, "value_and_grad (gradient)"))  # fmt: skip
+
+    return dataclasses.replace(
+        target,
+        log_density=checked(target.log_density, "log_density", False),
+        grad_log_density=checked(target.grad_log_density, "grad_log_density", True),
+        log_prior=checked(target.log_prior, "log_prior", False),
+        log_likelihood=checked(target.log_likelihood, "log_likelihood", False),
+        value_and_grad_fn=value_and_grad if fused is not None else None,
+    )
+
+
+def _call_user(fn: Callable[..., Any], x: np.ndarray, source: str, name: str, as_array: bool = True) -> Any:
+    try:
+        # log(0) = -inf outside the support is an answer, not a warning for the terminal
+        with np.errstate(all="ignore"):
+            out = fn(x)
+            return np.asarray(out, dtype=float) if as_array else out
+    except McmcError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the user's code may raise anything
+        raise InputError(source, f"{name} raised {type(exc).__name__}: {exc}") from None
+
+
+def _shaped(out: np.ndarray, n: int, dim: int, grad: bool, source: str, name: str) -> np.ndarray:
+    expected = (n, dim) if grad else (n,)
+    if out.shape != expected:
+        chains = f"{n} chain{'s' if n != 1 else ''}" + (f" of dimension {dim}" if grad else "")
+        raise InputError(source, f"{name} returned shape {out.shape} for {chains}; expected {expected}")
+    return out
 
 
 def _probe(target: Target, source: str) -> None:
@@ -140,30 +198,20 @@ def _probe(target: Target, source: str) -> None:
         x = target.initial(rng, 2)
     except Exception as exc:  # noqa: BLE001
         raise InputError(source, f"initial_point failed: {type(exc).__name__}: {exc}") from None
-    lp = _call(target.log_density, x, source, "log_density")
-    if lp.shape != (2,):
-        raise InputError(
-            source, f"log_density returned shape {lp.shape} for x of shape (2, {target.dim}); expected (2,)"
-        )
+    # shapes are checked by the guarded functions themselves; here the values
+    lp = _call(target.log_density, x)
     if np.any(np.isnan(lp)) or np.any(lp == np.inf):
         raise InputError(source, "log_density returned NaN or +inf at the probe points")
     if target.log_prior is not None and target.log_likelihood is not None:
-        parts = _call(target.log_prior, x, source, "log_prior") + _call(
-            target.log_likelihood, x, source, "log_likelihood"
-        )
-        if parts.shape != (2,) or not np.allclose(parts, lp, rtol=1e-8, atol=1e-8, equal_nan=True):
+        parts = _call(target.log_prior, x) + _call(target.log_likelihood, x)
+        if not np.allclose(parts, lp, rtol=1e-8, atol=1e-8, equal_nan=True):
             raise InputError(source, "log_prior(x) + log_likelihood(x) differs from log_density(x) at the probe points")
     if target.grad_log_density is not None:
-        g = _call(target.grad_log_density, x, source, "grad_log_density")
-        if g.shape != (2, target.dim):
-            raise InputError(source, f"grad_log_density returned shape {g.shape}; expected (2, {target.dim})")
+        g = _call(target.grad_log_density, x)
         if not np.all(np.isfinite(g[np.isfinite(lp)])):
             raise InputError(source, "grad_log_density returned NaN or infinite values at the probe points")
 
 
-def _call(fn: Callable[[np.ndarray], Any], x: np.ndarray, source: str, name: str) -> np.ndarray:
-    try:
-        with np.errstate(all="ignore"):
-            return np.asarray(fn(x.copy()), dtype=float)
-    except Exception as exc:  # noqa: BLE001
-        raise InputError(source, f"{name} failed on x of shape {x.shape}: {type(exc).__name__}: {exc}") from None
+def _call(fn: Callable[[np.ndarray], Any], x: np.ndarray) -> np.ndarray:
+    # fn is guarded (_guarded); a copy, so a function that writes into x harms nothing
+    return np.asarray(fn(x.copy()), dtype=float)

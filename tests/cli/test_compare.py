@@ -294,3 +294,14 @@ def test_bad_input_is_one_line_and_exit_2(mcmc, eight_runs, tmp_path: Path) -> N
     assert "B has beta[0], beta[1]" in one_error_line(mcmc("compare", s1, str(other)))
     r = mcmc("compare", s1, s1, "--format", "yaml")
     assert r.code == 2 and "yaml" in r.stderr
+
+
+def test_layout_of_bare_arrays(mcmc, tmp_path: Path) -> None:
+    rng = np.random.default_rng(4)
+    draw_major = rng.standard_normal((400, 4, 2))  # (draw, chain, dim), as emcee saves
+    np.save(tmp_path / "a.npy", draw_major)
+    np.save(tmp_path / "b.npy", draw_major + 0.0)
+    r = mcmc("compare", str(tmp_path / "a.npy"), str(tmp_path / "b.npy"))
+    assert r.code == 2 and "--layout draw,chain" in r.stderr
+    r = mcmc("compare", "--layout", "draw,chain", "-f", "json", str(tmp_path / "a.npy"), str(tmp_path / "b.npy"))
+    assert r.code == 0, r.stderr

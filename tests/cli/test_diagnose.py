@@ -244,6 +244,15 @@ def test_constant_nan_inf_parameters_get_their_status(mcmc, tmp_path: Path) -> N
         assert mcmc("diagnose", "-f", fmt, str(path)).code == 1
 
 
+def test_a_run_where_nothing_moved_fails(mcmc, tmp_path: Path) -> None:
+    x = np.full((4, 500, 2), 1.5)
+    path = tmp_path / "stuck.npz"
+    write_chains(Chains({"x": x}), path)
+    r = mcmc("diagnose", str(path))
+    assert r.code == 1
+    assert r.stderr.strip() == "FAIL: no parameter moved: the sampler is stuck"
+
+
 def test_single_chain_reports_split_rhat(mcmc) -> None:
     doc = strict_json(mcmc("diagnose", "-f", "json", str(FIX / "cmdstan" / "bernoulli_chain_1.csv")).out)
     assert doc["chains"] == 1
@@ -315,3 +324,40 @@ def test_posteriordb_reference_draws_pass(mcmc, data_dir: Path) -> None:
     names = [p["name"] for p in doc["parameters"]]
     assert names[:2] == ["theta[0]", "theta[1]"] and {"mu", "tau"} <= set(names)
     assert max(p["rhat"] for p in doc["parameters"]) < 1.01
+
+
+def _walkers_apart(rng: np.random.Generator, walkers: int, draws: int, dim: int) -> np.ndarray:
+    """AR(1) walkers around different centres, emcee's ``get_chain()`` layout ``(draw, walker, dim)``."""
+    centre = rng.normal(0.0, 1.0, size=(walkers, dim))  # walkers that have not mixed
+    x = np.empty((draws, walkers, dim))
+    x[0] = centre + rng.standard_normal((walkers, dim))
+    for t in range(1, draws):
+        x[t] = centre + 0.8 * (x[t - 1] - centre) + 0.6 * rng.standard_normal((walkers, dim))
+    return x
+
+
+def test_draw_major_array_is_refused_then_fails_rhat_when_told_its_layout(mcmc, tmp_path: Path) -> None:
+    from mcmc.diagnostics import stats
+
+    x = _walkers_apart(np.random.default_rng(21), walkers=16, draws=600, dim=2)
+    # The truth: these walkers did not converge (R-hat of the (walker, draw, dim) array).
+    assert np.min(stats.rhat(np.ascontiguousarray(x.transpose(1, 0, 2)))) > 1.1
+    path = tmp_path / "chain.npy"
+    np.save(path, x)
+    r = mcmc("diagnose", str(path))
+    assert r.code == 2
+    (line,) = r.stderr.strip().splitlines()
+    assert str(path) in line and "600 chains of only 16 draws" in line and "--layout draw,chain" in line
+    r = mcmc("diagnose", "--layout", "draw,chain", "-f", "json", str(path))
+    assert r.code == 1 and "R-hat > 1.01 for x[0], x[1]" in r.stderr
+    doc = strict_json(r.out)
+    assert (doc["chains"], doc["draws"]) == (16, 600)
+    # The same array saved without names in an .npz, and piped on stdin, is a bare array too.
+    np.savez(tmp_path / "chain.npz", x)
+    assert mcmc("diagnose", str(tmp_path / "chain.npz")).code == 2
+    assert "R-hat > 1.01" in mcmc("diagnose", "--layout", "draw,chain", str(tmp_path / "chain.npz")).stderr
+
+
+def test_layout_is_refused_for_a_file_that_names_its_dimensions(mcmc) -> None:
+    r = mcmc("diagnose", "--layout", "draw,chain", EIGHT_NPZ)
+    assert r.code == 2 and "applies to bare arrays" in r.stderr and EIGHT_NPZ in r.stderr

@@ -151,3 +151,29 @@ def test_plot_draws_the_trace_of_every_chain(mcmc, tmp_path: Path) -> None:
     r = mcmc("lda", *FAST, "--plot", str(tmp_path / "trace.gif"))
     assert r.code == 2 and ".png" in r.stderr and r.out == ""  # refused before any sampling
     assert not (tmp_path / "trace.gif").exists()
+
+
+def test_gzip_corpus_is_fitted_and_binary_input_refused(mcmc, data_dir: Path, tmp_path: Path) -> None:
+    import gzip
+    import shutil
+
+    shutil.copy(data_dir / "lda" / "reuters50.vocab.txt", tmp_path / "reuters50.vocab.txt")
+    plain = (data_dir / "lda" / "reuters50.ldac").read_bytes()
+    (tmp_path / "reuters50.ldac.gz").write_bytes(gzip.compress(plain))
+    args = ("-k", "3", *FAST, "--output-format", "json")
+    r = mcmc("lda", str(tmp_path / "reuters50.ldac.gz"), *args)
+    assert r.code == 0, r.stderr
+    assert json.loads(r.out)["corpus"]["documents"] == 50
+    np.savez(tmp_path / "fit.npz", x=np.arange(10.0))
+    r = mcmc("lda", str(tmp_path / "fit.npz"), *args)
+    assert r.code == 2 and r.out == ""
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith(f"mcmc: error: {tmp_path / 'fit.npz'}: is a zip archive")
+
+
+def test_topics_beyond_memory_are_refused_before_fitting(mcmc, data_dir: Path, machine_16gib: None) -> None:
+    r = mcmc("lda", str(data_dir / "lda" / "tiny.ldac"), "-k", "1000000000", "--iterations", "5", "--burn-in", "1")
+    assert r.code == 2
+    line = r.stderr.strip().splitlines()[-1]  # after the corpus and model lines
+    assert line.startswith("mcmc: error:") and "Traceback" not in r.stderr
+    assert "K = 1000000000 topics" in line and "more than this machine can hold" in line

@@ -297,3 +297,41 @@ def test_progress_bar_path(mcmc, monkeypatch) -> None:
     r = mcmc("sample", "-s", "rwm", "--dim", "2", *FAST, "--seed", "1", "-o", "-")
     assert r.code == 0, r.stderr
     assert _load(r.stdout)[0]["x"].shape == (2, 30, 2)
+
+
+def test_user_function_failing_mid_run_is_one_line_exit_2(mcmc, tmp_path: Path) -> None:
+    model = tmp_path / "model.py"
+    model.write_text(
+        "calls = [0]\ndim = 2\n"
+        "def log_density(x):\n"
+        "    calls[0] += 1\n"
+        "    if calls[0] > 30:\n"
+        "        raise ValueError('bad row in data.csv')\n"
+        "    return -0.5 * (x ** 2).sum(axis=1)\n"
+    )
+    out = tmp_path / "o.npz"
+    r = mcmc("sample", "-t", str(model), "-s", "rwm", *FAST, "--seed", "1", "-o", str(out))
+    assert r.code == 2
+    line = _one_error_line(r.stderr)
+    assert line == f"mcmc: error: {model}: log_density raised ValueError: bad row in data.csv (iteration 28)"
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("-t", "gaussian", "--dim", "1000000000"), "--dim: dimension 1000000000 needs"),
+        (("-t", "gaussian", "--chains", "100000", "--dim", "1000"), "100000 chains x 1000 draws x 1000 coordinates"),
+        (("-t", "ising", "-s", "gibbs", "-T", "size=100000"), "x 10000000000 coordinates needs"),
+        (("-t", "gaussian", "--draws", "1000000000000"), "4 chains x 1000000000000 draws x 10 coordinates needs"),
+    ],
+)
+def test_requests_beyond_memory_are_one_line_exit_2(
+    mcmc, tmp_path: Path, monkeypatch, machine_16gib, args, needle
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    r = mcmc("sample", *args, "--seed", "1")
+    assert r.code == 2
+    line = _one_error_line(r.stderr)
+    assert line.startswith("mcmc: error:") and needle in line and "more than this machine can hold" in line, line
+    assert not list(tmp_path.iterdir())

@@ -209,3 +209,106 @@ def test_synthetic_corpus_is_reproducible() -> None:
     b = synthetic_corpus(np.random.default_rng(3), n_docs=20)
     assert a.corpus.words.tobytes() == b.corpus.words.tobytes() and np.array_equal(a.phi, b.phi)
     assert a.corpus.vocab[0] == "w000" and a.corpus.vocab_size == 500
+
+
+# -- compressed and binary files, hostile sizes ---------------------------------------
+
+_COMPRESSORS = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma"}
+
+
+def _compress(src: Path, dest: Path, suffix: str) -> Path:
+    import importlib
+
+    module = importlib.import_module(_COMPRESSORS[suffix])
+    dest.write_bytes(module.compress(src.read_bytes()))
+    return dest
+
+
+def _same(a: Corpus, b: Corpus) -> None:
+    assert a.vocab == b.vocab
+    np.testing.assert_array_equal(a.doc_ptr, b.doc_ptr)
+    np.testing.assert_array_equal(a.words, b.words)
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_compressed_corpora_read_as_their_text(lda_dir: Path, tmp_path: Path, suffix: str) -> None:
+    import shutil
+
+    # LDA-C, with the vocabulary found beside it under the uncompressed name
+    shutil.copy(lda_dir / "tiny.vocab.txt", tmp_path / "tiny.vocab.txt")
+    ldac = _compress(lda_dir / "tiny.ldac", tmp_path / f"tiny.ldac{suffix}", suffix)
+    _same(load_corpus(ldac), load_corpus(lda_dir / "tiny.ldac"))
+    # UCI, as the UCI repository ships it: docword.NAME.txt.gz beside vocab.NAME.txt
+    shutil.copy(lda_dir / "vocab.tiny.txt", tmp_path / "vocab.tiny.txt")
+    uci = _compress(lda_dir / "docword.tiny.txt", tmp_path / f"docword.tiny.txt{suffix}", suffix)
+    _same(load_corpus(uci), load_corpus(lda_dir / "docword.tiny.txt"))
+    # one document per line, and a folder of text files
+    lines = _compress(lda_dir / "lines.txt", tmp_path / f"lines.txt{suffix}", suffix)
+    _same(load_corpus(lines), load_corpus(lda_dir / "lines.txt"))
+    (tmp_path / "dir").mkdir()
+    for f in sorted((lda_dir / "text_dir").iterdir()):
+        _compress(f, tmp_path / "dir" / (f.name + suffix), suffix)
+    _same(load_corpus(tmp_path / "dir"), load_corpus(lda_dir / "text_dir"))
+    # Told by the magic bytes, not the name: a compressed file named like plain text.
+    disguised = _compress(lda_dir / "lines.txt", tmp_path / "plain.txt", suffix)
+    _same(load_corpus(disguised), load_corpus(lda_dir / "lines.txt"))
+
+
+def test_corrupt_compressed_corpus_names_the_file(lda_dir: Path, tmp_path: Path) -> None:
+    import gzip
+
+    path = tmp_path / "lines.txt.gz"
+    path.write_bytes(gzip.compress((lda_dir / "lines.txt").read_bytes())[:-12])
+    with pytest.raises(InputError, match="corrupt or truncated gzip file") as info:
+        load_corpus(path)
+    assert info.value.source == str(path)
+
+
+def test_binary_files_are_refused_not_fitted(lda_dir: Path, tmp_path: Path) -> None:
+    np.savez(tmp_path / "fit.npz", x=np.arange(10.0))
+    (tmp_path / "tool").write_bytes(b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 40)
+    rng = np.random.default_rng(2)
+    (tmp_path / "noise").write_bytes(rng.integers(1, 256, size=5000, dtype=np.uint8).tobytes())  # no NUL
+    cases = {"fit.npz": "zip archive", "tool": "executable", "noise": "not UTF-8 text"}
+    for name, what in cases.items():
+        for fmt in (None, "text", "ldac", "uci"):
+            vocab = lda_dir / "tiny.vocab.txt" if fmt in ("ldac", "uci") else None
+            with pytest.raises(InputError, match=what) as info:
+                load_corpus(tmp_path / name, fmt=fmt, vocab=vocab)
+            assert info.value.source == str(tmp_path / name)
+    # One binary file in a folder of documents is named.
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("markov chains mix slowly\n")
+    (tmp_path / "docs" / "b.bin").write_bytes(b"abc\x00def")
+    with pytest.raises(InputError, match="NUL") as info:
+        load_corpus(tmp_path / "docs")
+    assert info.value.source == str(tmp_path / "docs" / "b.bin")
+
+
+def test_latin1_text_is_still_read_with_replacement(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("the caf\xe9 served cr\xe8me br\xfbl\xe9e to markov\nsecond document here\n".encode("latin-1"))
+    assert "markov" in load_corpus(path).vocab
+
+
+def test_hostile_counts_and_headers_are_refused_before_allocation(
+    lda_dir: Path, tmp_path: Path, machine_16gib: None
+) -> None:
+    import shutil
+
+    shutil.copy(lda_dir / "tiny.vocab.txt", tmp_path / "big.vocab.txt")
+    (tmp_path / "big.ldac").write_text("2 0:2 1:1\n1 3:999999999999\n")
+    with pytest.raises(InputError, match=r"line 2 has a count of 999999999999\) needs .* more than") as info:
+        load_corpus(tmp_path / "big.ldac")
+    assert info.value.source == str(tmp_path / "big.ldac")
+    shutil.copy(lda_dir / "vocab.tiny.txt", tmp_path / "vocab.big.txt")
+    uci = tmp_path / "docword.big.txt"
+    uci.write_text("1000000000000\n5\n1\n1 1 2\n")
+    with pytest.raises(InputError, match=r"line 1: D = 1000000000000 documents needs .* more than"):
+        load_corpus(uci)
+    uci.write_text("3\n5\n1000000000000\n1 1 2\n")
+    with pytest.raises(InputError, match="line 3: NNZ = 1000000000000 triples cannot fit in a file of"):
+        load_corpus(uci)
+    uci.write_text("3\n5\n2\n1 1 2\n2 2 999999999999\n")
+    with pytest.raises(InputError, match=r"line 5 has a count of 999999999999"):
+        load_corpus(uci)

@@ -503,3 +503,53 @@ def test_netcdf_write_read_identity(chains: Chains) -> None:
         path = Path(tmp) / "c.nc"
         write_chains(chains, path)
         assert_same(read_chains([str(path)]), chains)
+
+
+def test_bare_array_layout(tmp_path: Path) -> None:
+    x = np.random.default_rng(3).normal(size=(50, 4, 3))  # (draw, chain, dim)
+    np.save(tmp_path / "d.npy", x)
+    assert "--layout draw,chain" in input_error([str(tmp_path / "d.npy")]).message
+    chains = read_chains([str(tmp_path / "d.npy")], layout="draw,chain")
+    np.testing.assert_array_equal(chains.posterior["x"], x.transpose(1, 0, 2))
+    # Given explicitly, the chain-major reading is taken at its word.
+    assert read_chains([str(tmp_path / "d.npy")], layout="chain,draw").posterior["x"].shape == (50, 4, 3)
+    data = (tmp_path / "d.npy").read_bytes()
+    assert read_chains(["-"], stdin=io.BytesIO(data), layout="draw,chain").n_chains == 4
+    np.savez(tmp_path / "d.npz", x, x + 1)  # positional: arr_0, arr_1
+    chains = read_chains([str(tmp_path / "d.npz")], layout="draw,chain")
+    assert list(chains.posterior) == ["arr_0", "arr_1"] and chains.n_chains == 4
+    # More draws than chains, no layout: read as (chain, draw) as always.
+    np.save(tmp_path / "c.npy", x.transpose(1, 0, 2))
+    assert read_chains([str(tmp_path / "c.npy")]).n_chains == 4
+
+
+def _npy_header_only(shape: tuple[int, ...]) -> bytes:
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": "<f8", "fortran_order": False, "shape": shape})
+    return buf.getvalue() + b"\x00" * 64
+
+
+def test_hostile_npy_header_is_refused_before_allocation(tmp_path: Path) -> None:
+    path = tmp_path / "huge.npy"
+    path.write_bytes(_npy_header_only((4, 10**10)))  # 320 GB claimed, 64 bytes present
+    message = input_error([str(path)]).message
+    assert "(4, 10000000000)" in message and "truncated" in message
+    (tmp_path / "huge.npz").write_bytes(b"")
+    import zipfile
+
+    for compression in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        with zipfile.ZipFile(tmp_path / "huge.npz", "w", compression=compression) as zf:
+            zf.writestr("x.npy", _npy_header_only((10**10, 4)))
+        message = input_error([str(tmp_path / "huge.npz")]).message
+        assert "array 'x'" in message and "(10000000000, 4)" in message
+
+
+def test_npy_beyond_memory_is_refused_by_the_shared_guard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import mcmc.core.memory
+
+    np.save(tmp_path / "x.npy", np.zeros((4, 1000)))
+    np.savez_compressed(tmp_path / "x.npz", x=np.zeros((4, 1000)))
+    monkeypatch.setattr(mcmc.core.memory, "physical_memory", lambda: 10_000)
+    for name in ("x.npy", "x.npz"):
+        message = input_error([str(tmp_path / name)]).message
+        assert "(4, 1000) float64 needs 31.2 KiB, more than this machine can hold" in message

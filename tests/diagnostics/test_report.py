@@ -268,3 +268,25 @@ def test_rank_band_covers_the_binomial_99_percent_interval() -> None:
         assert expected == draws / bins
         # the normal approximation's edges lie within one count of the exact binomial quantiles
         assert abs((expected - half) - lo) <= 1.5 and abs((expected + half) - hi) <= 1.5
+
+
+def test_every_parameter_constant_is_a_stuck_sampler() -> None:
+    # Four chains that never left one start: R-hat and ESS are undefined, not good.
+    x = np.broadcast_to(np.array([0.3, -1.2, 7.0]), (4, 500, 3)).copy()
+    report = check(Chains({"x": x}))
+    assert [p.status for p in report.parameters] == ["constant"] * 3
+    checks = {c.name: c for c in report.checks}
+    assert checks["stuck"].severity == "error" and not checks["stuck"].passed
+    assert "constant" not in checks
+    assert not report.passed
+    assert report.verdict() == "FAIL: no parameter moved: the sampler is stuck"
+
+
+def test_one_constant_parameter_among_moving_ones_stays_a_warning() -> None:
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((4, 500, 2))
+    x[:, :, 1] = 0.0
+    report = check(Chains({"x": x}))
+    checks = {c.name: c for c in report.checks}
+    assert "stuck" not in checks and checks["constant"].severity == "warning"
+    assert report.passed
