@@ -73,6 +73,63 @@ class FixedParams:
         return self._params
 
 
+def default_scale(dim: int) -> float:
+    """``2.38 / sqrt(dim)``: the optimal random-walk scale for a standard Gaussian target (Gelman et al. 1996)."""
+    return 2.38 / np.sqrt(dim)
+
+
+def per_chain_scale(scale: Any, chains: int, dim: int) -> np.ndarray:
+    """A proposal scale as ``(chains,)``: scalar or per chain, ``None`` for :func:`default_scale`."""
+    return np.broadcast_to(np.asarray(default_scale(dim) if scale is None else scale, dtype=float), (chains,))
+
+
+class Welford:
+    """Running per-chain mean and sum of squared deviations (Welford 1962).
+
+    Welford, B. P. (1962). Note on a method for calculating corrected sums of
+    squares and products. *Technometrics* 4, 419-420.
+
+    Parameters
+    ----------
+    shape
+        ``(chains, dim)``: one running mean and ``m2`` per chain and coordinate;
+        ``n`` is shared because every chain adds one draw at a time.
+    """
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.n = 0
+        self.mean = np.zeros(shape)
+        self.m2 = np.zeros(shape)
+
+    def add(self, x: np.ndarray) -> None:
+        """Add one draw per chain, ``x (chains, dim)``."""
+        self.n += 1
+        delta = x - self.mean
+        self.mean = self.mean + delta / self.n
+        self.m2 = self.m2 + delta * (x - self.mean)
+
+    def sd(self) -> np.ndarray:
+        """Sample standard deviation ``sqrt(m2 / (n - 1))``, shape ``(chains, dim)`` (needs ``n >= 2``)."""
+        return np.sqrt(self.m2 / (self.n - 1))
+
+    def regularized_variance(self, *, scale_first: bool = False) -> np.ndarray:
+        """Stan's shrunk variance ``n/(n+5) var + 1e-3 * 5/(n+5)``, shape ``(chains, dim)``.
+
+        The shrinkage towards 1e-3 keeps a short window (or a chain that barely
+        moved) from producing a zero or wildly small variance. ``scale_first``
+        computes ``(n/(n+5) m2) / (n-1)`` instead of ``n/(n+5) (m2 / (n-1))``:
+        equal up to rounding, kept for :class:`RobbinsMonroScale`, which has
+        always rounded that way (same seed, same bytes).
+        """
+        n = float(self.n)
+        shrink, floor = n / (n + 5.0), 1e-3 * (5.0 / (n + 5.0))
+        if n < 2:
+            return np.full_like(self.m2, floor)
+        if scale_first:
+            return shrink * self.m2 / (n - 1.0) + floor
+        return shrink * (self.m2 / (n - 1.0)) + floor
+
+
 def optimal_acceptance(dim: int) -> float:
     """0.44 in one dimension, 0.234 above (optimal random-walk scaling)."""
     return 0.44 if dim == 1 else 0.234
@@ -123,9 +180,7 @@ class RobbinsMonroScale:
         self.metric = metric
         learn = metric is not None and warmup >= 40
         self._ends = sorted({int(f * warmup) for f in METRIC_WINDOW_ENDS}) if learn else []
-        self._w_n = 0
-        self._w_mean: np.ndarray | None = None
-        self._w_m2: np.ndarray | None = None
+        self._window: Welford | None = None
 
     def params(self) -> dict[str, Any]:
         out = {**self.extra, self.name: np.exp(self.log_scale)}
@@ -150,21 +205,16 @@ class RobbinsMonroScale:
     def _learn_metric(self, x: np.ndarray) -> None:
         if self.done > self._ends[-1]:
             return
-        if self._w_mean is None or self._w_m2 is None:
-            self._w_mean, self._w_m2 = np.zeros_like(x), np.zeros_like(x)
-        self._w_n += 1
-        delta = x - self._w_mean
-        self._w_mean += delta / self._w_n
-        self._w_m2 += delta * (x - self._w_mean)
+        if self._window is None:
+            self._window = Welford(x.shape)
+        self._window.add(x)
         if self.done in self._ends:
-            n = self._w_n
-            if n > 1:
-                var = (n / (n + 5.0)) * self._w_m2 / (n - 1) + 1e-3 * (5.0 / (n + 5.0))
-                self.metric = np.sqrt(var)
+            if self._window.n > 1:
+                self.metric = np.sqrt(self._window.regularized_variance(scale_first=True))
                 # A new shape changes the best scale: restart its adaptation.
-                self.log_scale[:] = np.log(2.38 / np.sqrt(x.shape[1]))
+                self.log_scale[:] = np.log(default_scale(x.shape[1]))
                 self.t = 0
-            self._w_n, self._w_mean, self._w_m2 = 0, None, None
+            self._window = None
 
     def final(self) -> dict[str, Any]:
         log_scale = self._sum / self._n if self._n else self.log_scale

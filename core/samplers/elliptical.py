@@ -44,6 +44,7 @@ from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import DensityState as State
 from mcmc.core.samplers import density_state
 from mcmc.core.samplers import slice as slice_sampler
+from mcmc.core.samplers.adapt import Welford
 from mcmc.core.targets.base import Target
 
 NAME = "elliptical-slice"
@@ -147,7 +148,7 @@ class ReferenceAdapter:
         self.sd = np.broadcast_to(np.asarray(ref_sd, dtype=float), (n, d)).copy()
         self.half, self.warmup, self.t = warmup // 2, warmup, 0
         self.slice = slice_sampler.make_adapter(self.half, state, target, rng)
-        self.count, self.run_mean, self.m2 = 0, np.zeros((n, d)), np.zeros((n, d))
+        self.moments = Welford((n, d))
         self.estimated = False
 
     def params(self) -> dict[str, Any]:
@@ -156,22 +157,19 @@ class ReferenceAdapter:
         return {"ref_mean": self.mean, "ref_sd": self.sd * self.EXPLORE}
 
     def update(self, state: State, info: Info) -> None:
-        x = state.position
         if self.t < self.half:
             self.slice.update(state, info)
         self.t += 1
-        if self.t > self.half // 2:  # the second quarter, then the second half: Welford sums
-            self.count += 1
-            delta = x - self.run_mean
-            self.run_mean += delta / self.count
-            self.m2 += delta * (x - self.run_mean)
-        if self.t in (self.half, self.warmup) and self.count >= 5:
-            sd = np.sqrt(self.m2 / (self.count - 1))
-            moved = sd > 1e-12 * (1.0 + np.abs(self.run_mean))
-            self.mean = self.run_mean.copy()
+        m = self.moments
+        if self.t > self.half // 2:  # the second quarter, then the second half
+            m.add(state.position)
+        if self.t in (self.half, self.warmup) and m.n >= 5:
+            sd = m.sd()
+            moved = sd > 1e-12 * (1.0 + np.abs(m.mean))
+            self.mean = m.mean.copy()
             self.sd = np.where(moved, sd, self.sd)
             self.estimated = True
-            self.count, self.run_mean, self.m2 = 0, np.zeros_like(x), np.zeros_like(x)
+            self.moments = Welford(m.mean.shape)
 
     def final(self) -> dict[str, Any]:
         return {"ref_mean": self.mean, "ref_sd": self.sd * (self.FINAL if self.estimated else 1.0)}

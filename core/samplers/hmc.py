@@ -57,7 +57,8 @@ import numpy as np
 
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
-from mcmc.core.samplers.hmc_adapt import DualAveraging, Welford, window_ends
+from mcmc.core.samplers.adapt import Welford
+from mcmc.core.samplers.hmc_adapt import DualAveraging, window_ends
 from mcmc.core.samplers.leapfrog import ValueAndGrad, integrate, kinetic_energy
 from mcmc.core.targets.base import Target
 
@@ -372,7 +373,7 @@ class Adapter:
         self.warmup = warmup
         self.start, self.ends = window_ends(warmup) if adapt_mass else (warmup, [])
         self.t = 0
-        self.welford = Welford.empty(chains, dim)
+        self.welford = Welford((chains, dim))
         eps = _per_chain(1.0 if step_size is None else step_size, chains, "step_size")
         if warmup > 0 or step_size is None:
             eps = find_reasonable_step_size(rng, state, target, eps, self.inv_mass)
@@ -387,7 +388,7 @@ class Adapter:
             self.welford.add(state.position)
         if self.t in self.ends:
             self.inv_mass = self.welford.regularized_variance()
-            self.welford = Welford.empty(*state.position.shape)
+            self.welford = Welford(state.position.shape)
             # A new metric changes the scale of everything: search the step
             # size again and restart dual averaging from it (as Stan does).
             eps = find_reasonable_step_size(self.rng, state, self.target, self.da.step_size, self.inv_mass)

@@ -47,6 +47,7 @@ from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import DensityState as State
 from mcmc.core.samplers import density_state
 from mcmc.core.samplers import slice as slice_sampler
+from mcmc.core.samplers.adapt import Welford
 from mcmc.core.samplers.mh import DF, student_t_logpdf
 from mcmc.core.targets.base import Target
 
@@ -159,7 +160,7 @@ class ProposalAdapter:
         self.target, self.rng, self.bound = target, rng, bound
         self.slice = slice_sampler.make_adapter(warmup, state, target, rng)
         self.kept: list[State] = []  # second-half draws, for the envelope
-        self.count, self.mean, self.m2 = 0, np.zeros((n, d)), np.zeros((n, d))
+        self.moments = Welford((n, d))
 
     def params(self) -> dict[str, Any]:
         return {"slice_width": self.slice.params()["width"]}
@@ -168,19 +169,16 @@ class ProposalAdapter:
         self.slice.update(state, info)
         self.t += 1
         if self.t > self.warmup // 2:
-            x = state.position
-            self.count += 1
-            delta = x - self.mean
-            self.mean += delta / self.count
-            self.m2 += delta * (x - self.mean)
+            self.moments.add(state.position)
             if self.bound:
                 self.kept.append(state)
 
     def final(self) -> dict[str, Any]:
-        if self.count >= 2:
-            sd = np.sqrt(self.m2 / (self.count - 1))
-            moved = sd > 1e-12 * (1.0 + np.abs(self.mean))
-            self.loc = self.mean.copy()
+        m = self.moments
+        if m.n >= 2:
+            sd = m.sd()
+            moved = sd > 1e-12 * (1.0 + np.abs(m.mean))
+            self.loc = m.mean.copy()
             self.scale = np.where(moved, INFLATE * sd, self.scale)
         params: dict[str, Any] = {"loc": self.loc, "scale": self.scale}
         if self.bound:

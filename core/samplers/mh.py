@@ -32,7 +32,7 @@ import numpy as np
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import DensityState, accept_reject, density_state
-from mcmc.core.samplers.adapt import RobbinsMonroScale, optimal_acceptance
+from mcmc.core.samplers.adapt import RobbinsMonroScale, Welford, default_scale, optimal_acceptance, per_chain_scale
 from mcmc.core.targets.base import Target
 
 DF = 4.0  # Student-t degrees of freedom of the independence proposal
@@ -105,24 +105,19 @@ class IndependenceAdapter:
         self._reset()
 
     def _reset(self) -> None:
-        self.n = 0
-        self.mean = np.zeros_like(self.loc)
-        self.m2 = np.zeros_like(self.loc)
+        self.moments = Welford(self.loc.shape)
         self.prior_var = (self.scale / self.inflate) ** 2
 
     def params(self) -> dict[str, Any]:
         return {"loc": self.loc, "scale": self.scale}
 
     def update(self, state: State, info: Info) -> None:
-        x = state.position
-        self.n += 1
-        delta = x - self.mean
-        self.mean += delta / self.n
-        self.m2 += delta * (x - self.mean)
+        m = self.moments
+        m.add(state.position)
         self.t += 1
-        var = self.m2 / self.n
-        shrunk = (self.n * var + 5.0 * self.prior_var) / (self.n + 5.0)
-        self.loc = self.mean.copy()
+        var = m.m2 / m.n
+        shrunk = (m.n * var + 5.0 * self.prior_var) / (m.n + 5.0)
+        self.loc = m.mean.copy()
         self.scale = self.inflate * np.sqrt(shrunk)
         if self.t == self.warmup // 2:
             self._reset()
@@ -159,7 +154,7 @@ def lognormal_step(
         shows the correction matters.
     """
     x = state.position
-    s = np.broadcast_to(np.asarray(2.38 / np.sqrt(x.shape[1]) if scale is None else scale, dtype=float), (x.shape[0],))
+    s = per_chain_scale(scale, *x.shape)
     proposal, log_q_ratio = lognormal_propose(rng, x, s)
     lp = np.asarray(target.log_density(proposal), dtype=float)
     log_ratio = lp - state.log_density + (log_q_ratio if hastings else 0.0)
@@ -215,7 +210,7 @@ def _lognormal_adapter(
     dim = state.position.shape[1]
     return RobbinsMonroScale(
         warmup,
-        2.38 / np.sqrt(dim) if scale is None else scale,
+        default_scale(dim) if scale is None else scale,
         state.position.shape[0],
         optimal_acceptance(dim) if target_accept is None else target_accept,
         hastings=hastings,

@@ -17,7 +17,7 @@ import numpy as np
 
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import DensityState, accept_reject, density_state
-from mcmc.core.samplers.adapt import RobbinsMonroScale, optimal_acceptance
+from mcmc.core.samplers.adapt import RobbinsMonroScale, default_scale, optimal_acceptance, per_chain_scale
 from mcmc.core.targets.base import Target
 
 NAME = "rwm"
@@ -33,11 +33,6 @@ class Info(NamedTuple):
 
 
 init = density_state
-
-
-def default_scale(dim: int) -> float:
-    """``2.38 / sqrt(dim)``: optimal for a standard Gaussian target (Gelman et al. 1996)."""
-    return 2.38 / np.sqrt(dim)
 
 
 def step(
@@ -60,7 +55,7 @@ def step(
         proposal is ``x + s * m * z``.
     """
     x = state.position
-    s = np.broadcast_to(np.asarray(default_scale(x.shape[1]) if scale is None else scale, dtype=float), (x.shape[0],))
+    s = per_chain_scale(scale, *x.shape)
     step_sd = s[:, None] if metric is None else s[:, None] * np.asarray(metric, dtype=float)
     proposal = x + step_sd * rng.normal((x.shape[1],))
     lp = np.asarray(target.log_density(proposal), dtype=float)

@@ -33,7 +33,7 @@ import numpy as np
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import select
-from mcmc.core.samplers.adapt import RobbinsMonroScale, optimal_acceptance
+from mcmc.core.samplers.adapt import RobbinsMonroScale, default_scale, optimal_acceptance, per_chain_scale
 from mcmc.core.samplers.mh import lognormal_propose
 from mcmc.core.targets.base import Target
 
@@ -109,7 +109,7 @@ def step(
     log_prior, log_likelihood = _factors(target)
     x = state.position
     n, d = x.shape
-    s = np.broadcast_to(np.asarray(2.38 / np.sqrt(d) if scale is None else scale, dtype=float), (n,))
+    s = per_chain_scale(scale, n, d)
     step_sd = s[:, None] if metric is None else s[:, None] * np.broadcast_to(np.asarray(metric, dtype=float), (n, d))
     if proposal == "rw":
         y = x + step_sd * rng.normal((d,))
@@ -160,7 +160,7 @@ def make_adapter(
         metric = np.broadcast_to(np.asarray(metric, dtype=float), (n, dim)).copy()
     return RobbinsMonroScale(
         warmup,
-        2.38 / np.sqrt(dim) if scale is None else scale,
+        default_scale(dim) if scale is None else scale,
         n,
         optimal_acceptance(dim) if target_accept is None else target_accept,
         metric=metric,

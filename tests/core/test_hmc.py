@@ -9,7 +9,8 @@ from mcmc.core.chains import npz_bytes
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import driver, hmc
-from mcmc.core.samplers.hmc_adapt import DualAveraging, Welford, window_ends
+from mcmc.core.samplers.adapt import Welford
+from mcmc.core.samplers.hmc_adapt import DualAveraging, window_ends
 from mcmc.core.targets import get_target
 from mcmc.core.targets.base import Target
 from tests.core.harness import check_sampler, evaluate
@@ -133,7 +134,7 @@ def test_dual_averaging_finds_the_step_size_of_the_target_acceptance() -> None:
 def test_welford_regularized_variance() -> None:
     rng = np.random.default_rng(4)
     x = rng.normal(size=(30, 2, 3)) * [1.0, 5.0, 0.1]
-    w = Welford.empty(2, 3)
+    w = Welford((2, 3))
     for row in x:
         w.add(row)
     n = 30
