@@ -1,12 +1,17 @@
-"""Warm-up adaptation: the adapter protocol and Robbins-Monro scale tuning.
+"""Warm-up adaptation: the adapter protocol, Robbins-Monro scale tuning, running moments.
 
 The driver asks a sampler for an adapter at the start of warm-up,
 ``adapter = sampler.make_adapter(warmup, state, target, rng, **params)``, then
-on every warm-up iteration steps with ``adapter.params()`` and reports back
-with ``adapter.update(state, info)``; after warm-up it samples with
-``adapter.final()``. Parameters are per chain (arrays ``(chains,)``): chains
-never pool information, so a chain's draws do not depend on which other
-chains ran beside it.
+on every warm-up iteration steps with the adapter's kernel,
+``(adapter.warmup_kernel() or sampler.step)(rng, state, target, **adapter.params())``,
+and reports back with ``adapter.update(state, info)``; after warm-up it
+samples with ``sampler.step`` and ``adapter.final()``. So warm-up is the
+adapter's business, as BlackJAX's window adaptation drives its kernel: an
+adapter may run another kernel to learn what the sampler needs (elliptical
+slice, rejection and i-SIR run slice sampling first), and a sampler's
+``step`` implements its own algorithm only. Parameters are per chain (arrays
+``(chains,)``): chains never pool information, so a chain's draws do not
+depend on which other chains ran beside it.
 
 :class:`RobbinsMonroScale` tunes a proposal scale ``s`` on the log scale,
 ``log s_{t+1} = log s_t + gamma_t (alpha_t - alpha*)`` with gain
@@ -30,9 +35,13 @@ tenth of warm-up.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
+
+#: A transition ``step(rng, state, target, **params) -> (state, info)`` (see :mod:`mcmc.core.samplers`).
+Step = Callable[..., tuple[Any, Any]]
 
 # Ends of the metric-learning windows, as fractions of warm-up: each window's
 # draws (taken with the shape learnt from the one before) give the next shape;
@@ -42,10 +51,21 @@ METRIC_WINDOW_ENDS = (0.1, 0.2, 0.4, 0.8)
 
 
 class Adapter(Protocol):
-    """Warm-up tuner of a kernel's parameters (per chain)."""
+    """Warm-up tuner of a kernel's parameters (per chain), and the kernel warm-up runs.
+
+    Subclass it to inherit :meth:`warmup_kernel` (the sampler's own step).
+    """
+
+    def warmup_kernel(self) -> Step | None:
+        """The transition for the next warm-up iteration, called with :meth:`params`.
+
+        ``None`` (the default) means the sampler's own ``step``; an adapter
+        that learns from another kernel's draws returns that kernel's step.
+        """
+        return None
 
     def params(self) -> dict[str, Any]:
-        """Keyword parameters for the next warm-up ``step``."""
+        """Keyword parameters for the next warm-up transition."""
         ...
 
     def update(self, state: Any, info: Any) -> None:
@@ -57,7 +77,7 @@ class Adapter(Protocol):
         ...
 
 
-class FixedParams:
+class FixedParams(Adapter):
     """The adapter of a kernel with nothing to tune: always ``params``."""
 
     def __init__(self, **params: Any) -> None:
@@ -135,7 +155,7 @@ def optimal_acceptance(dim: int) -> float:
     return 0.44 if dim == 1 else 0.234
 
 
-class RobbinsMonroScale:
+class RobbinsMonroScale(Adapter):
     """Per-chain Robbins-Monro tuning of the proposal scale toward an acceptance rate.
 
     Parameters

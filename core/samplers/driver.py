@@ -1,7 +1,8 @@
 """The one loop every sampler runs in: starts, warm-up, draws, chains file.
 
 :func:`run` draws starting points, runs warm-up with the sampler's adapter
-(:mod:`mcmc.core.samplers.adapt`), then the sampling iterations, keeping every
+(:mod:`mcmc.core.samplers.adapt`), stepping with the adapter's warm-up
+kernel, then the sampling iterations, keeping every
 ``thin``-th (CmdStan's convention: ``draws`` counts iterations, so
 ``ceil(draws / thin)`` are kept). Per-iteration ``Info`` fields become
 ``(chain, draw)`` sampler statistics under their ArviZ names, plus ``lp`` (the
@@ -25,7 +26,7 @@ import numpy as np
 from mcmc.core.chains import Chains
 from mcmc.core.errors import InputError, UsageError
 from mcmc.core.random import ChainRandom
-from mcmc.core.samplers import Sampler
+from mcmc.core.samplers import SamplingAlgorithm
 from mcmc.core.samplers.adapt import FixedParams
 from mcmc.core.targets.base import Target
 
@@ -72,7 +73,7 @@ class Counter:
 
 
 def run(
-    sampler: Sampler,
+    sampler: SamplingAlgorithm,
     target: Target,
     *,
     chains: int = 4,
@@ -151,7 +152,8 @@ def run(
     every = max(1, total // 100)
     done = 0
     for _ in range(warmup):
-        state, info = sampler.step(rng, state, counted, **adapter.params())
+        kernel = adapter.warmup_kernel() or sampler.step
+        state, info = kernel(rng, state, counted, **adapter.params())
         adapter.update(state, info)
         done += 1
         if progress is not None and done % every == 0:

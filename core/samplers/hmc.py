@@ -57,7 +57,7 @@ import numpy as np
 
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
-from mcmc.core.samplers.adapt import Welford
+from mcmc.core.samplers.adapt import Adapter, Welford
 from mcmc.core.samplers.hmc_adapt import DualAveraging, window_ends
 from mcmc.core.samplers.leapfrog import ValueAndGrad, integrate, kinetic_energy
 from mcmc.core.targets.base import Target
@@ -165,7 +165,6 @@ def step(
     jitter: float = JITTER,
     max_steps: int = MAX_STEPS,
     max_energy_error: float | None = None,
-    target_accept: float | None = None,
 ) -> tuple[State, Info]:
     """One HMC transition for every chain.
 
@@ -191,15 +190,12 @@ def step(
         Cap on leapfrog steps per transition.
     max_energy_error
         Energy error above which a trajectory diverges (default 1000).
-    target_accept
-        Ignored here (used by :func:`make_adapter`).
 
     Returns
     -------
     state, info
         The new state and per-chain statistics (see the module docstring).
     """
-    del target_accept
     vg = _value_and_grad(target)
     x = state.position
     chains, dim = x.shape
@@ -320,7 +316,7 @@ def find_reasonable_step_size(
     return np.clip(eps, 1e-10, 1e7)
 
 
-class Adapter:
+class WindowAdapter(Adapter):
     """Stan-style warm-up for HMC: dual-averaged step size, windowed diagonal mass matrix.
 
     Parameters
@@ -401,10 +397,10 @@ class Adapter:
 
 def make_adapter(
     warmup: int, state: State, target: Target, rng: ChainRandom, **params: Any
-) -> Adapter:
-    """The warm-up adapter the driver uses (see :class:`Adapter`).
+) -> WindowAdapter:
+    """The warm-up adapter the driver uses (see :class:`WindowAdapter`).
 
     With ``warmup = 0`` the parameters are used as given, except that a
     missing ``step_size`` is found once by :func:`find_reasonable_step_size`.
     """
-    return Adapter(warmup, state, target, rng, **params)
+    return WindowAdapter(warmup, state, target, rng, **params)

@@ -34,7 +34,7 @@ from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import select
 from mcmc.core.samplers.adapt import RobbinsMonroScale, default_scale, optimal_acceptance, per_chain_scale
-from mcmc.core.samplers.mh import lognormal_propose
+from mcmc.core.samplers.proposals import lognormal_propose
 from mcmc.core.targets.base import Target
 
 NAME = "two-stage"

@@ -332,34 +332,37 @@ def test_rejection_draws_are_independent_and_the_envelope_is_checked() -> None:
 
 def test_rejection_without_the_proposal_density_is_caught() -> None:
     # accepting with pi~(x) / M instead of pi~(x) / (M q(x)) samples pi x q
-    from mcmc.core.samplers import independent
+    from mcmc.core.samplers import rejection
 
-    wrong = independent._Sampler("wrong-rejection", independent.RejectionInfo, independent.rejection_step, True)
     target = get_target("gaussian", dim=2)
-    saved = independent.student_t_logpdf
-    independent.student_t_logpdf = lambda x, loc, scale: np.zeros(x.shape[0])
+    saved = rejection.student_t_logpdf
+    rejection.student_t_logpdf = lambda x, loc, scale: np.zeros(x.shape[0])
     try:
-        chains = run(wrong, target, chains=4, warmup=300, draws=1000, seed=13)
+        chains = run(rejection, target, chains=4, warmup=300, draws=1000, seed=13)
     finally:
-        independent.student_t_logpdf = saved
+        rejection.student_t_logpdf = saved
     assert evaluate(chains, target).failures
 
 
 def test_isir_that_ignores_the_weights_is_caught() -> None:
     # choosing uniformly among the N points samples (a mixture toward) q, not pi
-    from mcmc.core.samplers import independent
+    from mcmc.core.samplers import isir
 
-    def uniform_pick(rng, state, target, **params):
-        saved = independent._weights
-        independent._weights = np.ones_like
-        try:
-            return independent.isir_step(rng, state, target, **params)
-        finally:
-            independent._weights = saved
+    class Wrong:
+        NAME = "wrong-isir"
+        State, Info, init, make_adapter = isir.State, isir.Info, isir.init, isir.make_adapter
 
-    wrong = independent._Sampler("wrong-isir", independent.IsirInfo, uniform_pick, False)
+        @staticmethod
+        def step(rng, state, target, **params):
+            saved = isir._weights
+            isir._weights = np.ones_like
+            try:
+                return isir.step(rng, state, target, **params)
+            finally:
+                isir._weights = saved
+
     target = get_target("gaussian", dim=2)
-    chains = run(wrong, target, chains=4, warmup=300, draws=1000, seed=14)
+    chains = run(Wrong, target, chains=4, warmup=300, draws=1000, seed=14)
     assert any("sd" in f for f in evaluate(chains, target).failures)
 
 
