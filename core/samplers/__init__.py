@@ -7,7 +7,8 @@ A sampler is a module (or any object) with
 ``NAME: str``
     The name recorded in the chains file (``"rwm"``).
 ``LATTICE: bool`` (optional)
-    True for the samplers of spin lattices (:attr:`Target.lattice`), the only
+    True for the samplers that may run on a spin lattice (a target
+    implementing :class:`~mcmc.core.targets.protocols.SpinLattice`), the only
     ones the driver runs on such a target.
 ``State``
     A NamedTuple whose first two fields are ``position (chains, dim)`` and

@@ -29,6 +29,7 @@ from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import SamplingAlgorithm
 from mcmc.core.samplers.adapt import FixedParams
 from mcmc.core.targets.base import Target
+from mcmc.core.targets.protocols import SpinLattice
 
 INIT_ATTEMPTS = 100  # as Stan: redraw a start with non-finite log density up to this many times
 
@@ -134,7 +135,7 @@ def run(
     if n_chains < 1:
         raise UsageError("need at least one chain")
     params = dict(params or {})
-    if target.lattice is not None and not getattr(sampler, "LATTICE", False):
+    if isinstance(target, SpinLattice) and not getattr(sampler, "LATTICE", False):
         raise UsageError(
             f"target {target.name!r} is a spin lattice: sample it with gibbs or swendsen-wang, not {sampler.NAME}"
         )

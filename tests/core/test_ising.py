@@ -10,7 +10,9 @@ from mcmc.core.samplers import gibbs
 from mcmc.core.samplers import swendsen_wang as sw
 from mcmc.core.samplers.driver import VOLATILE_ATTRS, run
 from mcmc.core.targets import get_target
+from mcmc.core.targets import ising
 from mcmc.core.targets.ising import bonds, colour_classes, neighbours
+from mcmc.core.targets.protocols import FullConditionals, SpinLattice
 from mcmc.diagnostics import stats
 from tests.core.harness import evaluate
 
@@ -70,7 +72,9 @@ def test_exact_moments_of_the_target_equal_enumeration(size, beta) -> None:
 
 def test_log_density_transform_and_validation() -> None:
     target = get_target("ising", size=4, beta=0.5)
-    assert (target.dim, target.lattice, target.options) == (16, (4, 4), {"size": 4, "beta": 0.5})
+    assert (target.dim, target.rows, target.cols, target.beta) == (16, 4, 4, 0.5)
+    assert target.options == {"size": 4, "beta": 0.5}
+    assert isinstance(target, SpinLattice) and isinstance(target, FullConditionals) and target.discrete
     up = np.ones((1, 16))
     stripes = np.tile([1.0, -1.0], 8)[None]  # alternate columns: 16 unequal pairs across, 16 equal down
     np.testing.assert_allclose(target.log_density(np.concatenate([up, -up, stripes])), [16.0, 16.0, 0.0])
@@ -79,7 +83,7 @@ def test_log_density_transform_and_validation() -> None:
     assert target.log_density(np.full((1, 16), 0.5))[0] == -np.inf  # not a spin configuration
     # Reported values keep any leading axes (the driver passes (chain, draw, dim)).
     assert target.report(np.ones((2, 3, 16))).shape == (2, 3, 3)
-    assert get_target("ising").lattice == (16, 16) and get_target("ising").mean is None
+    assert get_target("ising").rows == 16 and get_target("ising").mean is None
     again = get_target("ising", **target.options)
     np.testing.assert_array_equal(again.mean, target.mean)
     for bad in ({"size": 2}, {"size": 4.5}, {"beta": -0.1}, {"beta": float("nan")}):
@@ -142,12 +146,13 @@ def _wrong_conditional(beta: float, field: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize(
-    ("sampler", "attr", "wrong"),
-    [(sw, "bond_probability", _wrong_bonds), (gibbs, "conditional_up", _wrong_conditional)],
+    ("sampler", "where", "attr", "wrong"),
+    [(sw, sw, "bond_probability", _wrong_bonds), (gibbs, ising, "conditional_up", _wrong_conditional)],
     ids=["swendsen-wang", "gibbs"],
 )
-def test_a_wrong_kernel_fails_the_same_check(monkeypatch, sampler, attr, wrong) -> None:
-    monkeypatch.setattr(sampler, attr, wrong)
+def test_a_wrong_kernel_fails_the_same_check(monkeypatch, sampler, where, attr, wrong) -> None:
+    # the heat bath's conditional is the target's (FullConditionals), the bond probability the sampler's
+    monkeypatch.setattr(where, attr, wrong)
     target = get_target("ising", size=4, beta=CRITICAL)
     chains = run(sampler, target, chains=4, warmup=100, draws=3000, seed=20261122)
     z = z_scores(chains, enumerate_ising(4, CRITICAL))
