@@ -255,7 +255,7 @@ def command(
 
     from mcmc.core.chains import write_chains
     from mcmc.core.samplers import get_sampler
-    from mcmc.core.samplers.driver import VOLATILE_ATTRS, run, run_summary
+    from mcmc.core.samplers.driver import run, run_summary
     from mcmc.core.targets import get_target
 
     name = sampler.value
@@ -304,7 +304,7 @@ def command(
             bar.update(task, completed=done)
 
     try:
-        result = run(
+        result, timings = run(
             kernel, tgt, chains=chains, chain_ids=range(first_chain, first_chain + chains), warmup=warmup,
             draws=draws, thin=thin, seed=seed, init=start, params=params, progress=progress,
         )  # fmt: skip
@@ -312,9 +312,6 @@ def command(
         if bar is not None:
             bar.stop()
 
-    # The file is a function of the command line alone (same seed, same
-    # bytes); timings go to the summary instead.
-    timings = {key: result.attrs.pop(key) for key in VOLATILE_ATTRS if key in result.attrs}
     t0 = time.perf_counter()
     if output == "-" or Path(output).suffix.lower() == ".npz":
         write_output(output, lambda fh: write_chains(result, fh))
@@ -322,7 +319,7 @@ def command(
         write_chains(result, output)
     write_s = time.perf_counter() - t0
     if not quiet:
-        _print_summary(result, run_summary(result), seed is None, output, timings["wall_time_s"] + write_s)
+        _print_summary(result, run_summary(result), seed is None, output, timings.wall_time_s + write_s)
 
 
 def parse_target_options(items: list[str]) -> dict[str, int | float | str]:

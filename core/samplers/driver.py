@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -33,9 +33,21 @@ from mcmc.core.targets.protocols import SpinLattice
 
 INIT_ATTEMPTS = 100  # as Stan: redraw a start with non-finite log density up to this many times
 
-# Attributes that change from run to run of the same seed (timings); tests of
-# byte-identical output leave them out.
-VOLATILE_ATTRS = ("wall_time_s", "warmup_time_s", "sampling_time_s")
+
+class Timings(NamedTuple):
+    """Seconds spent by one :func:`run`: they change from run to run of the same seed, so they
+    travel beside the chains, never in them (the chains file is a function of the command line)."""
+
+    warmup_time_s: float
+    sampling_time_s: float
+    wall_time_s: float  # starts, warm-up and sampling
+
+
+class Run(NamedTuple):
+    """What :func:`run` returns: the chains and, beside them, the timings."""
+
+    chains: Chains
+    timings: Timings
 
 
 class Counter:
@@ -86,8 +98,8 @@ def run(
     init: np.ndarray | None = None,
     params: Mapping[str, Any] | None = None,
     progress: Callable[[int, int], None] | None = None,
-) -> Chains:
-    """Run ``sampler`` on ``target`` and return the chains.
+) -> Run:
+    """Run ``sampler`` on ``target``; return the chains and the timings.
 
     Parameters
     ----------
@@ -117,12 +129,12 @@ def run(
 
     Returns
     -------
-    Chains
-        ``posterior`` from ``target.to_variables`` (reported space),
-        ``sample_stats`` from the sampler's ``Info`` plus ``lp``, and
+    Run
+        ``chains``: ``posterior`` from ``target.to_variables`` (reported
+        space), ``sample_stats`` from the sampler's ``Info`` plus ``lp``, and
         ``attrs``: sampler, target, target options, seed, chains, chain ids,
-        warmup, draws, thin, the parameters used after warm-up (per chain),
-        evaluation counts and timings.
+        warmup, draws, thin, the parameters used after warm-up (per chain)
+        and evaluation counts; ``timings``: :class:`Timings`.
     """
     if warmup < 0 or draws < 1 or thin < 1:
         raise UsageError(f"need warmup >= 0, draws >= 1 and thin >= 1 (got {warmup}, {draws}, {thin})")
@@ -200,14 +212,12 @@ def run(
         "n_gradient_evals": counter.gradient - evals_warmup[1],
         "n_likelihood_evals_warmup": evals_warmup[2],
         "n_likelihood_evals": counter.likelihood - evals_warmup[2],
-        "warmup_time_s": round(t1 - t0, 6),
-        "sampling_time_s": round(t2 - t1, 6),
-        "wall_time_s": round(t2 - t0, 6),
     }
     extra = getattr(sampler, "run_attrs", None)
     if extra is not None:
         attrs.update(extra(state, final))
-    return Chains(target.to_variables(positions), sample_stats, attrs)
+    timings = Timings(round(t1 - t0, 6), round(t2 - t1, 6), round(t2 - t0, 6))
+    return Run(Chains(target.to_variables(positions), sample_stats, attrs), timings)
 
 
 def _starting_points(target: Target, seed: int, ids: tuple[int, ...], init: np.ndarray | None) -> np.ndarray:

@@ -8,7 +8,7 @@ import pytest
 from mcmc.core.errors import UsageError
 from mcmc.core.samplers import gibbs
 from mcmc.core.samplers import swendsen_wang as sw
-from mcmc.core.samplers.driver import VOLATILE_ATTRS, run
+from mcmc.core.samplers.driver import run
 from mcmc.core.targets import get_target
 from mcmc.core.targets import ising
 from mcmc.core.targets.ising import bonds, colour_classes, neighbours
@@ -123,7 +123,7 @@ EXACT_CASES = [(s, size, beta) for s in SAMPLERS for size, beta in [(3, 0.3), (4
 )
 def test_sampler_matches_enumeration(sampler, size, beta) -> None:
     target = get_target("ising", size=size, beta=beta)
-    chains = run(sampler, target, chains=4, warmup=100, draws=3000, seed=20261122)
+    chains = run(sampler, target, chains=4, warmup=100, draws=3000, seed=20261122).chains
     z = z_scores(chains, enumerate_ising(size, beta))
     assert np.abs(z).max() < 4, z
     # The shared harness too: means and sds of m, abs_m, energy, and R-hat. The
@@ -154,7 +154,7 @@ def test_a_wrong_kernel_fails_the_same_check(monkeypatch, sampler, where, attr, 
     # the heat bath's conditional is the target's (FullConditionals), the bond probability the sampler's
     monkeypatch.setattr(where, attr, wrong)
     target = get_target("ising", size=4, beta=CRITICAL)
-    chains = run(sampler, target, chains=4, warmup=100, draws=3000, seed=20261122)
+    chains = run(sampler, target, chains=4, warmup=100, draws=3000, seed=20261122).chains
     z = z_scores(chains, enumerate_ising(4, CRITICAL))
     assert np.abs(z).max() > 4, z
     assert evaluate(chains, target).failures
@@ -173,14 +173,12 @@ def _arrays(chains) -> dict[str, bytes]:
 def test_same_seed_same_bytes_and_chains_split_across_calls(sampler) -> None:
     target = get_target("ising", size=5, beta=CRITICAL)
     kw = {"warmup": 10, "draws": 30}
-    a = run(sampler, target, chains=4, seed=5, **kw)
-    b = run(sampler, target, chains=4, seed=5, **kw)
+    a = run(sampler, target, chains=4, seed=5, **kw).chains
+    b = run(sampler, target, chains=4, seed=5, **kw).chains
     assert _arrays(a) == _arrays(b)
-    assert {k: v for k, v in a.attrs.items() if k not in VOLATILE_ATTRS} == {
-        k: v for k, v in b.attrs.items() if k not in VOLATILE_ATTRS
-    }
-    assert _arrays(a) != _arrays(run(sampler, target, chains=4, seed=6, **kw))
-    parts = [run(sampler, target, chain_ids=ids, seed=5, **kw) for ids in ([0, 1], [2, 3])]
+    assert a.attrs == b.attrs  # timings travel beside the chains, not in them
+    assert _arrays(a) != _arrays(run(sampler, target, chains=4, seed=6, **kw).chains)
+    parts = [run(sampler, target, chain_ids=ids, seed=5, **kw).chains for ids in ([0, 1], [2, 3])]
     joined = {key: b"".join(_arrays(p)[key] for p in parts) for key in _arrays(a)}
     assert joined == _arrays(a)  # chain is the leading axis, so bytes concatenate
     assert a.attrs["sampler"] == sampler.NAME and a.attrs["target_options"] == {"size": 5, "beta": CRITICAL}
@@ -190,7 +188,7 @@ def test_same_seed_same_bytes_and_chains_split_across_calls(sampler) -> None:
 def test_samplers_refuse_a_continuous_target(sampler) -> None:
     # gibbs also draws Gaussian targets from their full conditionals; banana has none it knows
     with pytest.raises(UsageError, match="Ising lattice"):
-        run(sampler, get_target("banana", dim=4), chains=1, warmup=1, draws=1, seed=1)
+        run(sampler, get_target("banana", dim=4), chains=1, warmup=1, draws=1, seed=1).chains
 
 
 # --- why Swendsen-Wang exists ---------------------------------------------------
@@ -201,7 +199,7 @@ def test_swendsen_wang_beats_gibbs_near_criticality() -> None:
     # ~ L^2.17 sweeps); SW clusters do not. Equal iterations, generous margin.
     target = get_target("ising", size=16, beta=CRITICAL)
     kw = {"chains": 4, "warmup": 300, "draws": 1500, "seed": 7}
-    res = {s.NAME: run(s, target, **kw) for s in SAMPLERS}
+    res = {s.NAME: run(s, target, **kw).chains for s in SAMPLERS}
     ess = {name: float(stats.ess_mean(c.posterior["abs_m"][..., None])[0]) for name, c in res.items()}
     assert ess["swendsen-wang"] > 3 * ess["gibbs"], ess
     # About half the spins flip per SW iteration (each cluster with probability 1/2).

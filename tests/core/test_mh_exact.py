@@ -145,7 +145,7 @@ def test_lognormal_without_hastings_term_is_biased_and_with_it_is_not() -> None:
     check_sampler(get_sampler("mh-lognormal"), target, warmup=500, draws=3000, params={"hastings": True})
     wrong = run(
         get_sampler("mh-lognormal"), target, chains=4, warmup=500, draws=3000, seed=20261122, params={"hastings": False}
-    )
+    ).chains
     x = wrong.posterior["x"]
     z = (x.mean() - 2.0) / stats.mcse_mean(x)[0]
     assert z < -10, z
