@@ -162,17 +162,20 @@ class RobbinsMonroScale(Adapter):
     ----------
     warmup
         Number of warm-up iterations.
+    shape
+        ``(chains, dim)``, the shape of the chains' positions.
     scale
-        Initial scale, scalar or ``(chains,)``.
-    chains
-        Number of chains.
+        Initial scale, scalar or ``(chains,)``; default :func:`default_scale`.
     target_accept
-        Acceptance probability to reach.
+        Acceptance probability to reach; default :func:`optimal_acceptance`.
+    metric
+        Initial diagonal proposal shape, ``(dim,)`` or ``(chains, dim)``, to be
+        learnt (see the module docstring).
+    adapt_metric
+        Without a ``metric``, learn one from ones when ``dim > 1``; else tune
+        the scale only.
     name
         Keyword under which the scale is passed to ``step`` (``"scale"``).
-    metric
-        Initial diagonal proposal shape ``(chains, dim)`` to be learnt (see the
-        module docstring), or ``None`` to tune the scale only.
     extra
         Other keyword parameters passed through unchanged.
     """
@@ -180,13 +183,24 @@ class RobbinsMonroScale(Adapter):
     def __init__(
         self,
         warmup: int,
-        scale: float | np.ndarray,
-        chains: int,
-        target_accept: float,
+        shape: tuple[int, int],
+        scale: float | np.ndarray | None = None,
+        target_accept: float | None = None,
+        *,
+        metric: Any = None,
+        adapt_metric: bool = False,
         name: str = "scale",
-        metric: np.ndarray | None = None,
         **extra: Any,
     ) -> None:
+        chains, dim = shape
+        if scale is None:
+            scale = default_scale(dim)
+        if target_accept is None:
+            target_accept = optimal_acceptance(dim)
+        if metric is not None:
+            metric = np.broadcast_to(np.asarray(metric, dtype=float), shape).copy()
+        elif adapt_metric and dim > 1:
+            metric = np.ones(shape)
         self.warmup = warmup
         self.target_accept = target_accept
         self.name = name

@@ -25,13 +25,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import DensityState, density_state
 from mcmc.core.targets.base import Target
-from mcmc.core.targets.protocols import FullConditionals
+from mcmc.core.targets.protocols import FullConditionals, require
 
 NAME = "gibbs"
+NEEDS = "full conditionals: an Ising lattice (ising) or a Gaussian target (gaussian)"
 LATTICE = True  # draws spin lattices too (they implement FullConditionals); the driver keeps other samplers off them
 
 
@@ -43,19 +43,8 @@ class Info(NamedTuple):
 
 
 def full_conditionals(target: Target) -> FullConditionals:
-    """``target`` as :class:`~mcmc.core.targets.protocols.FullConditionals`.
-
-    Raises
-    ------
-    UsageError
-        ``target`` does not implement the protocol.
-    """
-    if not isinstance(target, FullConditionals):
-        raise UsageError(
-            f"sampler 'gibbs' needs full conditionals: an Ising lattice (ising) or a Gaussian target (gaussian), "
-            f"not {target.name!r}"
-        )
-    return target
+    """``target`` as :class:`~mcmc.core.targets.protocols.FullConditionals` (``UsageError`` if it is not)."""
+    return require(target, FullConditionals, NAME, NEEDS)
 
 
 def init(position: np.ndarray, target: Target) -> State:

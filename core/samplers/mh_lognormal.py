@@ -21,7 +21,7 @@ import numpy as np
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import DensityState, accept_reject, density_state
-from mcmc.core.samplers.adapt import RobbinsMonroScale, default_scale, optimal_acceptance, per_chain_scale
+from mcmc.core.samplers.adapt import RobbinsMonroScale, per_chain_scale
 from mcmc.core.samplers.proposals import lognormal_propose
 from mcmc.core.targets.base import Target
 
@@ -86,11 +86,4 @@ def make_adapter(
     target_accept: float | None = None,
 ) -> RobbinsMonroScale:
     """Robbins-Monro tuning of ``scale`` per chain toward 0.234 (0.44 in 1-D)."""
-    dim = state.position.shape[1]
-    return RobbinsMonroScale(
-        warmup,
-        default_scale(dim) if scale is None else scale,
-        state.position.shape[0],
-        optimal_acceptance(dim) if target_accept is None else target_accept,
-        hastings=hastings,
-    )
+    return RobbinsMonroScale(warmup, state.position.shape, scale, target_accept, hastings=hastings)

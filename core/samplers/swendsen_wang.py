@@ -36,11 +36,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import DensityState, density_state
 from mcmc.core.targets.base import Target
-from mcmc.core.targets.protocols import SpinLattice
+from mcmc.core.targets.protocols import SpinLattice, require
 
 NAME = "swendsen-wang"
 LATTICE = True  # draws spin lattices (SpinLattice targets); the driver keeps other samplers off them
@@ -59,16 +58,8 @@ def bond_probability(beta: float) -> float:
 
 
 def spin_lattice(target: Target) -> SpinLattice:
-    """``target`` as a :class:`~mcmc.core.targets.protocols.SpinLattice`.
-
-    Raises
-    ------
-    UsageError
-        ``target`` is not a spin lattice.
-    """
-    if not isinstance(target, SpinLattice):
-        raise UsageError(f"sampler {NAME!r} needs an Ising lattice target (ising), not {target.name!r}")
-    return target
+    """``target`` as a :class:`~mcmc.core.targets.protocols.SpinLattice` (``UsageError`` if it is not)."""
+    return require(target, SpinLattice, NAME, "an Ising lattice target (ising)")
 
 
 def init(position: np.ndarray, target: Target) -> State:

@@ -12,17 +12,19 @@ says it offers that by implementing one of these protocols (a subclass of
   the edges of a graph. A target implementing it is discrete, so the driver
   runs only samplers that declare ``LATTICE = True`` on it.
 
-Samplers test ``isinstance(target, Protocol)`` (the protocols are runtime
-checkable) and raise :class:`~mcmc.core.errors.UsageError` when a target
-lacks what they need.
+Samplers ask for one with :func:`require` (the protocols are runtime
+checkable), which raises :class:`~mcmc.core.errors.UsageError` when a target
+lacks it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
+
+from mcmc.core.errors import UsageError
 
 if TYPE_CHECKING:
     from mcmc.core.random import ChainRandom
@@ -106,3 +108,19 @@ class SpinLattice(Protocol):
     def bonds(self) -> tuple[np.ndarray, np.ndarray]:
         """``first, second``: ``(n_pairs,)`` the two sites of each coupled pair, each pair once, ``first`` sorted."""
         ...
+
+
+P = TypeVar("P")
+
+
+def require(target: Any, protocol: type[P], sampler: str, needs: str) -> P:
+    """``target`` itself, once checked to implement ``protocol``.
+
+    Raises
+    ------
+    UsageError
+        ``sampler 'NAME' needs NEEDS, not 'TARGET'`` when it does not.
+    """
+    if not isinstance(target, protocol):
+        raise UsageError(f"sampler {sampler!r} needs {needs}, not {target.name!r}")
+    return target
