@@ -395,9 +395,7 @@ class WindowAdapter(Adapter):
         return {**self.fixed, "step_size": self.da.final_step_size, "inv_mass": self.inv_mass}
 
 
-def make_adapter(
-    warmup: int, state: State, target: Target, rng: ChainRandom, **params: Any
-) -> WindowAdapter:
+def make_adapter(warmup: int, state: State, target: Target, rng: ChainRandom, **params: Any) -> WindowAdapter:
     """The warm-up adapter the driver uses (see :class:`WindowAdapter`).
 
     With ``warmup = 0`` the parameters are used as given, except that a

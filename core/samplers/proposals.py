@@ -118,8 +118,7 @@ class ProposalAdapter(Adapter):
 def fixed_proposal(state: State, loc: Any, scale: Any) -> tuple[np.ndarray, np.ndarray]:
     """``loc`` and ``scale`` broadcast to the shape ``(chains, dim)`` of ``state.position``."""
     shape = state.position.shape
-    return (np.broadcast_to(np.asarray(loc, dtype=float), shape), np.broadcast_to(np.asarray(scale, dtype=float), shape))
-
+    return tuple(np.broadcast_to(np.asarray(a, dtype=float), shape) for a in (loc, scale))  # type: ignore[return-value]
 
 
 def lognormal_propose(rng: ChainRandom, x: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -168,7 +168,8 @@ class IsingTarget(Target):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.rows * self.cols != self.dim:
-            raise ValueError(f"lattice {self.rows} x {self.cols} has {self.rows * self.cols} sites but dim is {self.dim}")
+            sites = self.rows * self.cols
+            raise ValueError(f"lattice {self.rows} x {self.cols} has {sites} sites but dim is {self.dim}")
 
     def bonds(self) -> tuple[np.ndarray, np.ndarray]:
         """The nearest-neighbour pairs of the torus (see :func:`bonds`)."""

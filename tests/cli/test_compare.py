@@ -86,7 +86,8 @@ def eight_runs(tmp_path_factory) -> dict[str, str]:
     hmc = get_sampler("hmc")
     for name, seed in (("s1", 1), ("s2", 2)):
         out[name] = str(d / f"{name}.npz")
-        write_chains(run(hmc, get_target("eight-schools"), chains=4, warmup=400, draws=500, seed=seed).chains, out[name])
+        chains, _ = run(hmc, get_target("eight-schools"), chains=4, warmup=400, draws=500, seed=seed)
+        write_chains(chains, out[name])
     model = d / "wrong_eight.py"
     model.write_text(WRONG_EIGHT)
     out["wrong"] = str(d / "wrong.npz")

@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-
 FAST = ("--chains", "2", "--warmup", "40", "--draws", "30")
 
 

@@ -158,13 +158,13 @@ def test_adapted_mass_matrix_tracks_the_variances() -> None:
 def test_no_gradient_is_a_usage_error() -> None:
     t = Target("nograd", 2, lambda x: -0.5 * np.sum(x**2, axis=1))
     with pytest.raises(UsageError, match="hmc needs grad_log_density.*--sampler slice or rwm"):
-        driver.run(hmc, t, chains=2, warmup=10, draws=10, seed=1).chains
+        driver.run(hmc, t, chains=2, warmup=10, draws=10, seed=1)
 
 
 @pytest.mark.parametrize("bad", [{"persistence": 1.0}, {"step_size": -1.0}, {"path_length": 0.0}])
 def test_bad_parameters_are_usage_errors(bad: dict) -> None:
     with pytest.raises(UsageError, match="hmc:"):
-        driver.run(hmc, gaussian(2), chains=2, warmup=0, draws=2, seed=1, params=bad).chains
+        driver.run(hmc, gaussian(2), chains=2, warmup=0, draws=2, seed=1, params=bad)
 
 
 @pytest.mark.parametrize("step_size", [30.0, 1e150])  # the second overflows: no warning may escape

@@ -135,7 +135,8 @@ def test_independence_proposal_density_is_the_multivariate_t() -> None:
 
 def test_independence_draws_follow_the_t_proposal() -> None:
     n, rng = 200, ChainRandom(9, chains=200)
-    draws = np.concatenate([proposals.student_t_draw(rng, np.zeros((n, 1)), np.full((n, 1), 2.0))[:, 0, 0] for _ in range(100)])
+    loc, scale = np.zeros((n, 1)), np.full((n, 1), 2.0)
+    draws = np.concatenate([proposals.student_t_draw(rng, loc, scale)[:, 0, 0] for _ in range(100)])
     assert sps.kstest(draws, sps.t(df=proposals.DF, scale=2.0).cdf).pvalue > 1e-3
 
 

@@ -201,22 +201,22 @@ def test_two_stage_saves_likelihood_evaluations() -> None:
 
 def test_two_stage_refuses_a_target_without_prior_and_likelihood() -> None:
     with pytest.raises(UsageError, match="prior x likelihood"):
-        run(get_sampler("two-stage"), get_target("gaussian", dim=2), chains=1, warmup=1, draws=1, seed=1).chains
+        run(get_sampler("two-stage"), get_target("gaussian", dim=2), chains=1, warmup=1, draws=1, seed=1)
 
 
 def test_lognormal_refuses_non_positive_starts() -> None:
     with pytest.raises(UsageError, match="positive"):
-        run(get_sampler("mh-lognormal"), get_target("gaussian", dim=2), chains=1, warmup=1, draws=1, seed=1).chains
+        run(get_sampler("mh-lognormal"), get_target("gaussian", dim=2), chains=1, warmup=1, draws=1, seed=1)
 
 
 def test_bad_starting_points() -> None:
     nowhere = Target("nowhere", 2, lambda x: np.full(x.shape[0], -np.inf))
     with pytest.raises(InputError, match="no starting point with finite log density"):
-        run(get_sampler("rwm"), nowhere, chains=2, warmup=1, draws=1, seed=1).chains
+        run(get_sampler("rwm"), nowhere, chains=2, warmup=1, draws=1, seed=1)
     with pytest.raises(InputError, match="shape"):
-        run(get_sampler("rwm"), get_target("gaussian", dim=2), chains=2, draws=1, seed=1, init=np.zeros(3)).chains
+        run(get_sampler("rwm"), get_target("gaussian", dim=2), chains=2, draws=1, seed=1, init=np.zeros(3))
     with pytest.raises(InputError, match="not finite"):
-        run(get_sampler("rwm"), get_target("gamma"), chains=2, draws=1, seed=1, init=np.array([-1.0])).chains
+        run(get_sampler("rwm"), get_target("gamma"), chains=2, draws=1, seed=1, init=np.array([-1.0]))
 
 
 def test_starts_are_redrawn_per_chain_until_finite() -> None:
@@ -228,9 +228,9 @@ def test_starts_are_redrawn_per_chain_until_finite() -> None:
 
 def test_usage_errors() -> None:
     with pytest.raises(UsageError):
-        run(get_sampler("rwm"), get_target("gaussian"), draws=0, seed=1).chains
+        run(get_sampler("rwm"), get_target("gaussian"), draws=0, seed=1)
     with pytest.raises(UsageError):
-        run(get_sampler("rwm"), get_target("gaussian"), seed=-1).chains
+        run(get_sampler("rwm"), get_target("gaussian"), seed=-1)
 
 
 def test_progress_callback_reaches_total() -> None:
@@ -243,7 +243,7 @@ def test_progress_callback_reaches_total() -> None:
         draws=150,
         seed=1,
         progress=lambda d, t: calls.append((d, t)),
-    ).chains
+    )
     assert calls[-1] == (200, 200)
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
 
@@ -372,7 +372,7 @@ def test_isir_particles_and_weights() -> None:
     assert ((ess > 1 / 8 - 1e-12) & (ess <= 1 + 1e-12)).all() and ess.mean() > 0.3
     assert chains.attrs["params"]["particles"] == 8
     with pytest.raises(UsageError, match="at least 2 particles"):
-        run(get_sampler("isir"), target, chains=2, warmup=0, draws=3, seed=15, params={"particles": 1}).chains
+        run(get_sampler("isir"), target, chains=2, warmup=0, draws=3, seed=15, params={"particles": 1})
 
 
 def test_gibbs_on_a_correlated_gaussian_is_ar1_with_rho_squared() -> None:

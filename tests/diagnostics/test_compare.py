@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from mcmc.core.chains import Chains
-from mcmc.core.samplers.driver import Run
 from mcmc.core.errors import InputError
+from mcmc.core.samplers.driver import Run
 from mcmc.diagnostics import stats
 from mcmc.diagnostics.compare import (
     best_by_column,
