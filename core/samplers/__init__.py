@@ -91,7 +91,7 @@ def density_state(position: np.ndarray, target: Target) -> DensityState:
 class SamplingAlgorithm(Protocol):
     """What the driver needs from a sampler module (see the module docstring).
 
-    (Named as BlackJAX names it; :class:`mcmc.diagnostics.report.Sampler` is
+    (Named as BlackJAX names it; ``Sampler`` in the diagnostics' report is
     the sampler-level facts of a diagnosis, another thing.)
     """
 
