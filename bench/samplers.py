@@ -84,7 +84,7 @@ def run_ours(name: str, target_opts: dict, chains: int, warmup: int, draws: int,
     target = get_target("gaussian", **target_opts)
     sampler = get_sampler(name)
     t0 = time.perf_counter()
-    out = driver.run(sampler, target, chains=chains, warmup=warmup, draws=draws, seed=seed)
+    out = driver.run(sampler, target, chains=chains, warmup=warmup, draws=draws, seed=seed).chains
     wall = time.perf_counter() - t0
     a = out.attrs
     if name in GRADIENT_BASED:

@@ -344,11 +344,13 @@ def _compare_samplers(
                 def progress(done: int, total: int, task: Any = task) -> None:
                     bar.update(task, completed=done)
 
-            result = run(
+            result, timings = run(
                 kernel, tgt, chains=chains, warmup=warmup, draws=draws, seed=seed, params=params[name],
                 progress=progress,
             )  # fmt: skip
-            rows.append(sampler_row(result, truth_mean=tgt.mean, truth_sd=tgt.sd, grad_cost=grad_cost))
+            rows.append(
+                sampler_row(result, timings=timings, truth_mean=tgt.mean, truth_sd=tgt.sd, grad_cost=grad_cost)
+            )
     finally:
         if bar is not None:
             bar.stop()

@@ -259,7 +259,7 @@ def command(
     from mcmc.core.samplers import get_sampler
     from mcmc.core.paths import check_paths
     from mcmc.core.ranges import check_settings
-    from mcmc.core.samplers.driver import VOLATILE_ATTRS, run
+    from mcmc.core.samplers.driver import run
     from mcmc.core.targets import get_target, is_user_target
 
     name = sampler.value
@@ -310,7 +310,7 @@ def command(
             bar.update(task, completed=done)
 
     try:
-        result = run(
+        result, timings = run(
             kernel, tgt, chains=chains, chain_ids=range(first_chain, first_chain + chains), warmup=warmup,
             draws=draws, thin=thin, seed=seed, init=start, params=params, progress=progress,
         )  # fmt: skip
@@ -318,9 +318,6 @@ def command(
         if bar is not None:
             bar.stop()
 
-    # The file is a function of the command line alone (same seed, same
-    # bytes); timings go to the summary instead.
-    timings = {key: result.attrs.pop(key) for key in VOLATILE_ATTRS if key in result.attrs}
     t0 = time.perf_counter()
     if output == "-" or Path(output).suffix.lower() == ".npz":
         write_output(output, lambda fh: write_chains(result, fh))
@@ -330,7 +327,7 @@ def command(
     if not quiet:
         from mcmc.diagnostics.summary import summarize_run
 
-        _print_summary(result, summarize_run(result), seed is None, output, timings["wall_time_s"] + write_s)
+        _print_summary(result, summarize_run(result), seed is None, output, timings.wall_time_s + write_s)
 
 
 def parse_target_options(items: list[str]) -> dict[str, int | float | str]:

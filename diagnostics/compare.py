@@ -52,13 +52,16 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mcmc.core.chains import Chains
 from mcmc.core.errors import InputError
 from mcmc.diagnostics.report import Thresholds
+
+if TYPE_CHECKING:
+    from mcmc.core.samplers.driver import Timings
 
 #: Default threshold on ``|z|``: about 6.3e-5 of parameters exceed it by chance.
 DEFAULT_MAX_Z = 4.0
@@ -389,6 +392,7 @@ def _arg(values: np.ndarray, names: Sequence[str], pick: Any) -> tuple[float | N
 def sampler_row(
     chains: Chains,
     *,
+    timings: Timings | None = None,
     truth_mean: np.ndarray | None = None,
     truth_sd: np.ndarray | None = None,
     grad_cost: float = 1.0,
@@ -398,8 +402,9 @@ def sampler_row(
     Parameters
     ----------
     chains
-        Output of :func:`mcmc.core.samplers.driver.run`, attrs (counts and
-        timings) intact.
+        The chains of :func:`mcmc.core.samplers.driver.run`, attrs (counts) intact.
+    timings
+        The timings beside them (``None``: times and ESS per second unknown).
     truth_mean, truth_sd
         Exact moments of the reported coordinates, ``(n,)`` in the order of
         the flattened variables (the target's ``mean``/``sd``), or ``None``.
@@ -419,7 +424,7 @@ def sampler_row(
     ndw, ngw = int(a.get("n_density_evals_warmup", 0)), int(a.get("n_gradient_evals_warmup", 0))
     sampling_cost = nd + grad_cost * ng
     cost = sampling_cost + ndw + grad_cost * ngw
-    t_sampling = a.get("sampling_time_s")
+    t_sampling = timings.sampling_time_s if timings is not None else None
     ess_per_s = ess_min / t_sampling if ess_min is not None and t_sampling else None
     ess_per_1k = 1000.0 * ess_min / sampling_cost if ess_min is not None and sampling_cost > 0 else None
 
@@ -437,7 +442,8 @@ def sampler_row(
 
     return SamplerRow(
         sampler=str(a.get("sampler", "?")),
-        wall_time_s=a.get("wall_time_s"), warmup_time_s=a.get("warmup_time_s"), sampling_time_s=t_sampling,
+        wall_time_s=timings.wall_time_s if timings is not None else None,
+        warmup_time_s=timings.warmup_time_s if timings is not None else None, sampling_time_s=t_sampling,
         n_density_evals=nd + ndw, n_gradient_evals=ng + ngw,
         n_density_evals_warmup=ndw, n_gradient_evals_warmup=ngw,
         cost=float(cost), sampling_cost=float(sampling_cost),

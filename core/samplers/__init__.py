@@ -7,7 +7,8 @@ A sampler is a module (or any object) with
 ``NAME: str``
     The name recorded in the chains file (``"rwm"``).
 ``LATTICE: bool`` (optional)
-    True for the samplers of spin lattices (:attr:`Target.lattice`), the only
+    True for the samplers that may run on a spin lattice (a target
+    implementing :class:`~mcmc.core.targets.protocols.SpinLattice`), the only
     ones the driver runs on such a target.
 ``State``
     A NamedTuple whose first two fields are ``position (chains, dim)`` and
@@ -24,17 +25,25 @@ A sampler is a module (or any object) with
     :class:`~mcmc.core.random.ChainRandom`. Parameters may be scalars or
     per-chain arrays ``(chains,)``.
 ``make_adapter(warmup, state, target, rng, **params) -> Adapter``
-    Optional: the warm-up tuner (see :mod:`mcmc.core.samplers.adapt`). Without
-    it the driver runs warm-up with ``params`` unchanged.
+    Optional: the warm-up tuner (see :mod:`mcmc.core.samplers.adapt`), which
+    also chooses the kernel warm-up runs (by default ``step``). Without it the
+    driver runs warm-up with ``step`` and ``params`` unchanged.
 ``run_attrs(state, params) -> dict``
     Optional: extra JSON-serialisable attributes for the chains file, from
     the last state and the parameters used after warm-up.
 
 :class:`DensityState` and :func:`density_state` are the state and ``init``
-of every sampler that needs only the position and its log density (rwm, mh,
-slice, elliptical slice, rejection, i-SIR, Gibbs). :func:`accept_reject` is
-the one Metropolis accept/reject step the Metropolis-type kernels share. :func:`get_sampler` resolves the command-line
-names.
+of every sampler that needs only the position and its log density (rwm,
+mh-independence, mh-lognormal, slice, elliptical slice, rejection, i-SIR,
+Gibbs, Swendsen-Wang). :func:`accept_reject` is the one Metropolis
+accept/reject step the Metropolis-type kernels share. Shared pieces live
+beside the algorithms: :mod:`~mcmc.core.samplers.adapt` (the adapter
+protocol, Robbins-Monro scale, running moments),
+:mod:`~mcmc.core.samplers.proposals` (the t and log-normal proposals),
+:mod:`~mcmc.core.samplers.leapfrog` and :mod:`~mcmc.core.samplers.hmc_adapt`
+(HMC's integrator and step-size/mass adaptation), and
+:mod:`~mcmc.core.samplers.driver` (the loop). :func:`get_sampler` resolves
+the command-line names.
 """
 
 from __future__ import annotations
@@ -50,19 +59,19 @@ if TYPE_CHECKING:
 
 S = TypeVar("S")
 
-# Command-line name -> (module, attribute or None for the module itself).
-SAMPLERS: dict[str, tuple[str, str | None]] = {
-    "rwm": ("mcmc.core.samplers.rwm", None),
-    "mh-independence": ("mcmc.core.samplers.mh", "independence"),
-    "mh-lognormal": ("mcmc.core.samplers.mh", "lognormal"),
-    "two-stage": ("mcmc.core.samplers.two_stage", None),
-    "slice": ("mcmc.core.samplers.slice", None),
-    "elliptical-slice": ("mcmc.core.samplers.elliptical", None),
-    "rejection": ("mcmc.core.samplers.independent", "rejection"),
-    "isir": ("mcmc.core.samplers.independent", "isir"),
-    "gibbs": ("mcmc.core.samplers.gibbs", None),
-    "swendsen-wang": ("mcmc.core.samplers.swendsen_wang", None),
-    "hmc": ("mcmc.core.samplers.hmc", None),
+# Command-line name -> the module of the algorithm (one per file).
+SAMPLERS: dict[str, str] = {
+    "rwm": "mcmc.core.samplers.rwm",
+    "mh-independence": "mcmc.core.samplers.mh_independence",
+    "mh-lognormal": "mcmc.core.samplers.mh_lognormal",
+    "two-stage": "mcmc.core.samplers.two_stage",
+    "slice": "mcmc.core.samplers.slice",
+    "elliptical-slice": "mcmc.core.samplers.elliptical",
+    "rejection": "mcmc.core.samplers.rejection",
+    "isir": "mcmc.core.samplers.isir",
+    "gibbs": "mcmc.core.samplers.gibbs",
+    "swendsen-wang": "mcmc.core.samplers.swendsen_wang",
+    "hmc": "mcmc.core.samplers.hmc",
 }
 
 
@@ -79,8 +88,12 @@ def density_state(position: np.ndarray, target: Target) -> DensityState:
     return DensityState(position, np.asarray(target.log_density(position), dtype=float))
 
 
-class Sampler(Protocol):
-    """What the driver needs from a sampler module (see the module docstring)."""
+class SamplingAlgorithm(Protocol):
+    """What the driver needs from a sampler module (see the module docstring).
+
+    (Named as BlackJAX names it; ``Sampler`` in the diagnostics' report is
+    the sampler-level facts of a diagnosis, another thing.)
+    """
 
     NAME: str
 
@@ -89,7 +102,7 @@ class Sampler(Protocol):
     def step(self, rng: ChainRandom, state: Any, target: Target, **params: Any) -> tuple[Any, Any]: ...
 
 
-def get_sampler(name: str) -> Sampler:
+def get_sampler(name: str) -> SamplingAlgorithm:
     """The sampler registered under ``name`` (``rwm``, ``slice``, ``hmc``, ...).
 
     Raises
@@ -97,9 +110,7 @@ def get_sampler(name: str) -> Sampler:
     KeyError
         For an unknown name (the command line validates names first).
     """
-    module, attr = SAMPLERS[name]
-    mod = import_module(module)
-    return getattr(mod, attr) if attr else mod  # type: ignore[return-value]
+    return import_module(SAMPLERS[name])  # type: ignore[return-value]
 
 
 def accept_reject(rng: ChainRandom, log_ratio: np.ndarray, proposal: S, current: S) -> tuple[S, np.ndarray, np.ndarray]:

@@ -1,7 +1,8 @@
 """The one loop every sampler runs in: starts, warm-up, draws, chains file.
 
 :func:`run` draws starting points, runs warm-up with the sampler's adapter
-(:mod:`mcmc.core.samplers.adapt`), then the sampling iterations, keeping every
+(:mod:`mcmc.core.samplers.adapt`), stepping with the adapter's warm-up
+kernel, then the sampling iterations, keeping every
 ``thin``-th (CmdStan's convention: ``draws`` counts iterations, so
 ``ceil(draws / thin)`` are kept). Per-iteration ``Info`` fields become
 ``(chain, draw)`` sampler statistics under their ArviZ names, plus ``lp`` (the
@@ -19,7 +20,7 @@ import dataclasses
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -27,15 +28,28 @@ from mcmc.core.chains import Chains
 from mcmc.core.errors import InputError, UsageError
 from mcmc.core.memory import require_memory
 from mcmc.core.random import ChainRandom
-from mcmc.core.samplers import Sampler
+from mcmc.core.samplers import SamplingAlgorithm
 from mcmc.core.samplers.adapt import FixedParams
 from mcmc.core.targets.base import Target
+from mcmc.core.targets.protocols import SpinLattice
 
 INIT_ATTEMPTS = 100  # as Stan: redraw a start with non-finite log density up to this many times
 
-# Attributes that change from run to run of the same seed (timings); tests of
-# byte-identical output leave them out.
-VOLATILE_ATTRS = ("wall_time_s", "warmup_time_s", "sampling_time_s")
+
+class Timings(NamedTuple):
+    """Seconds spent by one :func:`run`: they change from run to run of the same seed, so they
+    travel beside the chains, never in them (the chains file is a function of the command line)."""
+
+    warmup_time_s: float
+    sampling_time_s: float
+    wall_time_s: float  # starts, warm-up and sampling
+
+
+class Run(NamedTuple):
+    """What :func:`run` returns: the chains and, beside them, the timings."""
+
+    chains: Chains
+    timings: Timings
 
 
 class Counter:
@@ -74,7 +88,7 @@ class Counter:
 
 
 def run(
-    sampler: Sampler,
+    sampler: SamplingAlgorithm,
     target: Target,
     *,
     chains: int = 4,
@@ -86,8 +100,8 @@ def run(
     init: np.ndarray | None = None,
     params: Mapping[str, Any] | None = None,
     progress: Callable[[int, int], None] | None = None,
-) -> Chains:
-    """Run ``sampler`` on ``target`` and return the chains.
+) -> Run:
+    """Run ``sampler`` on ``target``; return the chains and the timings.
 
     Parameters
     ----------
@@ -117,12 +131,12 @@ def run(
 
     Returns
     -------
-    Chains
-        ``posterior`` from ``target.to_variables`` (reported space),
-        ``sample_stats`` from the sampler's ``Info`` plus ``lp``, and
+    Run
+        ``chains``: ``posterior`` from ``target.to_variables`` (reported
+        space), ``sample_stats`` from the sampler's ``Info`` plus ``lp``, and
         ``attrs``: sampler, target, target options, seed, chains, chain ids,
-        warmup, draws, thin, the parameters used after warm-up (per chain),
-        evaluation counts and timings.
+        warmup, draws, thin, the parameters used after warm-up (per chain)
+        and evaluation counts; ``timings``: :class:`Timings`.
     """
     if warmup < 0 or draws < 1 or thin < 1:
         raise UsageError(f"need warmup >= 0, draws >= 1 and thin >= 1 (got {warmup}, {draws}, {thin})")
@@ -141,7 +155,7 @@ def run(
     )  # fmt: skip
     ids = tuple(range(chains)) if chain_ids is None else tuple(int(i) for i in chain_ids)
     params = dict(params or {})
-    if target.lattice is not None and not getattr(sampler, "LATTICE", False):
+    if isinstance(target, SpinLattice) and not getattr(sampler, "LATTICE", False):
         raise UsageError(
             f"target {target.name!r} is a spin lattice: sample it with gibbs or swendsen-wang, not {sampler.NAME}"
         )
@@ -160,8 +174,9 @@ def run(
     every = max(1, total // 100)
     done = 0
     for _ in range(warmup):
+        kernel = adapter.warmup_kernel() or sampler.step
         with _where(f"iteration {done + 1}"):
-            state, info = sampler.step(rng, state, counted, **adapter.params())
+            state, info = kernel(rng, state, counted, **adapter.params())
         adapter.update(state, info)
         done += 1
         if progress is not None and done % every == 0:
@@ -207,14 +222,12 @@ def run(
         "n_gradient_evals": counter.gradient - evals_warmup[1],
         "n_likelihood_evals_warmup": evals_warmup[2],
         "n_likelihood_evals": counter.likelihood - evals_warmup[2],
-        "warmup_time_s": round(t1 - t0, 6),
-        "sampling_time_s": round(t2 - t1, 6),
-        "wall_time_s": round(t2 - t0, 6),
     }
     extra = getattr(sampler, "run_attrs", None)
     if extra is not None:
         attrs.update(extra(state, final))
-    return Chains(target.to_variables(positions), sample_stats, attrs)
+    timings = Timings(round(t1 - t0, 6), round(t2 - t1, 6), round(t2 - t0, 6))
+    return Run(Chains(target.to_variables(positions), sample_stats, attrs), timings)
 
 
 @contextmanager

@@ -44,6 +44,7 @@ from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import DensityState as State
 from mcmc.core.samplers import density_state
 from mcmc.core.samplers import slice as slice_sampler
+from mcmc.core.samplers.adapt import Adapter, Step, Welford
 from mcmc.core.targets.base import Target
 
 NAME = "elliptical-slice"
@@ -71,7 +72,6 @@ def step(
     *,
     ref_mean: Any = 0.0,
     ref_sd: Any = 1.0,
-    slice_width: Any = None,
 ) -> tuple[State, Info]:
     """One elliptical slice transition for every chain.
 
@@ -80,13 +80,7 @@ def step(
     ref_mean, ref_sd
         The reference Gaussian ``N(ref_mean, diag(ref_sd^2))``: scalars,
         ``(dim,)`` or ``(chains, dim)``; ``ref_sd > 0``.
-    slice_width
-        Warm-up only: when given, a coordinate-wise slice sampling sweep with
-        these widths instead (see :class:`ReferenceAdapter`).
     """
-    if slice_width is not None:
-        moved, info = slice_sampler.step(rng, state, target, width=slice_width)
-        return moved, Info(info.n_evals)
     x, lp = state.position, state.log_density
     n, d = x.shape
     mean = np.broadcast_to(np.asarray(ref_mean, dtype=float), (n, d))
@@ -119,7 +113,7 @@ def step(
     return State(new, new_lp), Info(evals)
 
 
-class ReferenceAdapter:
+class ReferenceAdapter(Adapter):
     """Per chain: the reference Gaussian's mean and sd, learnt in warm-up from the chain's own draws.
 
     A reference narrower than the target makes elliptical slice sampling
@@ -146,32 +140,32 @@ class ReferenceAdapter:
         self.mean = np.broadcast_to(np.asarray(ref_mean, dtype=float), (n, d)).copy()
         self.sd = np.broadcast_to(np.asarray(ref_sd, dtype=float), (n, d)).copy()
         self.half, self.warmup, self.t = warmup // 2, warmup, 0
-        self.slice = slice_sampler.make_adapter(self.half, state, target, rng)
-        self.count, self.run_mean, self.m2 = 0, np.zeros((n, d)), np.zeros((n, d))
+        self.slice = slice_sampler.WidthAdapter(self.half, state)
+        self.moments = Welford((n, d))
         self.estimated = False
+
+    def warmup_kernel(self) -> Step | None:
+        return slice_sampler.step if self.t < self.half else None
 
     def params(self) -> dict[str, Any]:
         if self.t < self.half:
-            return {"slice_width": self.slice.params()["width"]}
+            return self.slice.params()
         return {"ref_mean": self.mean, "ref_sd": self.sd * self.EXPLORE}
 
     def update(self, state: State, info: Info) -> None:
-        x = state.position
         if self.t < self.half:
             self.slice.update(state, info)
         self.t += 1
-        if self.t > self.half // 2:  # the second quarter, then the second half: Welford sums
-            self.count += 1
-            delta = x - self.run_mean
-            self.run_mean += delta / self.count
-            self.m2 += delta * (x - self.run_mean)
-        if self.t in (self.half, self.warmup) and self.count >= 5:
-            sd = np.sqrt(self.m2 / (self.count - 1))
-            moved = sd > 1e-12 * (1.0 + np.abs(self.run_mean))
-            self.mean = self.run_mean.copy()
+        m = self.moments
+        if self.t > self.half // 2:  # the second quarter, then the second half
+            m.add(state.position)
+        if self.t in (self.half, self.warmup) and m.n >= 5:
+            sd = m.sd()
+            moved = sd > 1e-12 * (1.0 + np.abs(m.mean))
+            self.mean = m.mean.copy()
             self.sd = np.where(moved, sd, self.sd)
             self.estimated = True
-            self.count, self.run_mean, self.m2 = 0, np.zeros_like(x), np.zeros_like(x)
+            self.moments = Welford(m.mean.shape)
 
     def final(self) -> dict[str, Any]:
         return {"ref_mean": self.mean, "ref_sd": self.sd * (self.FINAL if self.estimated else 1.0)}

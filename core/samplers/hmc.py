@@ -57,7 +57,8 @@ import numpy as np
 
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
-from mcmc.core.samplers.hmc_adapt import DualAveraging, Welford, window_ends
+from mcmc.core.samplers.adapt import Adapter, Welford
+from mcmc.core.samplers.hmc_adapt import DualAveraging, window_ends
 from mcmc.core.samplers.leapfrog import ValueAndGrad, integrate, kinetic_energy
 from mcmc.core.targets.base import Target
 
@@ -164,7 +165,6 @@ def step(
     jitter: float = JITTER,
     max_steps: int = MAX_STEPS,
     max_energy_error: float | None = None,
-    target_accept: float | None = None,
 ) -> tuple[State, Info]:
     """One HMC transition for every chain.
 
@@ -190,15 +190,12 @@ def step(
         Cap on leapfrog steps per transition.
     max_energy_error
         Energy error above which a trajectory diverges (default 1000).
-    target_accept
-        Ignored here (used by :func:`make_adapter`).
 
     Returns
     -------
     state, info
         The new state and per-chain statistics (see the module docstring).
     """
-    del target_accept
     vg = _value_and_grad(target)
     x = state.position
     chains, dim = x.shape
@@ -319,7 +316,7 @@ def find_reasonable_step_size(
     return np.clip(eps, 1e-10, 1e7)
 
 
-class Adapter:
+class WindowAdapter(Adapter):
     """Stan-style warm-up for HMC: dual-averaged step size, windowed diagonal mass matrix.
 
     Parameters
@@ -372,7 +369,7 @@ class Adapter:
         self.warmup = warmup
         self.start, self.ends = window_ends(warmup) if adapt_mass else (warmup, [])
         self.t = 0
-        self.welford = Welford.empty(chains, dim)
+        self.welford = Welford((chains, dim))
         eps = _per_chain(1.0 if step_size is None else step_size, chains, "step_size")
         if warmup > 0 or step_size is None:
             eps = find_reasonable_step_size(rng, state, target, eps, self.inv_mass)
@@ -387,7 +384,7 @@ class Adapter:
             self.welford.add(state.position)
         if self.t in self.ends:
             self.inv_mass = self.welford.regularized_variance()
-            self.welford = Welford.empty(*state.position.shape)
+            self.welford = Welford(state.position.shape)
             # A new metric changes the scale of everything: search the step
             # size again and restart dual averaging from it (as Stan does).
             eps = find_reasonable_step_size(self.rng, state, self.target, self.da.step_size, self.inv_mass)
@@ -398,12 +395,10 @@ class Adapter:
         return {**self.fixed, "step_size": self.da.final_step_size, "inv_mass": self.inv_mass}
 
 
-def make_adapter(
-    warmup: int, state: State, target: Target, rng: ChainRandom, **params: Any
-) -> Adapter:
-    """The warm-up adapter the driver uses (see :class:`Adapter`).
+def make_adapter(warmup: int, state: State, target: Target, rng: ChainRandom, **params: Any) -> WindowAdapter:
+    """The warm-up adapter the driver uses (see :class:`WindowAdapter`).
 
     With ``warmup = 0`` the parameters are used as given, except that a
     missing ``step_size`` is found once by :func:`find_reasonable_step_size`.
     """
-    return Adapter(warmup, state, target, rng, **params)
+    return WindowAdapter(warmup, state, target, rng, **params)

@@ -12,7 +12,8 @@ algorithm parameters", section "Automatic parameter tuning"): an initial fast
 interval (75 iterations) where only the step size adapts, a series of slow
 windows (25, 50, 100, ... iterations; the last one stretched to reach the
 terminal interval) at the end of each of which the diagonal inverse mass matrix
-is set to the regularized sample variance of the window's draws,
+is set to the regularized sample variance of the window's draws
+(:class:`mcmc.core.samplers.adapt.Welford`),
 
     var_reg = n / (n + 5) * var + 1e-3 * 5 / (n + 5),
 
@@ -33,8 +34,6 @@ Nesterov, Y. (2009). Primal-dual subgradient methods for convex problems.
 *Mathematical Programming* 120, 221-259.
 Stan Development Team. *Stan Reference Manual*, "MCMC Sampling: HMC algorithm
 parameters" (adaptation windows); ``stan/mcmc/windowed_adaptation.hpp``.
-Welford, B. P. (1962). Note on a method for calculating corrected sums of
-squares and products. *Technometrics* 4, 419-420.
 """
 
 from __future__ import annotations
@@ -98,40 +97,6 @@ class DualAveraging:
     def final_step_size(self) -> np.ndarray:
         """The averaged ``exp(x_bar_t)``, used after warm-up (the iterate if no update yet)."""
         return np.exp(self.log_step_bar if self.counter > 0 else self.log_step)
-
-
-@dataclass
-class Welford:
-    """Running per-chain mean and sum of squared deviations (Welford 1962).
-
-    ``mean`` and ``m2`` have shape ``(chains, dim)``; ``n`` is shared because
-    every chain adds one draw at each warm-up iteration.
-    """
-
-    mean: np.ndarray
-    m2: np.ndarray
-    n: int = 0
-
-    @classmethod
-    def empty(cls, chains: int, dim: int) -> Welford:
-        return cls(np.zeros((chains, dim)), np.zeros((chains, dim)), 0)
-
-    def add(self, x: np.ndarray) -> None:
-        """Add one draw per chain, ``x (chains, dim)``."""
-        self.n += 1
-        delta = x - self.mean
-        self.mean = self.mean + delta / self.n
-        self.m2 = self.m2 + delta * (x - self.mean)
-
-    def regularized_variance(self) -> np.ndarray:
-        """Stan's shrunk variance ``n/(n+5) var + 1e-3 * 5/(n+5)``, shape ``(chains, dim)``.
-
-        The shrinkage towards 1e-3 keeps a short window (or a chain that barely
-        moved) from producing a zero or wildly small mass.
-        """
-        n = float(self.n)
-        var = self.m2 / (n - 1.0) if n > 1 else np.zeros_like(self.m2)
-        return (n / (n + 5.0)) * var + 1e-3 * (5.0 / (n + 5.0))
 
 
 def window_ends(

@@ -17,7 +17,7 @@ import numpy as np
 
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import DensityState, accept_reject, density_state
-from mcmc.core.samplers.adapt import RobbinsMonroScale, optimal_acceptance
+from mcmc.core.samplers.adapt import RobbinsMonroScale, per_chain_scale
 from mcmc.core.targets.base import Target
 
 NAME = "rwm"
@@ -33,11 +33,6 @@ class Info(NamedTuple):
 
 
 init = density_state
-
-
-def default_scale(dim: int) -> float:
-    """``2.38 / sqrt(dim)``: optimal for a standard Gaussian target (Gelman et al. 1996)."""
-    return 2.38 / np.sqrt(dim)
 
 
 def step(
@@ -60,7 +55,7 @@ def step(
         proposal is ``x + s * m * z``.
     """
     x = state.position
-    s = np.broadcast_to(np.asarray(default_scale(x.shape[1]) if scale is None else scale, dtype=float), (x.shape[0],))
+    s = per_chain_scale(scale, *x.shape)
     step_sd = s[:, None] if metric is None else s[:, None] * np.asarray(metric, dtype=float)
     proposal = x + step_sd * rng.normal((x.shape[1],))
     lp = np.asarray(target.log_density(proposal), dtype=float)
@@ -81,15 +76,6 @@ def make_adapter(
 ) -> RobbinsMonroScale:
     """Robbins-Monro tuning of ``scale`` per chain (toward 0.234, or 0.44 in 1-D), and of a
     diagonal ``metric`` unless ``adapt_metric=False`` (see :mod:`mcmc.core.samplers.adapt`)."""
-    n, dim = state.position.shape
-    if metric is None and adapt_metric and dim > 1:
-        metric = np.ones((n, dim))
-    elif metric is not None:
-        metric = np.broadcast_to(np.asarray(metric, dtype=float), (n, dim)).copy()
     return RobbinsMonroScale(
-        warmup,
-        default_scale(dim) if scale is None else scale,
-        n,
-        optimal_acceptance(dim) if target_accept is None else target_accept,
-        metric=metric,
+        warmup, state.position.shape, scale, target_accept, metric=metric, adapt_metric=adapt_metric
     )

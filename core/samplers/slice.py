@@ -32,6 +32,7 @@ import numpy as np
 
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import DensityState, density_state
+from mcmc.core.samplers.adapt import Adapter
 from mcmc.core.targets.base import Target
 
 NAME = "slice"
@@ -131,10 +132,10 @@ def step(
     return State(x, lp), Info(evals, w.mean(axis=1))
 
 
-class WidthAdapter:
+class WidthAdapter(Adapter):
     """Per chain and coordinate: ``w = 3 * mean |jump|`` over warm-up, shrunk toward the initial ``w``."""
 
-    def __init__(self, warmup: int, state: State, width: Any, max_steps: int) -> None:
+    def __init__(self, warmup: int, state: State, width: Any = 1.0, max_steps: int = 32) -> None:
         n, d = state.position.shape
         self.w0 = np.broadcast_to(np.asarray(width, dtype=float), (n, d)).copy()
         self.w = self.w0.copy()

@@ -12,7 +12,10 @@ simulations", Phys. Rev. Lett. 58, 86. One iteration, for every chain:
 This is a Gibbs sampler of the Fortuin-Kasteleyn (Edwards & Sokal 1988)
 joint distribution of spins and bonds, so it leaves the Ising ``pi``
 invariant; flipping whole clusters removes most of the critical slowing down
-of single-site updates (:mod:`mcmc.core.samplers.gibbs`).
+of single-site updates (:mod:`mcmc.core.samplers.gibbs`). The target
+supplies the pairs and ``beta`` through the protocol
+:class:`~mcmc.core.targets.protocols.SpinLattice` (the Ising model,
+:class:`~mcmc.core.targets.ising.IsingTarget`).
 
 All chains form one graph of ``chains * L^2`` nodes, labelled in a single
 call of :func:`scipy.sparse.csgraph.connected_components`. Randomness is
@@ -34,12 +37,14 @@ from typing import NamedTuple
 import numpy as np
 
 from mcmc.core.random import ChainRandom
-from mcmc.core.samplers.gibbs import State, lattice_state
+from mcmc.core.samplers import DensityState, density_state
 from mcmc.core.targets.base import Target
-from mcmc.core.targets.ising import bonds, lattice_of
+from mcmc.core.targets.protocols import SpinLattice, require
 
 NAME = "swendsen-wang"
-LATTICE = True  # draws spin lattices (Target.lattice); the driver keeps other samplers off them
+LATTICE = True  # draws spin lattices (SpinLattice targets); the driver keeps other samplers off them
+
+State = DensityState  # spins -1.0 / +1.0 (chains, n_spins) and their log density
 
 
 class Info(NamedTuple):
@@ -52,9 +57,21 @@ def bond_probability(beta: float) -> float:
     return float(-np.expm1(-2.0 * beta))
 
 
+def spin_lattice(target: Target) -> SpinLattice:
+    """``target`` as a :class:`~mcmc.core.targets.protocols.SpinLattice` (``UsageError`` if it is not)."""
+    return require(target, SpinLattice, NAME, "an Ising lattice target (ising)")
+
+
 def init(position: np.ndarray, target: Target) -> State:
-    """State at spins ``position (chains, L*L)`` (see :func:`mcmc.core.samplers.gibbs.lattice_state`)."""
-    return lattice_state(position, target, NAME)
+    """State at spins ``position (chains, n_spins)``.
+
+    Raises
+    ------
+    UsageError
+        ``target`` is not a spin lattice.
+    """
+    spin_lattice(target)
+    return density_state(position, target)
 
 
 def clusters(bonded: np.ndarray, first: np.ndarray, second: np.ndarray, sites: int) -> tuple[np.ndarray, np.ndarray]:
@@ -108,12 +125,13 @@ def step(rng: ChainRandom, state: State, target: Target) -> tuple[State, Info]:
     Raises
     ------
     UsageError
-        ``target`` is not an Ising lattice.
+        ``target`` is not a spin lattice.
     """
-    rows, cols, beta = lattice_of(target, NAME)
-    n = rows * cols
-    first, second = bonds(rows, cols)
+    lattice = spin_lattice(target)
+    first, second = lattice.bonds()
+    beta = lattice.beta
     x = state.position
+    n = x.shape[1]
     chains = x.shape[0]
     u_bond = rng.uniform((first.size,))
     u_flip = rng.uniform((n,)).ravel()

@@ -33,8 +33,8 @@ import numpy as np
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import select
-from mcmc.core.samplers.adapt import RobbinsMonroScale, optimal_acceptance
-from mcmc.core.samplers.mh import lognormal_propose
+from mcmc.core.samplers.adapt import RobbinsMonroScale, per_chain_scale
+from mcmc.core.samplers.proposals import lognormal_propose
 from mcmc.core.targets.base import Target
 
 NAME = "two-stage"
@@ -109,7 +109,7 @@ def step(
     log_prior, log_likelihood = _factors(target)
     x = state.position
     n, d = x.shape
-    s = np.broadcast_to(np.asarray(2.38 / np.sqrt(d) if scale is None else scale, dtype=float), (n,))
+    s = per_chain_scale(scale, n, d)
     step_sd = s[:, None] if metric is None else s[:, None] * np.broadcast_to(np.asarray(metric, dtype=float), (n, d))
     if proposal == "rw":
         y = x + step_sd * rng.normal((d,))
@@ -153,16 +153,7 @@ def make_adapter(
 ) -> RobbinsMonroScale:
     """Robbins-Monro tuning of ``scale`` per chain toward the overall acceptance 0.234 (0.44 in
     1-D), and of a diagonal ``metric`` as for random-walk Metropolis (``proposal="rw"`` only)."""
-    n, dim = state.position.shape
-    if metric is None and adapt_metric and dim > 1 and proposal == "rw":
-        metric = np.ones((n, dim))
-    elif metric is not None:
-        metric = np.broadcast_to(np.asarray(metric, dtype=float), (n, dim)).copy()
     return RobbinsMonroScale(
-        warmup,
-        2.38 / np.sqrt(dim) if scale is None else scale,
-        n,
-        optimal_acceptance(dim) if target_accept is None else target_accept,
-        metric=metric,
-        proposal=proposal,
-    )
+        warmup, state.position.shape, scale, target_accept,
+        metric=metric, adapt_metric=adapt_metric and proposal == "rw", proposal=proposal,
+    )  # fmt: skip

@@ -5,7 +5,9 @@ vectorized over a leading chain axis, plus what the samplers and the chains
 file need around it: coordinate names, how coordinates group into the
 variables of the chains file, exact moments where they are known, overdispersed
 starting points, and for two-stage Metropolis-Hastings the prior and
-likelihood factors of the log density.
+likelihood factors of the log density. What only some samplers need (full
+conditionals, a spin lattice) is not here: a target offers it by
+implementing a protocol of :mod:`mcmc.core.targets.protocols`.
 
 Sampling space and reported space
 ---------------------------------
@@ -78,16 +80,6 @@ class Target:
     options
         The keyword options the target was built with, recorded in the chains
         file so that ``get_target(name, **options)`` rebuilds the same target.
-    lattice
-        ``(rows, cols)`` for a discrete spin lattice (the Ising model): a point
-        is then a configuration of spins ``-1.0``/``+1.0`` in row-major order
-        (``dim = rows * cols``) and only lattice samplers (``gibbs``,
-        ``swendsen-wang``) apply; the continuous ones (``rwm``, ``slice``,
-        ``hmc``) do not. ``None`` (the default) for a density on ``R^dim``.
-    gaussian_form
-        ``(mean (dim,), precision (dim, dim))`` when the target is exactly the
-        Gaussian ``N(mean, precision^-1)`` in the sampling space: its full
-        conditionals are then Gaussian, and ``gibbs`` draws from them.
     """
 
     name: str
@@ -104,8 +96,6 @@ class Target:
     transform: VectorFn | None = None
     value_and_grad_fn: Callable[[Array], tuple[Array, Array]] | None = None
     options: dict[str, Any] = field(default_factory=dict)
-    lattice: tuple[int, int] | None = None
-    gaussian_form: tuple[Array, Array] | None = None
 
     def __post_init__(self) -> None:
         if not self.names:
@@ -122,8 +112,6 @@ class Target:
                 if value.shape != (len(self.names),):
                     raise ValueError(f"{attr} has shape {value.shape}; expected ({len(self.names)},)")
                 object.__setattr__(self, attr, value)
-        if self.lattice is not None and prod(self.lattice) != self.dim:
-            raise ValueError(f"lattice {self.lattice} has {prod(self.lattice)} sites but dim is {self.dim}")
 
     @property
     def has_grad(self) -> bool:

@@ -86,12 +86,13 @@ def eight_runs(tmp_path_factory) -> dict[str, str]:
     hmc = get_sampler("hmc")
     for name, seed in (("s1", 1), ("s2", 2)):
         out[name] = str(d / f"{name}.npz")
-        write_chains(run(hmc, get_target("eight-schools"), chains=4, warmup=400, draws=500, seed=seed), out[name])
+        chains, _ = run(hmc, get_target("eight-schools"), chains=4, warmup=400, draws=500, seed=seed)
+        write_chains(chains, out[name])
     model = d / "wrong_eight.py"
     model.write_text(WRONG_EIGHT)
     out["wrong"] = str(d / "wrong.npz")
     wrong = get_target(f"{model}:target")
-    write_chains(run(hmc, wrong, chains=4, warmup=400, draws=500, seed=1), out["wrong"])
+    write_chains(run(hmc, wrong, chains=4, warmup=400, draws=500, seed=1).chains, out["wrong"])
     return out
 
 
@@ -114,7 +115,7 @@ def test_samplers_json_rows_match_the_runs(mcmc) -> None:
     for row in doc["samplers"]:
         assert set(row) == ROW_KEYS
         # Same seed, same draws: the run the command made is reproduced here.
-        chains = run(get_sampler(row["sampler"]), target, chains=2, warmup=150, draws=200, seed=3)
+        chains = run(get_sampler(row["sampler"]), target, chains=2, warmup=150, draws=200, seed=3).chains
         a = chains.attrs
         assert row["n_density_evals"] == a["n_density_evals"] + a["n_density_evals_warmup"]
         assert row["n_gradient_evals"] == a["n_gradient_evals"] + a["n_gradient_evals_warmup"]
@@ -141,7 +142,7 @@ def test_sampler_tuning_reaches_the_runs(mcmc) -> None:
     doc = strict_json(r.out)
     assert doc["params"] == {"hmc": {"target_accept": 0.95}, "rwm": {"scale": 0.3}}
     chains = run(get_sampler("hmc"), get_target("gaussian", dim=2), chains=2, warmup=100, draws=100, seed=2,
-                 params={"target_accept": 0.95})  # fmt: skip
+                 params={"target_accept": 0.95}).chains  # fmt: skip
     a = chains.attrs
     assert doc["samplers"][0]["n_gradient_evals"] == a["n_gradient_evals"] + a["n_gradient_evals_warmup"]
 

@@ -114,7 +114,7 @@ def check_sampler(
         Listing every coordinate that failed and the run's settings.
     """
     result = evaluate(
-        run(sampler, target, chains=chains, warmup=warmup, draws=draws, seed=seed, params=params),
+        run(sampler, target, chains=chains, warmup=warmup, draws=draws, seed=seed, params=params).chains,
         target,
         z_max=z_max,
         rhat_max=rhat_max,

@@ -8,9 +8,10 @@ import pytest
 from mcmc.core.errors import UsageError
 from mcmc.core.samplers import gibbs
 from mcmc.core.samplers import swendsen_wang as sw
-from mcmc.core.samplers.driver import VOLATILE_ATTRS, run
-from mcmc.core.targets import get_target
+from mcmc.core.samplers.driver import run
+from mcmc.core.targets import get_target, ising
 from mcmc.core.targets.ising import bonds, colour_classes, neighbours
+from mcmc.core.targets.protocols import FullConditionals, SpinLattice
 from mcmc.diagnostics import stats
 from tests.core.harness import evaluate
 
@@ -70,7 +71,9 @@ def test_exact_moments_of_the_target_equal_enumeration(size, beta) -> None:
 
 def test_log_density_transform_and_validation() -> None:
     target = get_target("ising", size=4, beta=0.5)
-    assert (target.dim, target.lattice, target.options) == (16, (4, 4), {"size": 4, "beta": 0.5})
+    assert (target.dim, target.rows, target.cols, target.beta) == (16, 4, 4, 0.5)
+    assert target.options == {"size": 4, "beta": 0.5}
+    assert isinstance(target, SpinLattice) and isinstance(target, FullConditionals) and target.discrete
     up = np.ones((1, 16))
     stripes = np.tile([1.0, -1.0], 8)[None]  # alternate columns: 16 unequal pairs across, 16 equal down
     np.testing.assert_allclose(target.log_density(np.concatenate([up, -up, stripes])), [16.0, 16.0, 0.0])
@@ -79,7 +82,7 @@ def test_log_density_transform_and_validation() -> None:
     assert target.log_density(np.full((1, 16), 0.5))[0] == -np.inf  # not a spin configuration
     # Reported values keep any leading axes (the driver passes (chain, draw, dim)).
     assert target.report(np.ones((2, 3, 16))).shape == (2, 3, 3)
-    assert get_target("ising").lattice == (16, 16) and get_target("ising").mean is None
+    assert get_target("ising").rows == 16 and get_target("ising").mean is None
     again = get_target("ising", **target.options)
     np.testing.assert_array_equal(again.mean, target.mean)
     for bad in ({"size": 2}, {"size": 4.5}, {"beta": -0.1}, {"beta": float("nan")}):
@@ -119,7 +122,7 @@ EXACT_CASES = [(s, size, beta) for s in SAMPLERS for size, beta in [(3, 0.3), (4
 )
 def test_sampler_matches_enumeration(sampler, size, beta) -> None:
     target = get_target("ising", size=size, beta=beta)
-    chains = run(sampler, target, chains=4, warmup=100, draws=3000, seed=20261122)
+    chains = run(sampler, target, chains=4, warmup=100, draws=3000, seed=20261122).chains
     z = z_scores(chains, enumerate_ising(size, beta))
     assert np.abs(z).max() < 4, z
     # The shared harness too: means and sds of m, abs_m, energy, and R-hat. The
@@ -142,14 +145,15 @@ def _wrong_conditional(beta: float, field: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize(
-    ("sampler", "attr", "wrong"),
-    [(sw, "bond_probability", _wrong_bonds), (gibbs, "conditional_up", _wrong_conditional)],
+    ("sampler", "where", "attr", "wrong"),
+    [(sw, sw, "bond_probability", _wrong_bonds), (gibbs, ising, "conditional_up", _wrong_conditional)],
     ids=["swendsen-wang", "gibbs"],
 )
-def test_a_wrong_kernel_fails_the_same_check(monkeypatch, sampler, attr, wrong) -> None:
-    monkeypatch.setattr(sampler, attr, wrong)
+def test_a_wrong_kernel_fails_the_same_check(monkeypatch, sampler, where, attr, wrong) -> None:
+    # the heat bath's conditional is the target's (FullConditionals), the bond probability the sampler's
+    monkeypatch.setattr(where, attr, wrong)
     target = get_target("ising", size=4, beta=CRITICAL)
-    chains = run(sampler, target, chains=4, warmup=100, draws=3000, seed=20261122)
+    chains = run(sampler, target, chains=4, warmup=100, draws=3000, seed=20261122).chains
     z = z_scores(chains, enumerate_ising(4, CRITICAL))
     assert np.abs(z).max() > 4, z
     assert evaluate(chains, target).failures
@@ -168,14 +172,12 @@ def _arrays(chains) -> dict[str, bytes]:
 def test_same_seed_same_bytes_and_chains_split_across_calls(sampler) -> None:
     target = get_target("ising", size=5, beta=CRITICAL)
     kw = {"warmup": 10, "draws": 30}
-    a = run(sampler, target, chains=4, seed=5, **kw)
-    b = run(sampler, target, chains=4, seed=5, **kw)
+    a = run(sampler, target, chains=4, seed=5, **kw).chains
+    b = run(sampler, target, chains=4, seed=5, **kw).chains
     assert _arrays(a) == _arrays(b)
-    assert {k: v for k, v in a.attrs.items() if k not in VOLATILE_ATTRS} == {
-        k: v for k, v in b.attrs.items() if k not in VOLATILE_ATTRS
-    }
-    assert _arrays(a) != _arrays(run(sampler, target, chains=4, seed=6, **kw))
-    parts = [run(sampler, target, chain_ids=ids, seed=5, **kw) for ids in ([0, 1], [2, 3])]
+    assert a.attrs == b.attrs  # timings travel beside the chains, not in them
+    assert _arrays(a) != _arrays(run(sampler, target, chains=4, seed=6, **kw).chains)
+    parts = [run(sampler, target, chain_ids=ids, seed=5, **kw).chains for ids in ([0, 1], [2, 3])]
     joined = {key: b"".join(_arrays(p)[key] for p in parts) for key in _arrays(a)}
     assert joined == _arrays(a)  # chain is the leading axis, so bytes concatenate
     assert a.attrs["sampler"] == sampler.NAME and a.attrs["target_options"] == {"size": 5, "beta": CRITICAL}
@@ -196,7 +198,7 @@ def test_swendsen_wang_beats_gibbs_near_criticality() -> None:
     # ~ L^2.17 sweeps); SW clusters do not. Equal iterations, generous margin.
     target = get_target("ising", size=16, beta=CRITICAL)
     kw = {"chains": 4, "warmup": 300, "draws": 1500, "seed": 7}
-    res = {s.NAME: run(s, target, **kw) for s in SAMPLERS}
+    res = {s.NAME: run(s, target, **kw).chains for s in SAMPLERS}
     ess = {name: float(stats.ess_mean(c.posterior["abs_m"][..., None])[0]) for name, c in res.items()}
     assert ess["swendsen-wang"] > 3 * ess["gibbs"], ess
     # About half the spins flip per SW iteration (each cluster with probability 1/2).

@@ -464,7 +464,7 @@ def test_nan_and_inf_gradients_are_divergences_not_crashes(tmp_path: Path) -> No
             return g
         """,
     )
-    chains = run(get_sampler("hmc"), get_target(path), chains=4, warmup=200, draws=200, seed=1)
+    chains = run(get_sampler("hmc"), get_target(path), chains=4, warmup=200, draws=200, seed=1).chains
     x = chains.posterior["x"]
     assert np.all(np.isfinite(x)) and np.all((x**2).sum(axis=2) < 3**2)
     assert chains.sample_stats["diverging"].sum() > 0

@@ -12,6 +12,7 @@ import pytest
 
 from mcmc.core.chains import Chains
 from mcmc.core.errors import InputError
+from mcmc.core.samplers.driver import Run
 from mcmc.diagnostics import stats
 from mcmc.diagnostics.compare import (
     best_by_column,
@@ -174,7 +175,7 @@ def test_false_alarm_arithmetic() -> None:
 
 
 @pytest.fixture(scope="module")
-def gaussian_runs() -> tuple[object, list[Chains]]:
+def gaussian_runs() -> tuple[object, list[Run]]:
     from mcmc.core.samplers import get_sampler
     from mcmc.core.samplers.driver import run
     from mcmc.core.targets import get_target
@@ -186,9 +187,9 @@ def gaussian_runs() -> tuple[object, list[Chains]]:
 
 def test_sampler_row_counts_and_truth_z_by_hand(gaussian_runs) -> None:
     target, runs = gaussian_runs
-    for chains in runs:
+    for chains, timings in runs:
         a = chains.attrs
-        row = sampler_row(chains, truth_mean=target.mean, truth_sd=target.sd, grad_cost=2.0)
+        row = sampler_row(chains, timings=timings, truth_mean=target.mean, truth_sd=target.sd, grad_cost=2.0)
         assert row.sampler == a["sampler"]
         assert row.n_density_evals == a["n_density_evals"] + a["n_density_evals_warmup"]
         assert row.n_gradient_evals == a["n_gradient_evals"] + a["n_gradient_evals_warmup"]
@@ -203,18 +204,19 @@ def test_sampler_row_counts_and_truth_z_by_hand(gaussian_runs) -> None:
         ess = min(stats.ess_bulk(x).min(), stats.ess_tail(x).min())
         assert row.ess_min == pytest.approx(ess)
         assert row.ess_per_1k_evals == pytest.approx(1000 * ess / row.sampling_cost)
-        assert row.ess_per_s == pytest.approx(ess / a["sampling_time_s"])
+        assert row.ess_per_s == pytest.approx(ess / timings.sampling_time_s)
+        assert (row.wall_time_s, row.warmup_time_s) == (timings.wall_time_s, timings.warmup_time_s)
         assert row.rhat_max == pytest.approx(stats.rhat(x).max())
         assert row.acceptance == pytest.approx(chains.sample_stats["acceptance_rate"].mean())
-    hmc, rwm = (sampler_row(c) for c in runs)
-    assert hmc.divergences == int(runs[0].sample_stats["diverging"].sum())
+    hmc, rwm = (sampler_row(c) for c, _ in runs)
+    assert hmc.divergences == int(runs[0].chains.sample_stats["diverging"].sum())
     assert rwm.divergences is None and rwm.n_gradient_evals == 0
     assert hmc.mean_z_max is None and hmc.sd_z_max is None  # no truth given
 
 
 def test_best_by_column_and_verdicts(gaussian_runs) -> None:
     target, runs = gaussian_runs
-    rows = [sampler_row(c, truth_mean=target.mean, truth_sd=target.sd) for c in runs]
+    rows = [sampler_row(c, truth_mean=target.mean, truth_sd=target.sd) for c, _ in runs]
     best = best_by_column(rows)
     # HMC on a 3-d standard normal: far more ESS per evaluation than random-walk Metropolis.
     assert best["ess_per_1k_evals"] == ["hmc"]
@@ -228,7 +230,7 @@ def test_best_by_column_and_verdicts(gaussian_runs) -> None:
     assert samplers_verdict([wide, rows[1]])[0]  # sds are not checked by default
     passed, verdict = samplers_verdict([wide, rows[1]], check_sd=True)
     assert not passed and "hmc sd (|z| 6.0 at x[2])" in verdict
-    no_truth = [sampler_row(c) for c in runs]
+    no_truth = [sampler_row(c) for c, _ in runs]
     passed, verdict = samplers_verdict(no_truth)
     assert passed and verdict.startswith("DONE:")
     tie = dataclasses.replace(rows[1], sampler="other")

@@ -1,0 +1,140 @@
+"""Rejection sampling from an independent t proposal learnt in warm-up (von Neumann 1951).
+
+Draw ``x ~ q`` and ``u ~ U(0, 1)`` until ``u M q(x) < pi~(x)``; the accepted
+``x`` are independent draws from ``pi`` exactly, provided the envelope holds,
+``pi~ <= M q`` everywhere (von Neumann 1951, "Various techniques used in
+connection with random digits", NBS Applied Mathematics Series 12). ``q`` is
+the multivariate Student-t of :mod:`mcmc.core.samplers.proposals`, one per
+chain, whose location and scale warm-up learns from slice sampling's draws
+(:class:`EnvelopeAdapter`); after warm-up it is fixed.
+
+No general method proves a bound for an arbitrary density, so ``log M`` is
+estimated at the end of warm-up: the largest ``log pi~ - log q`` over the
+chain's warm-up draws of the second half and :data:`BOUND_PROPOSALS` fresh
+proposals, plus :data:`BOUND_MARGIN`. Every proposal whose ratio still
+exceeds ``M`` is counted (statistic ``envelope_exceeded``): where that
+happens the draws follow ``min(pi~, M q)`` instead of ``pi``, and the
+command-line summary says so. The statistic ``n_evals`` counts the proposals
+(density evaluations) a draw took; the overall acceptance rate is
+``1 / mean(n_evals)``.
+
+Randomness: every chain draws its proposals and uniforms from its own
+stream, in shapes that depend only on its own history, so chain ``i`` depends
+only on the seed and ``i``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from mcmc.core.errors import McmcError
+from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import DensityState, density_state
+from mcmc.core.samplers.proposals import ProposalAdapter, fixed_proposal, student_t_draw, student_t_logpdf
+from mcmc.core.targets.base import Target
+
+NAME = "rejection"
+#: Fresh proposals per chain, beside the warm-up draws, over which the rejection envelope is maximised.
+BOUND_PROPOSALS = 400
+#: Added to the largest log ratio seen: ``M`` is 1.2 times the largest ratio found.
+BOUND_MARGIN = float(np.log(1.2))
+#: Proposals a rejection draw may take before the run stops (an acceptance rate below 1 / this).
+MAX_PROPOSALS = 10_000
+
+State = DensityState  # position and log density
+
+
+class Info(NamedTuple):
+    n_evals: np.ndarray  # (chains,) proposals (density evaluations) this draw took
+    envelope_exceeded: np.ndarray  # (chains,) proposals whose ratio pi~ / q exceeded M
+
+
+init = density_state
+
+
+def step(
+    rng: ChainRandom, state: State, target: Target, *, loc: Any = 0.0, scale: Any = 1.0, log_bound: Any = 0.0
+) -> tuple[State, Info]:
+    """One independent draw per chain by rejection from the t proposal.
+
+    Parameters
+    ----------
+    loc, scale
+        The proposal's location and diagonal scale: scalars, ``(dim,)`` or ``(chains, dim)``.
+    log_bound
+        ``log M`` per chain: a proposal is accepted with probability ``pi~(x) / (M q(x))``.
+
+    Raises
+    ------
+    McmcError
+        A chain accepted none of :data:`MAX_PROPOSALS` proposals.
+    """
+    n = state.position.shape[0]
+    loc, scale = fixed_proposal(state, loc, scale)
+    bound = np.broadcast_to(np.asarray(log_bound, dtype=float), (n,))
+    x, lp = state.position.copy(), state.log_density.copy()
+    evals = np.zeros(n, dtype=np.int64)
+    exceeded = np.zeros(n, dtype=np.int64)
+    looking = np.arange(n)
+    for _ in range(MAX_PROPOSALS):
+        cand = student_t_draw(rng, loc, scale, 1, looking)[:, 0]
+        cand_lp = np.asarray(target.log_density(cand), dtype=float)
+        log_ratio = cand_lp - student_t_logpdf(cand, loc[looking], scale[looking]) - bound[looking]
+        evals[looking] += 1
+        exceeded[looking] += log_ratio > 0.0
+        hit = rng.log_uniform(mask=looking) < np.where(np.isnan(log_ratio), -np.inf, log_ratio)
+        done = looking[hit]
+        x[done], lp[done] = cand[hit], cand_lp[hit]
+        looking = looking[~hit]
+        if not looking.size:
+            return State(x, lp), Info(evals, exceeded)
+    raise McmcError(
+        f"rejection sampling: chain {int(looking[0])} accepted none of {MAX_PROPOSALS} proposals (the envelope "
+        "is far too loose for this target); use another sampler"
+    )
+
+
+class EnvelopeAdapter(ProposalAdapter):
+    """The proposal learnt from slice sampling's draws (:class:`ProposalAdapter`), then the envelope ``log M``.
+
+    Setting the envelope at the end of warm-up (see the module docstring)
+    costs :data:`BOUND_PROPOSALS` density evaluations per chain.
+    """
+
+    def __init__(
+        self, warmup: int, state: State, target: Target, rng: ChainRandom, loc: Any, scale: Any, fixed: dict[str, Any]
+    ) -> None:
+        super().__init__(warmup, state, loc, scale, fixed)
+        self.target, self.rng = target, rng
+        self.kept: list[State] = []  # second-half draws, for the envelope
+
+    def keep(self, state: State) -> None:
+        self.kept.append(state)
+
+    def final(self) -> dict[str, Any]:
+        # A given log_bound wins over the estimate (which is still made: same stream either way).
+        return {**super().final(), "log_bound": self._log_bound(), **self.fixed}
+
+    def _log_bound(self) -> np.ndarray:
+        """``log M`` per chain: the largest ``log pi~ - log q`` seen, plus :data:`BOUND_MARGIN`."""
+        n, d = self.loc.shape
+        best = np.full(n, -np.inf)
+        for s in self.kept:
+            best = np.fmax(best, s.log_density - student_t_logpdf(s.position, self.loc, self.scale))
+        cand = student_t_draw(self.rng, self.loc, self.scale, BOUND_PROPOSALS)  # (chains, B, dim)
+        flat = cand.reshape(n * BOUND_PROPOSALS, d)
+        lp = np.asarray(self.target.log_density(flat), dtype=float).reshape(n, BOUND_PROPOSALS)
+        loc, scale = (np.repeat(a, BOUND_PROPOSALS, axis=0) for a in (self.loc, self.scale))
+        log_q = student_t_logpdf(flat, loc, scale).reshape(n, BOUND_PROPOSALS)
+        best = np.fmax(best, np.nanmax(np.where(np.isfinite(lp), lp - log_q, -np.inf), axis=1))
+        return best + BOUND_MARGIN
+
+
+def make_adapter(
+    warmup: int, state: State, target: Target, rng: ChainRandom, *, loc: Any = 0.0, scale: Any = 1.0, **fixed: Any
+) -> EnvelopeAdapter:
+    """Slice sampling in warm-up, then the proposal and the envelope from its draws (:class:`EnvelopeAdapter`);
+    a ``log_bound`` given passes through unchanged."""
+    return EnvelopeAdapter(warmup, state, target, rng, loc, scale, fixed)

@@ -1,0 +1,126 @@
+"""What a target may do beyond its log density: small protocols that particular samplers need.
+
+Every :class:`~mcmc.core.targets.base.Target` has a log density (and maybe a
+gradient, a prior/likelihood split). Some samplers need more, and a target
+says it offers that by implementing one of these protocols (a subclass of
+``Target`` with the methods), never by a field on every target:
+
+* :class:`FullConditionals`, for ``gibbs``: draw blocks of coordinates from
+  their full conditionals (the Ising model's heat bath, a Gaussian's
+  conditional normals).
+* :class:`SpinLattice`, for ``swendsen-wang``: ``+-1`` spins coupled along
+  the edges of a graph. A target implementing it is discrete, so the driver
+  runs only samplers that declare ``LATTICE = True`` on it.
+
+Samplers ask for one with :func:`require` (the protocols are runtime
+checkable), which raises :class:`~mcmc.core.errors.UsageError` when a target
+lacks it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+
+import numpy as np
+
+from mcmc.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from mcmc.core.random import ChainRandom
+
+
+@runtime_checkable
+class FullConditionals(Protocol):
+    """A target whose coordinates split into blocks it can draw from their full conditionals.
+
+    The ``gibbs`` sampler runs one systematic scan per iteration, for every
+    chain at once::
+
+        noise = target.sweep_noise(rng)
+        for block in target.conditional_blocks():
+            target.draw_conditional(rng, x, block, noise)   # x[:, block] ~ p(x_block | x_rest)
+
+    Each update leaves ``pi`` invariant, so the sweep does (a deterministic-
+    scan Gibbs sampler, Geman & Geman 1984). ``x`` is ``(chains, dim)``,
+    updated in place, so a block sees the blocks before it already updated.
+
+    Randomness: ``sweep_noise`` draws, up front and from each chain's own
+    stream, what the sweep's draws need in fixed shapes (the Ising model: one
+    uniform per site; a Gaussian: one normal per coordinate), so a chain's
+    path depends only on the seed and its index. A block whose draw needs a
+    varying amount of randomness uses ``rng`` in ``draw_conditional``
+    instead, drawing for every chain (unmasked) or masking by its own state.
+
+    What is meant to fit here:
+
+    * the Ising model (blocks: the colour classes of the lattice; the spins
+      of a class are conditionally independent given the others, so a block
+      is one vectorized heat-bath update) and a Gaussian ``N(mu, Q^-1)``
+      (blocks: the coordinates, each a conditional normal);
+    * a Bayesian network with discrete nodes: blocks are the nodes (or the
+      colour classes of its moral graph), each drawn from ``p(node | Markov
+      blanket)`` by inverse CDF on one pre-drawn uniform per node;
+    * a Bayesian neural network: blocks are the hyperparameter blocks
+      (precisions drawn from their conjugate gamma conditionals) and the
+      weights, whose "draw" is an HMC transition that leaves
+      ``p(weights | hyperparameters)`` invariant (any kernel invariant for a
+      block's conditional keeps the scan valid: Metropolis-within-Gibbs),
+      using ``rng`` directly.
+
+    Attributes
+    ----------
+    discrete
+        True when the coordinates take finitely many values; ``gibbs`` then
+        reports ``flip_rate``, the fraction of coordinates changed by the sweep.
+    """
+
+    discrete: bool
+
+    def conditional_blocks(self) -> Sequence[Any]:
+        """The blocks in scan order, each something :meth:`draw_conditional` understands (index arrays, ints)."""
+        ...
+
+    def sweep_noise(self, rng: ChainRandom) -> Any:
+        """The random numbers of one sweep, drawn up front: arrays with a leading chain axis (or ``None``)."""
+        ...
+
+    def draw_conditional(self, rng: ChainRandom, x: np.ndarray, block: Any, noise: Any) -> None:
+        """Set ``x[:, block]`` (``x`` is ``(chains, dim)``, in place) to a draw from its full conditional."""
+        ...
+
+
+@runtime_checkable
+class SpinLattice(Protocol):
+    """Spins ``+-1`` (stored as floats) coupled along edges: ``pi(s) ∝ exp(beta sum_<ij> s_i s_j)``.
+
+    What Swendsen-Wang cluster updates need (Swendsen & Wang 1987): the pairs
+    that can carry a bond and the coupling. ``dim`` is the number of spins.
+
+    Attributes
+    ----------
+    beta
+        Inverse temperature (coupling), ``>= 0``.
+    """
+
+    beta: float
+
+    def bonds(self) -> tuple[np.ndarray, np.ndarray]:
+        """``first, second``: ``(n_pairs,)`` the two sites of each coupled pair, each pair once, ``first`` sorted."""
+        ...
+
+
+P = TypeVar("P")
+
+
+def require(target: Any, protocol: type[P], sampler: str, needs: str) -> P:
+    """``target`` itself, once checked to implement ``protocol``.
+
+    Raises
+    ------
+    UsageError
+        ``sampler 'NAME' needs NEEDS, not 'TARGET'`` when it does not.
+    """
+    if not isinstance(target, protocol):
+        raise UsageError(f"sampler {sampler!r} needs {needs}, not {target.name!r}")
+    return target
