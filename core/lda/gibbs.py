@@ -56,6 +56,7 @@ import numpy as np
 
 from mcmc.core.errors import InputError, UsageError
 from mcmc.core.lda import kernels
+from mcmc.core.random import generator
 
 METHODS = ("collapsed", "uncollapsed", "partial", "dmm")
 KERNELS = ("auto", "sparse", "dense")
@@ -181,10 +182,6 @@ def _validate(corpus: CorpusLike, n_topics: int, alpha: float, beta: float, iter
     return doc_ptr, words, vocab_size
 
 
-def _chain_rng(seed: int, chain: int) -> np.random.Generator:
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(chain,))))
-
-
 def _key(rng: np.random.Generator) -> np.uint64:
     return rng.integers(0, np.iinfo(np.uint64).max, dtype=np.uint64, endpoint=True)
 
@@ -209,7 +206,7 @@ class _Chain:
 
     def __init__(self, shared: _Shared, chain: int) -> None:
         self.s = shared
-        self.rng = _chain_rng(shared.seed, chain)
+        self.rng = generator(shared.seed, (chain,))
         s = shared
         if s.method == "dmm":
             self.zd = self.rng.integers(0, s.K, size=s.D).astype(np.int32)
