@@ -55,7 +55,14 @@ from typing import Any, Protocol
 import numpy as np
 
 from mcmc.core.errors import InputError, UsageError
-from mcmc.core.lda import kernels
+from mcmc.core.lda.kernels import (
+    collapsed as kcollapsed,
+    common,
+    dmm as kdmm,
+    partial as kpartial,
+    uncollapsed as kuncollapsed,
+)
+from mcmc.core.lda.kernels.rng import draw_key
 from mcmc.core.random import generator
 
 METHODS = ("collapsed", "uncollapsed", "partial", "dmm")
@@ -182,10 +189,6 @@ def _validate(corpus: CorpusLike, n_topics: int, alpha: float, beta: float, iter
     return doc_ptr, words, vocab_size
 
 
-def _key(rng: np.random.Generator) -> np.uint64:
-    return rng.integers(0, np.iinfo(np.uint64).max, dtype=np.uint64, endpoint=True)
-
-
 def _doc_blocks(doc_ptr: np.ndarray, parts: int) -> list[tuple[int, int]]:
     """Split documents into ``parts`` contiguous blocks of about equal tokens."""
     n_docs = doc_ptr.size - 1
@@ -211,19 +214,19 @@ class _Chain:
         if s.method == "dmm":
             self.zd = self.rng.integers(0, s.K, size=s.D).astype(np.int32)
             self.z = np.repeat(self.zd, np.diff(s.doc_ptr)).astype(np.int32)
-            self.mk = kernels.topic_counts(self.zd, s.K)
+            self.mk = common.topic_counts(self.zd, s.K)
             self.prob_sum = np.zeros((s.D, s.K))
         else:
             self.z = self.rng.integers(0, s.K, size=s.N).astype(np.int32)
-        self.nwk = kernels.word_topic_counts(s.words, self.z, s.K, s.V)
-        self.nk = kernels.topic_counts(self.z, s.K)
+        self.nwk = common.word_topic_counts(s.words, self.z, s.K, s.V)
+        self.nk = common.topic_counts(self.z, s.K)
         self.mode = s.kernel  # "dense" or "sparse" for collapsed
         if self.mode == "sparse" and s.dense_start:
             self.mode = "dense"  # until the words have concentrated (see SPARSE_SWITCH_FRACTION)
         if self.mode == "sparse":
             self._to_sparse()
         elif s.method == "collapsed":
-            self.nwk = kernels.padded_word_topic_counts(s.words, self.z, s.K, s.V)
+            self.nwk = kcollapsed.padded_word_topic_counts(s.words, self.z, s.K, s.V)
         self.g = None  # phi draw buffers of partial / uncollapsed, allocated on first use
         self.ndk_sum = np.zeros((s.D, s.K))
         self.nkw_scaled_sum = np.zeros((s.K, s.V))
@@ -232,7 +235,7 @@ class _Chain:
 
     def _to_sparse(self) -> None:
         # the packed lists replace the dense counts for the sparse kernel
-        self.wt_ptr, self.wt_len, self.wt = kernels.word_topic_lists(self.nwk, self.s.word_freq)
+        self.wt_ptr, self.wt_len, self.wt = kcollapsed.word_topic_lists(self.nwk, self.s.word_freq)
         self.nwk = None
 
     def maybe_switch(self) -> None:
@@ -252,42 +255,42 @@ class _Chain:
     def sweep_phases(self, record: bool) -> list[Callable[[], list[tuple[Callable[..., Any], tuple]]]]:
         s = self.s
         if s.method == "collapsed":
-            key = _key(self.rng)
+            key = draw_key(self.rng)
             if self.mode == "sparse":
-                return [lambda: [(kernels.collapsed_sparse_sweep, (s.doc_ptr, s.words, self.z, self.nk, self.wt_ptr,
+                return [lambda: [(kcollapsed.collapsed_sparse_sweep, (s.doc_ptr, s.words, self.z, self.nk, self.wt_ptr,
                                                                    self.wt_len, self.wt, s.alpha, s.beta, key))]]
-            return [lambda: [(kernels.collapsed_dense_sweep, (s.doc_ptr, s.words, self.z, self.nwk, self.nk,
+            return [lambda: [(kcollapsed.collapsed_dense_sweep, (s.doc_ptr, s.words, self.z, self.nwk, self.nk,
                                                               s.alpha, s.beta, key))]]
         if s.method == "dmm":
-            key = _key(self.rng)
-            return [lambda: [(kernels.dmm_sweep, (s.dw_ptr, s.dw_word, s.dw_count, self.zd, self.mk, self.nwk,
+            key = draw_key(self.rng)
+            return [lambda: [(kdmm.dmm_sweep, (s.dw_ptr, s.dw_word, s.dw_count, self.zd, self.mk, self.nwk,
                                                   self.nk, s.alpha, s.beta, key, self.prob_sum, record, s.lg_beta))]]
-        phi_key, theta_key, key = _key(self.rng), _key(self.rng), _key(self.rng)
+        phi_key, theta_key, key = draw_key(self.rng), draw_key(self.rng), draw_key(self.rng)
         if self.g is None:
             self.g = np.empty((s.V, s.K))
             self.cphi = np.empty((s.V, s.K))
-            self.sums = np.empty((kernels.n_word_chunks(s.V), s.K))
+            self.sums = np.empty((common.n_word_chunks(s.V), s.K))
             self.theta = np.empty((s.D, s.K)) if s.method == "uncollapsed" else None
 
         def gammas() -> list:
-            return [(kernels.phi_gamma_chunks, (self.nwk, s.beta, phi_key, a, b, self.g, self.sums))
+            return [(common.phi_gamma_chunks, (self.nwk, s.beta, phi_key, a, b, self.g, self.sums))
                     for a, b in s.word_blocks]
 
         def normalize() -> list:
             inv_sum = 1.0 / self.sums.sum(axis=0)  # fixed chunk order: same bytes for any threads
-            return [(kernels.phi_normalize_chunks, (self.g, inv_sum, a, b, self.cphi)) for a, b in s.word_blocks]
+            return [(common.phi_normalize_chunks, (self.g, inv_sum, a, b, self.cphi)) for a, b in s.word_blocks]
 
         def sample() -> list:
             if s.method == "partial":
-                return [(kernels.partial_sweep, (s.doc_ptr, s.words, self.z, self.g, self.cphi, s.alpha, key, a, b))
+                return [(kpartial.partial_sweep, (s.doc_ptr, s.words, self.z, self.g, self.cphi, s.alpha, key, a, b))
                         for a, b in s.blocks]
-            return [(kernels.uncollapsed_sweep, (s.doc_ptr, s.words, self.z, self.theta, self.g, s.alpha,
+            return [(kuncollapsed.uncollapsed_sweep, (s.doc_ptr, s.words, self.z, self.theta, self.g, s.alpha,
                                                  theta_key, key, a, b)) for a, b in s.blocks]
 
         def recount() -> list:
             def count() -> None:
-                self.nwk = kernels.word_topic_counts(s.words, self.z, s.K, s.V)
-                self.nk = kernels.topic_counts(self.z, s.K)
+                self.nwk = common.word_topic_counts(s.words, self.z, s.K, s.V)
+                self.nk = common.topic_counts(self.z, s.K)
             return [(count, ())]
 
         return [gammas, normalize, sample, recount]
@@ -295,18 +298,18 @@ class _Chain:
     def log_joint(self) -> float:
         s = self.s
         if s.method == "dmm":
-            return float(kernels.dmm_log_joint_from_counts(self.mk, self.nwk, self.nk, s.alpha, s.beta, s.lg_beta))
+            return float(kdmm.dmm_log_joint_from_counts(self.mk, self.nwk, self.nk, s.alpha, s.beta, s.lg_beta))
         if s.method == "collapsed" and self.mode == "sparse":
-            return float(kernels.log_joint_sparse(s.doc_ptr, self.z, self.wt_ptr, self.wt_len, self.wt, self.nk,
+            return float(kcollapsed.log_joint_sparse(s.doc_ptr, self.z, self.wt_ptr, self.wt_len, self.wt, self.nk,
                                                   s.alpha, s.beta, s.lg_alpha, s.lg_beta))
-        return float(kernels.log_joint_from_counts(s.doc_ptr, self.z, self.nwk, self.nk, s.alpha, s.beta,
+        return float(common.log_joint_from_counts(s.doc_ptr, self.z, self.nwk, self.nk, s.alpha, s.beta,
                                                    s.lg_alpha, s.lg_beta))
 
     def accumulate(self) -> None:
         s = self.s
         if s.method == "dmm":
-            kernels.expand_doc_topics(s.doc_ptr, self.zd, self.z)
-        kernels.accumulate_estimates(s.doc_ptr, s.words, self.z, self.nk, s.V * s.beta,
+            kdmm.expand_doc_topics(s.doc_ptr, self.zd, self.z)
+        common.accumulate_estimates(s.doc_ptr, s.words, self.z, self.nk, s.V * s.beta,
                                      self.ndk_sum, self.nkw_scaled_sum, self.inv_sum)
         self.kept += 1
 
@@ -315,7 +318,7 @@ class _Chain:
         t = max(self.kept, 1)
         lengths = np.diff(s.doc_ptr).astype(float)
         if s.method == "dmm":
-            kernels.expand_doc_topics(s.doc_ptr, self.zd, self.z)
+            kdmm.expand_doc_topics(s.doc_ptr, self.zd, self.z)
             theta = self.prob_sum / t
         else:
             theta = (self.ndk_sum / t + s.alpha) / (lengths + s.K * s.alpha)[:, None]
@@ -354,25 +357,6 @@ class _Shared:
         return self.words.size
 
 
-def draw_phi(nwk: np.ndarray, beta: float, key: np.uint64) -> tuple[np.ndarray, np.ndarray]:
-    """phi | z: every topic ~ Dirichlet(beta + n_k.), in one thread.
-
-    The same kernels as :func:`fit`'s parallel phases (and the same result).
-
-    Returns
-    -------
-    phi_wk : float (V, K), word-major; cphi : float (V, K), its running sums along k.
-    """
-    vocab_size, n_topics = nwk.shape
-    chunks = kernels.n_word_chunks(vocab_size)
-    g = np.empty((vocab_size, n_topics))
-    sums = np.empty((chunks, n_topics))
-    cphi = np.empty((vocab_size, n_topics))
-    kernels.phi_gamma_chunks(nwk, beta, key, 0, chunks, g, sums)
-    kernels.phi_normalize_chunks(g, 1.0 / sums.sum(axis=0), 0, chunks, cphi)
-    return g, cphi
-
-
 def _warm_up(method: str, kernel: str) -> None:
     """Compile (or load from numba's cache) the kernels ``method`` (and ``kernel``) use, on a toy corpus.
 
@@ -384,34 +368,34 @@ def _warm_up(method: str, kernel: str) -> None:
     words = np.array([0, 1, 1], dtype=np.int32)
     freq = np.array([1, 2], dtype=np.int64)
     z = np.array([0, 1, 0], dtype=np.int32)
-    lg = kernels.lgamma_table(0.1, 3)
-    nwk = kernels.word_topic_counts(words, z, 2, 2)
-    nk = kernels.topic_counts(z, 2)
-    kernels.accumulate_estimates(doc_ptr, words, z, nk, 0.2, np.zeros((2, 2)), np.zeros((2, 2)), np.zeros(2))
+    lg = common.lgamma_table(0.1, 3)
+    nwk = common.word_topic_counts(words, z, 2, 2)
+    nk = common.topic_counts(z, 2)
+    common.accumulate_estimates(doc_ptr, words, z, nk, 0.2, np.zeros((2, 2)), np.zeros((2, 2)), np.zeros(2))
     if method == "collapsed":
         if kernel == "dense":
-            padded = kernels.padded_word_topic_counts(words, z, 2, 2)
-            kernels.collapsed_dense_sweep(doc_ptr, words, z, padded, nk, 0.1, 0.1, np.uint64(1))
-            kernels.log_joint_from_counts(doc_ptr, z, padded, nk, 0.1, 0.1, lg, lg)
+            padded = kcollapsed.padded_word_topic_counts(words, z, 2, 2)
+            kcollapsed.collapsed_dense_sweep(doc_ptr, words, z, padded, nk, 0.1, 0.1, np.uint64(1))
+            common.log_joint_from_counts(doc_ptr, z, padded, nk, 0.1, 0.1, lg, lg)
         else:
-            ptr, length, topics = kernels.word_topic_lists(nwk, freq)
-            kernels.collapsed_sparse_sweep(doc_ptr, words, z, nk, ptr, length, topics, 0.1, 0.1, np.uint64(1))
-            kernels.log_joint_sparse(doc_ptr, z, ptr, length, topics, nk, 0.1, 0.1, lg, lg)
+            ptr, length, topics = kcollapsed.word_topic_lists(nwk, freq)
+            kcollapsed.collapsed_sparse_sweep(doc_ptr, words, z, nk, ptr, length, topics, 0.1, 0.1, np.uint64(1))
+            kcollapsed.log_joint_sparse(doc_ptr, z, ptr, length, topics, nk, 0.1, 0.1, lg, lg)
     elif method in ("partial", "uncollapsed"):
-        kernels.log_joint_from_counts(doc_ptr, z, nwk, nk, 0.1, 0.1, lg, lg)
-        phi, cphi = draw_phi(nwk, 0.1, np.uint64(1))
+        common.log_joint_from_counts(doc_ptr, z, nwk, nk, 0.1, 0.1, lg, lg)
+        phi, cphi = common.draw_phi(nwk, 0.1, np.uint64(1))
         if method == "partial":
-            kernels.partial_sweep(doc_ptr, words, z, phi, cphi, 0.1, np.uint64(1), 0, 2)
+            kpartial.partial_sweep(doc_ptr, words, z, phi, cphi, 0.1, np.uint64(1), 0, 2)
         else:
-            kernels.uncollapsed_sweep(doc_ptr, words, z, np.empty((2, 2)), phi, 0.1, np.uint64(1), np.uint64(1), 0, 2)
+            kuncollapsed.uncollapsed_sweep(doc_ptr, words, z, np.empty((2, 2)), phi, 0.1, np.uint64(1), np.uint64(1), 0, 2)
     else:
-        dw_ptr, dw_word, dw_count = kernels.doc_word_counts(doc_ptr, words, 2)
+        dw_ptr, dw_word, dw_count = kdmm.doc_word_counts(doc_ptr, words, 2)
         zd = np.array([0, 1], dtype=np.int32)
-        mk = kernels.topic_counts(zd, 2)
-        kernels.expand_doc_topics(doc_ptr, zd, z)
-        kernels.dmm_sweep(dw_ptr, dw_word, dw_count, zd, mk, kernels.word_topic_counts(words, z, 2, 2),
-                          kernels.topic_counts(z, 2), 0.1, 0.1, np.uint64(1), np.zeros((2, 2)), False, lg)
-        kernels.dmm_log_joint_from_counts(mk, nwk, nk, 0.1, 0.1, lg)
+        mk = common.topic_counts(zd, 2)
+        kdmm.expand_doc_topics(doc_ptr, zd, z)
+        kdmm.dmm_sweep(dw_ptr, dw_word, dw_count, zd, mk, common.word_topic_counts(words, z, 2, 2),
+                          common.topic_counts(z, 2), 0.1, 0.1, np.uint64(1), np.zeros((2, 2)), False, lg)
+        kdmm.dmm_log_joint_from_counts(mk, nwk, nk, 0.1, 0.1, lg)
 
 
 def fit(
@@ -478,13 +462,13 @@ def fit(
     lengths = np.diff(doc_ptr)
     word_freq = np.bincount(words, minlength=vocab_size)
     shared = _Shared(doc_ptr, words, n_topics, vocab_size, alpha, beta, method, used, seed, threads,
-                     kernels.lgamma_table(alpha, int(max(lengths.max(), 1))),
-                     kernels.lgamma_table(beta, int(word_freq.max())), word_freq,
+                     common.lgamma_table(alpha, int(max(lengths.max(), 1))),
+                     common.lgamma_table(beta, int(word_freq.max())), word_freq,
                      _doc_blocks(doc_ptr, threads if method in ("partial", "uncollapsed") else 1),
-                     _even_blocks(kernels.n_word_chunks(vocab_size), threads))
+                     _even_blocks(common.n_word_chunks(vocab_size), threads))
     shared.dense_start = dense_start
     if method == "dmm":
-        shared.dw_ptr, shared.dw_word, shared.dw_count = kernels.doc_word_counts(doc_ptr, words, vocab_size)
+        shared.dw_ptr, shared.dw_word, shared.dw_count = kdmm.doc_word_counts(doc_ptr, words, vocab_size)
     states = [_Chain(shared, c) for c in range(chains)]
     log_joint = np.empty((chains, iterations))
     n_tokens = words.size
