@@ -24,13 +24,22 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from mcmc.core.lda import gibbs
 from mcmc.core.lda.kernels import (
     collapsed as kcollapsed,
+)
+from mcmc.core.lda.kernels import (
     common,
+)
+from mcmc.core.lda.kernels import (
     dmm as kdmm,
+)
+from mcmc.core.lda.kernels import (
     partial as kpartial,
+)
+from mcmc.core.lda.kernels import (
     rng as krng,
+)
+from mcmc.core.lda.kernels import (
     uncollapsed as kuncollapsed,
 )
 

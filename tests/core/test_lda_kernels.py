@@ -8,13 +8,18 @@ from scipy import special, stats
 from scipy.optimize import linear_sum_assignment
 
 from mcmc.core.errors import InputError, UsageError
+from mcmc.core.lda import collapsed as lda_collapsed
 from mcmc.core.lda import gibbs, likelihood
+from mcmc.core.lda.corpus import Corpus
 from mcmc.core.lda.kernels import (
     collapsed as kcollapsed,
+)
+from mcmc.core.lda.kernels import (
     common,
+)
+from mcmc.core.lda.kernels import (
     rng as krng,
 )
-from mcmc.core.lda.corpus import Corpus
 
 
 def ref_log_joint(doc_ptr, words, z, n_topics, vocab_size, alpha, beta):
@@ -180,7 +185,7 @@ def test_auto_above_dense_max_starts_dense_then_switches(synthetic, monkeypatch,
     # joint is that of the returned z (the lists took over the right counts),
     # and the switch, read off the counts only, keeps same seed, same bytes.
     corpus, _, _ = synthetic
-    monkeypatch.setattr(gibbs, "SPARSE_SWITCH_FRACTION", fraction)
+    monkeypatch.setattr(lda_collapsed, "SPARSE_SWITCH_FRACTION", fraction)
     built = []
     lists = kcollapsed.word_topic_lists
 
@@ -189,7 +194,7 @@ def test_auto_above_dense_max_starts_dense_then_switches(synthetic, monkeypatch,
         return lists(nwk, freq)
 
     monkeypatch.setattr(kcollapsed, "word_topic_lists", counting)
-    k = gibbs.DENSE_MAX_TOPICS + 1
+    k = lda_collapsed.DENSE_MAX_TOPICS + 1
     kw = dict(n_topics=k, alpha=0.1, beta=0.05, iterations=12, burn_in=6, seed=5)
     a = gibbs.fit(corpus, chains=2, threads=1, **kw)
     assert a.kernel == "sparse"
@@ -246,8 +251,8 @@ def test_dmm_recovers_document_clusters():
 def test_kernel_auto_choice():
     corpus, _, _ = generate(np.random.default_rng(7), n_docs=10, mean_length=10)
     kw = dict(alpha=0.1, beta=0.1, iterations=2, burn_in=0)
-    assert gibbs.fit(corpus, n_topics=gibbs.DENSE_MAX_TOPICS, **kw).kernel == "dense"
-    assert gibbs.fit(corpus, n_topics=gibbs.DENSE_MAX_TOPICS + 1, **kw).kernel == "sparse"
+    assert gibbs.fit(corpus, n_topics=lda_collapsed.DENSE_MAX_TOPICS, **kw).kernel == "dense"
+    assert gibbs.fit(corpus, n_topics=lda_collapsed.DENSE_MAX_TOPICS + 1, **kw).kernel == "sparse"
     assert gibbs.fit(corpus, n_topics=3, kernel="sparse", **kw).kernel == "sparse"
     assert gibbs.fit(corpus, n_topics=100, kernel="dense", **kw).kernel == "dense"
     assert gibbs.fit(corpus, n_topics=3, method="dmm", **kw).kernel == "dmm"

@@ -19,8 +19,6 @@ two exact implementations of the same conditional:
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
