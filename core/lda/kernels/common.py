@@ -307,3 +307,22 @@ def draw_phi(nwk: np.ndarray, beta: float, key: np.uint64) -> tuple[np.ndarray, 
     phi_gamma_chunks(nwk, beta, key, 0, chunks, g, sums)
     phi_normalize_chunks(g, 1.0 / sums.sum(axis=0), 0, chunks, cphi)
     return g, cphi
+
+
+@njit(cache=True, nogil=True)
+def token_log_likelihood(words: np.ndarray, doc_ptr: np.ndarray, phi_wk: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """Per chain, ``sum_i log sum_k theta[c, d_i, k] phi_wk[c, w_i, k]`` over the tokens: float (chains,).
+
+    ``phi_wk`` (chains, V, K) word-major, ``theta`` (chains, D, K).
+    """
+    n_chains, _, n_topics = phi_wk.shape
+    out = np.zeros(n_chains)
+    for c in range(n_chains):
+        for d in range(doc_ptr.size - 1):
+            for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                w = words[i]
+                s = 0.0
+                for k in range(n_topics):
+                    s += theta[c, d, k] * phi_wk[c, w, k]
+                out[c] += np.log(s)
+    return out

@@ -3,7 +3,8 @@
 Given phi the documents are independent, so :func:`partial_sweep` runs on any
 block of documents and blocks run in parallel exactly; phi | z is drawn by
 :func:`mcmc.core.lda.kernels.common.phi_gamma_chunks`. The same sweep folds
-held-out documents in with phi fixed (:mod:`mcmc.core.lda.evaluate`).
+held-out documents in with phi fixed (document completion,
+:func:`mcmc.core.lda.evaluate.document_completion`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ def partial_sweep(
     key: np.uint64,
     d0: int,
     d1: int,
+    initial: bool = False,
 ) -> None:
     """z | phi with theta integrated out, for documents ``d0 .. d1 - 1``.
 
@@ -35,6 +37,10 @@ def partial_sweep(
     ``cphi_wk``, so a token costs O(#topics in its document +
     log K). Exact; documents are independent given phi, so disjoint blocks can
     run concurrently.
+
+    With ``initial``, ``z`` is ignored on entry and every token is drawn given
+    the tokens before it in its document only (counts start empty): the
+    sequential first assignment of document completion's fold-in.
 
     Parameters
     ----------
@@ -51,7 +57,7 @@ def partial_sweep(
     stop_all = doc_ptr[d1]
     for d in range(d0, d1):
         start, stop = doc_ptr[d], doc_ptr[d + 1]
-        n_dt = doc_topics_load(z, start, stop, ndk, dt, dpos)
+        n_dt = 0 if initial else doc_topics_load(z, start, stop, ndk, dt, dpos)
         for i in range(start, stop):
             w = words[i]
             t = z[i]
@@ -60,9 +66,10 @@ def partial_sweep(
                 for c in range(0, n_topics, 8):
                     prefetch(phi_wk, first + c)
                 prefetch(cphi_wk, first + n_topics - 1)
-            ndk[t] -= 1
-            if ndk[t] == 0:
-                n_dt = doc_topics_drop(t, n_dt, dt, dpos)
+            if not initial:
+                ndk[t] -= 1
+                if ndk[t] == 0:
+                    n_dt = doc_topics_drop(t, n_dt, dt, dpos)
             r = 0.0
             for j in range(n_dt):
                 k = dt[j]
