@@ -21,7 +21,6 @@ from mcmc.core.lda.kernels.rng import draw_key
 from mcmc.core.lda.sampler import LdaChain, Phase, Problem, TokenChain, run_toy
 
 NAME = "collapsed"
-KERNELS = ("auto", "sparse", "dense")
 # kernel="auto" uses the dense kernel up to this many topics and the sparse one
 # above. Measured on 20 Newsgroups (bench/lda_kernel.py, one thread, CPU time):
 # dense/sparse 20.8/15.9 M tokens/s at K = 20, 17.2/14.0 at K = 32, 15.1/13.1 at

@@ -49,7 +49,8 @@ from typing import Protocol
 import numpy as np
 
 from mcmc.core.errors import InputError, UsageError
-from mcmc.core.lda.collapsed import KERNELS, CollapsedSampler
+from mcmc.core.lda.collapsed import CollapsedSampler
+from mcmc.core.lda.config import KERNELS, METHODS
 from mcmc.core.lda.dmm import DmmSampler
 from mcmc.core.lda.partial import PartialSampler
 from mcmc.core.lda.sampler import Problem, Sampler, Task
@@ -60,7 +61,7 @@ from mcmc.core.random import generator
 SAMPLERS: dict[str, Callable[[int, str], Sampler]] = {
     s.name: s for s in (CollapsedSampler, UncollapsedSampler, PartialSampler, DmmSampler)
 }
-METHODS = tuple(SAMPLERS)
+assert tuple(SAMPLERS) == METHODS, "config.METHODS names the registered samplers, in order"
 
 
 class CorpusLike(Protocol):
