@@ -133,3 +133,21 @@ def test_plot_draws_the_trace_of_every_chain(mcmc, tmp_path: Path) -> None:
     r = mcmc("lda", *FAST, "--plot", str(tmp_path / "trace.gif"))
     assert r.code == 2 and ".png" in r.stderr and r.out == ""  # refused before any sampling
     assert not (tmp_path / "trace.gif").exists()
+
+
+def test_help_reads_well_at_80_columns(mcmc, monkeypatch) -> None:
+    # Typer keeps the help's line breaks: a hard-wrapped paragraph breaks into
+    # stubs at other widths. Rewrapped prose fills its lines up to a paragraph's end.
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("TERMINAL_WIDTH", "80")
+    r = mcmc("lda", "-h")
+    assert r.code == 0
+    lines = r.out.splitlines()
+    prose = [line.rstrip() for line in lines[: next(i for i, x in enumerate(lines) if "─ Arguments" in x)]]
+    assert max(len(line) for line in prose) <= 80
+    for line, after in zip(prose, prose[1:], strict=False):
+        inside = line.strip() and after.strip() and not line.startswith("   ")  # a paragraph, not an example
+        if inside and "Usage:" not in line:
+            assert len(line) >= 45, f"a stub line {line!r} in mcmc lda -h"
+    examples = [line.strip() for line in prose if line.startswith("   mcmc ")]
+    assert len(examples) >= 3 and any("--method" in e for e in examples)
