@@ -1,69 +1,62 @@
 """`mcmc lda`: fit latent Dirichlet allocation by Gibbs sampling and show the topics.
 
-Parses options, loads the corpus (or draws the built-in synthetic one), calls
-:func:`mcmc.core.lda.gibbs.fit` and the scores of :mod:`mcmc.core.lda.evaluate`,
-writes the chains and estimates files, and renders the topics. No arithmetic
-beyond formatting lives here.
-
-Chains file (``-o``): only the post-burn-in iterations, as the variables
-``log_joint`` and ``log_joint_per_token`` shaped ``(chain, draw)``, so that
-``mcmc diagnose`` judges the stationary part only (like CmdStan's output
-without warm-up); ``attrs`` record ``burn_in``, ``iterations`` and the model.
-The full trace, burn-in included, is in the estimates file
-(``trace_log_joint_per_token``). The collapsed log joint does not change when
-topics are relabelled, so R-hat and ESS across chains are meaningful for it;
-per-topic quantities (theta, phi) are averaged within a chain only.
+Parses the options, calls :func:`mcmc.core.lda.pipeline.load_input` and
+:func:`mcmc.core.lda.pipeline.fit_lda`, writes the files the returned
+:class:`~mcmc.core.lda.pipeline.LdaRun` describes, and renders its report
+(:func:`mcmc.core.lda.report.fit_report`) as tables, JSON or CSV. Random
+streams, evaluation and file contents live in the library.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 
 from mcmc.cli.console import err_console, out_console, progress_enabled, write_output
 from mcmc.core.errors import UsageError
+from mcmc.core.lda.config import DEFAULT_ALPHA, KERNELS, METHODS, LdaConfig
 
-if TYPE_CHECKING:
-    import numpy as np
-
-METHODS = ("collapsed", "uncollapsed", "partial", "dmm")
-KERNELS = ("auto", "sparse", "dense")
+T = TypeVar("T")
 CORPUS_FORMATS = ("ldac", "uci", "text")
 OUTPUT_FORMATS = ("table", "json", "csv")
-DEFAULT_ALPHA = 0.1
-# The built-in corpus is the same on every run (its own seed), so changing
-# --seed shows the sampler's variability on fixed data.
-SYNTHETIC_SEED = 2003
-# Streams besides the chains' own (SeedSequence(seed, spawn_key=(chain,))):
-# two-element spawn keys cannot collide with a chain's.
-HOLDOUT_KEY, FOLD_IN_KEY = (0x1DA, 0), (0x1DA, 1)
 
-HELP = """Fit latent Dirichlet allocation (Blei, Ng & Jordan 2003) by Gibbs sampling and show the topics.
-
-CORPUS is an LDA-C file (M id:count ... per line, 0-based ids; vocabulary X.vocab.txt
-or X.vocab beside it, or --vocab), a UCI bag-of-words docword.X.txt (with vocab.X.txt),
-a directory of text files (one document each), or a text file with one document per
-line (lower-cased, letters only, words of 3+ letters, English stop words removed).
-Without CORPUS, a synthetic corpus drawn from the LDA generative process (10 topics,
-500 words, 500 documents of 100 tokens; always the same data) is fitted and the
-fitted topics are matched to the true ones (Hungarian matching on Hellinger distance).
-
-Samplers: collapsed Gibbs (Griffiths & Steyvers 2004; SparseLDA bucket decomposition
-of Yao, Mimno & McCallum 2009 for large K), partially collapsed (phi | z, then z | phi
-with theta integrated out; documents in parallel), uncollapsed blocked Gibbs, and the
-one-topic-per-document Dirichlet-multinomial mixture (dmm). All are exact.
-
-Outputs: the top words of each topic (chain 0, or every chain with --all-chains) on
-stdout; a summary on stderr. -o writes the chains file for `mcmc diagnose`: the
-collapsed log joint log p(w, z) and its per-token value after each post-burn-in
-iteration, shaped (chain, draw). That quantity is invariant to relabelling topics,
-so R-hat and ESS across chains are meaningful; topics themselves are not comparable
-across chains (label switching), so theta and phi are averaged within each chain.
-"""
+# Paragraphs are single lines (Typer's rich mode keeps line breaks, so hard
+# wrapping breaks at other widths); the examples are lines of their own.
+HELP = "\n\n".join(
+    [
+        "Fit latent Dirichlet allocation (Blei, Ng & Jordan 2003) by Gibbs sampling and show the topics.",
+        "CORPUS is an LDA-C file (M id:count ... per line, 0-based ids; vocabulary X.vocab.txt or X.vocab beside "
+        "it, or --vocab), a UCI bag-of-words docword.X.txt (with vocab.X.txt), a directory of text files (one "
+        "document each), or a text file with one document per line (lower-cased, letters only, words of 3+ "
+        "letters, English stop words removed). Without CORPUS, a synthetic corpus drawn from the LDA generative "
+        "process (10 topics, 500 words, 500 documents of 100 tokens; always the same data) is fitted and the "
+        "fitted topics are matched to the true ones (Hungarian matching on Hellinger distance).",
+        "Samplers: collapsed Gibbs (Griffiths & Steyvers 2004; SparseLDA bucket decomposition of Yao, Mimno & "
+        "McCallum 2009 for large K), partially collapsed (phi | z, then z | phi with theta integrated out; "
+        "documents in parallel), uncollapsed blocked Gibbs, and the one-topic-per-document Dirichlet-multinomial "
+        "mixture (dmm). All are exact.",
+        "Outputs: the top words of each topic (chain 0, or every chain with --all-chains) on stdout; a summary on"
+        " stderr. -o writes the chains file for `mcmc diagnose`: the collapsed log joint log p(w, z) and its "
+        "per-token value after each post-burn-in iteration, shaped (chain, draw). That quantity is invariant to "
+        "relabelling topics, so R-hat and ESS across chains are meaningful; topics themselves are not comparable "
+        "across chains (label switching), so theta and phi are averaged within each chain.",
+        "Examples:",
+        "\n".join(
+            [
+                "  mcmc lda --holdout 0.1",
+                "  mcmc lda ap.ldac -k 50 --iterations 500 --burn-in 250 --chains 4 -o ap.npz",
+                "  mcmc diagnose ap.npz",
+                "  mcmc lda docword.nips.txt -k 20 --method partial --threads 2 --coherence",
+                "  mcmc lda tweets.txt -k 8 --method dmm --output-format json > topics.json",
+            ]
+        ),
+    ]
+)
 
 
 def _choice(value: str | None, allowed: tuple[str, ...], option: str) -> str | None:
@@ -263,36 +256,21 @@ def command(
 
         image_format(plot)
 
-    import numpy as np
     from rich.text import Text  # corpus names and words print verbatim, not as markup
 
-    from mcmc.core.lda import evaluate
-    from mcmc.core.lda.corpus import load_corpus, synthetic_corpus
-    from mcmc.core.lda.gibbs import fit
+    from mcmc.core.lda.pipeline import fit_lda, load_input
 
-    truth = None
-    if corpus_path is None:
-        if vocab is not None or corpus_format is not None:
-            raise UsageError("--vocab and --format need a CORPUS")
-        truth = synthetic_corpus(np.random.default_rng(SYNTHETIC_SEED))
-        corpus, source = truth.corpus, "synthetic (LDA generative process, K=10, alpha=0.1, beta=0.05)"
-    else:
-        corpus = load_corpus(corpus_path, fmt=corpus_format, vocab=vocab, min_df=min_df, max_df=max_df)
-        source = corpus_path
-
-    doc_index = np.arange(corpus.n_docs)
-    heldout = None
-    if holdout > 0:
-        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=HOLDOUT_KEY)))
-        doc_index, test_index = evaluate.split_documents(corpus, holdout, rng)
-        heldout = corpus.subset(test_index)
-        train = corpus.subset(doc_index)
-    else:
-        train = corpus
-
+    if corpus_path is None and (vocab is not None or corpus_format is not None):
+        raise UsageError("--vocab and --format need a CORPUS")
+    data = load_input(corpus_path, fmt=corpus_format, vocab=vocab, min_df=min_df, max_df=max_df)
+    config = LdaConfig(
+        n_topics=topics, alpha=alpha, beta=beta, iterations=iterations, burn_in=burn_in, chains=chains, seed=seed,
+        method=method, kernel=kernel, threads=threads, holdout=holdout, coherence=coherence, n_top=n_top,
+    )  # fmt: skip
+    corpus = data.corpus
     err_console.print(
-        Text(f"corpus: {corpus.n_docs} documents, {corpus.n_tokens} tokens, {corpus.vocab_size} words ({source})"
-        + (f"; training on {train.n_docs}, holding out {heldout.n_docs}" if heldout is not None else "")),
+        Text(f"corpus: {corpus.n_docs} documents, {corpus.n_tokens} tokens, {corpus.vocab_size} words ({data.source})"
+        + (f"; holding out {holdout * 100:g}% of the documents" if holdout > 0 else "")),
         highlight=False,
         soft_wrap=True,
     )
@@ -304,53 +282,33 @@ def command(
         soft_wrap=True,
     )
 
-    result = _fit_with_progress(
-        fit,
-        train,
-        n_topics=topics,
-        alpha=alpha,
-        beta=beta,
-        iterations=iterations,
-        burn_in=burn_in,
-        chains=chains,
-        seed=seed,
-        method=method,
-        threads=threads,
-        kernel=kernel,
-    )
-
-    completion = None
-    if heldout is not None:
-        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=FOLD_IN_KEY)))
-        if method == "dmm":
-            completion = evaluate.dmm_document_completion(result.phi, result.theta, heldout)
-        else:
-            completion = evaluate.document_completion(result.phi, heldout, alpha, rng)
-    top = evaluate.top_words(result.phi, n_top)  # (chains, K, n_top)
-    umass = npmi = None
-    if coherence:
-        umass = np.stack([evaluate.umass_coherence(t, train) for t in top])
-        npmi = np.stack([evaluate.npmi_coherence(t, train) for t in top])
-    recoveries = [evaluate.topic_recovery(p, truth.phi) for p in result.phi] if truth is not None else None
-    shares = evaluate.topic_shares(result.theta, train.doc_lengths)
+    run = _with_progress(lambda callback: fit_lda(data, config, callback=callback), iterations, chains)
+    result = run.fit
 
     if output is not None:
-        _write_chains(result, output, source, train)
+        from mcmc.core.chains import write_chains
+
+        chains_file = run.to_chains()
+        if output == "-":
+            write_output("-", lambda fh: write_chains(chains_file, fh))
+        else:
+            write_chains(chains_file, output)  # .npz or .nc, by the name
     if estimates is not None:
-        _write_estimates(result, estimates, train, doc_index, truth)
+        run.write_estimates(estimates)
 
     from mcmc.core.lda.report import fit_report
     from mcmc.diagnostics.summary import summarize_lda
 
     convergence = summarize_lda(result.log_joint_per_token, result.burn_in)
-    report = fit_report(result, train, source, top, shares, umass, npmi, recoveries, completion, holdout, convergence)
+    report = fit_report(result, run.train, run.source, run.top, run.shares, run.umass, run.npmi, run.recoveries,
+                        run.completion, holdout, convergence)
     if plot is not None:
         from mcmc.cli.plot import plot_lda_trace
 
         plot_lda_trace(
             result.log_joint_per_token, result.burn_in, plot,
-            title=f"{Path(source).name if corpus_path else 'synthetic corpus'}: K={topics}, {method} Gibbs, "
-            f"{result.chains} chain{'s' if result.chains != 1 else ''}",
+            title=f"{Path(run.source).name if run.truth is None else 'synthetic corpus'}: K={topics}, {method} "
+            f"Gibbs, {result.chains} chain{'s' if result.chains != 1 else ''}",
             rhat=report["log_joint_per_token_rhat"], ess=report["log_joint_per_token_ess_bulk"],
         )  # fmt: skip
     shown = range(result.chains) if all_chains else range(1)
@@ -364,12 +322,13 @@ def command(
     _summary(report)
 
 
-# -- running -----------------------------------------------------------------------
+# -- progress ------------------------------------------------------------------------
 
 
-def _fit_with_progress(fit: Any, corpus: Any, **kwargs: Any) -> Any:
+def _with_progress(call: Callable[[Callable[[int, int, float], None] | None], T], iterations: int, chains: int) -> T:
+    """``call(callback)`` with a progress bar per chain on stderr when a person is watching."""
     if not progress_enabled():
-        return fit(corpus, **kwargs)
+        return call(None)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     progress = Progress(
@@ -382,78 +341,12 @@ def _fit_with_progress(fit: Any, corpus: Any, **kwargs: Any) -> Any:
         transient=True,
     )
     with progress:
-        tasks = [progress.add_task("", total=kwargs["iterations"], chain=c, ll="-") for c in range(kwargs["chains"])]
+        tasks = [progress.add_task("", total=iterations, chain=c, ll="-") for c in range(chains)]
 
         def callback(chain: int, iteration: int, ll: float) -> None:
             progress.update(tasks[chain], completed=iteration + 1, ll=f"{ll:.4f}")
 
-        return fit(corpus, callback=callback, **kwargs)
-
-
-def _attrs(result: Any, source: str, corpus: Any) -> dict[str, Any]:
-    return {
-        "sampler": f"lda-{result.method}",
-        "kernel": result.kernel,
-        "target": "lda",
-        "corpus": source,
-        "n_docs": corpus.n_docs,
-        "n_tokens": corpus.n_tokens,
-        "vocab_size": corpus.vocab_size,
-        "n_topics": result.n_topics,
-        "alpha": result.alpha,
-        "beta": result.beta,
-        "iterations": result.iterations,
-        "burn_in": result.burn_in,
-        "seed": result.seed,
-        "draws": "post-burn-in iterations only; the full trace is in the estimates file",
-    }
-
-
-def _write_chains(result: Any, output: str, source: str, corpus: Any) -> None:
-    import sys
-
-    from mcmc.core.chains import Chains, write_chains
-
-    b = result.burn_in
-    chains = Chains(
-        posterior={
-            "log_joint": result.log_joint[:, b:],
-            "log_joint_per_token": result.log_joint_per_token[:, b:],
-        },
-        attrs=_attrs(result, source, corpus),
-    ).validate(output)
-    if output == "-":
-        write_chains(chains, sys.stdout.buffer)
-        sys.stdout.buffer.flush()
-    else:
-        write_chains(chains, output)
-
-
-def _write_estimates(result: Any, path: str, corpus: Any, doc_index: np.ndarray, truth: Any) -> None:
-    import io
-
-    import numpy as np
-
-    from mcmc.core.chains import atomic_output
-
-    arrays: dict[str, np.ndarray] = {
-        "theta": result.theta,
-        "phi": result.phi,
-        "vocab": np.array(corpus.vocab, dtype=str),
-        "alpha": np.array(result.alpha),
-        "beta": np.array(result.beta),
-        "burn_in": np.array(result.burn_in),
-        "doc_index": np.asarray(doc_index, dtype=np.int64),
-        "trace_log_joint": result.log_joint,
-        "trace_log_joint_per_token": result.log_joint_per_token,
-    }
-    if truth is not None:
-        arrays["true_phi"] = truth.phi
-        arrays["true_theta"] = truth.theta
-    buf = io.BytesIO()
-    np.savez(buf, **arrays)
-    with atomic_output(path) as fh:
-        fh.write(buf.getvalue())
+        return call(callback)
 
 
 # -- the report (plain data) and its renderings -------------------------------------------

@@ -26,6 +26,18 @@ import numpy as np
 _BLOCK = 4096  # values per refill per chain and distribution (at least 16 requests' worth)
 
 
+def generator(seed: int, key: tuple[int, ...]) -> np.random.Generator:
+    """The Generator of stream ``key`` of a run seeded with ``seed``.
+
+    ``Generator(PCG64(SeedSequence(seed, spawn_key=key)))``: chain ``i`` reads
+    stream ``(i,)``, its second family of streams ``(i, stream)``. A sampler
+    that wants one plain Generator per chain (the LDA samplers draw 64-bit keys
+    for compiled kernels, not batches of variates) takes ``generator(seed, (i,))``,
+    the same stream :class:`ChainRandom` serves chain ``i`` from.
+    """
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(seed), spawn_key=key)))
+
+
 class ChainRandom:
     """Independent random streams for a batch of chains, served as arrays.
 
@@ -64,8 +76,7 @@ class ChainRandom:
         if len(set(self.chain_ids)) != len(self.chain_ids) or any(i < 0 for i in self.chain_ids):
             raise ValueError(f"chain ids must be distinct non-negative integers, got {self.chain_ids}")
         self.generators = [
-            np.random.Generator(np.random.PCG64(np.random.SeedSequence(self.seed, spawn_key=key)))
-            for key in ((i,) if stream is None else (i, stream) for i in self.chain_ids)
+            generator(self.seed, (i,) if stream is None else (i, stream)) for i in self.chain_ids
         ]
         self._buffers: dict[str, _Buffer] = {}
 

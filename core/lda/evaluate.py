@@ -9,9 +9,10 @@ the documents is held out before training; each held-out document's tokens
 are split by a fixed rule into an observed half (even positions) and a target
 half (odd positions). With ``phi`` fixed at the trained estimate, ``theta_d`` is
 estimated from the observed half by Gibbs sampling of its topic assignments
-(``p(z_i = k | z_-i) ∝ (n_dk^-i + alpha) phi_k,w_i``; the first sweep assigns
-tokens one by one, then ``sweeps`` full sweeps, the last ``sweeps - burn_in``
-averaged into ``theta_d = (n_dk + alpha) / (n_d + K alpha)``), and the target
+(``p(z_i = k | z_-i) ∝ (n_dk^-i + alpha) phi_k,w_i``, the partially collapsed
+sampler's own sweep, :func:`mcmc.core.lda.kernels.partial.partial_sweep`; the
+first sweep assigns tokens one by one, then ``sweeps`` full sweeps, the last
+``sweeps - burn_in`` averaged into ``theta_d = (n_dk + alpha) / (n_d + K alpha)``), and the target
 half is scored as ``sum_i log sum_k theta_dk phi_k,w_i``. Perplexity is
 ``exp(-sum log p / number of target tokens)``. This plugs in a point estimate
 of ``theta_d`` (it is not the left-to-right marginal likelihood of Wallach et
@@ -45,7 +46,6 @@ true topics, matched one to one by the Hungarian algorithm
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -117,51 +117,6 @@ class Completion:
     theta: np.ndarray
 
 
-def _fold_in_sweep(words, doc_ptr, phi_t, alpha, z, ndk, u, first):  # pragma: no cover - compiled
-    # phi_t: (C, V, K); z: (C, N); ndk: (C, D, K); u: (C, N) uniforms, one per token.
-    n_chains, _, k_topics = phi_t.shape
-    p = np.empty(k_topics)
-    for c in range(n_chains):
-        for d in range(doc_ptr.size - 1):
-            for i in range(doc_ptr[d], doc_ptr[d + 1]):
-                w = words[i]
-                if not first:
-                    ndk[c, d, z[c, i]] -= 1
-                total = 0.0
-                for k in range(k_topics):
-                    total += (ndk[c, d, k] + alpha) * phi_t[c, w, k]
-                    p[k] = total
-                target = u[c, i] * total
-                k_new = 0
-                while k_new < k_topics - 1 and p[k_new] <= target:
-                    k_new += 1
-                z[c, i] = k_new
-                ndk[c, d, k_new] += 1
-
-
-def _token_log_likelihood(words, doc_ptr, phi_t, theta):  # pragma: no cover - compiled
-    # Per chain: sum over tokens of log sum_k theta[c, d, k] phi_t[c, w, k].
-    n_chains, _, k_topics = phi_t.shape
-    out = np.zeros(n_chains)
-    for c in range(n_chains):
-        for d in range(doc_ptr.size - 1):
-            for i in range(doc_ptr[d], doc_ptr[d + 1]):
-                w = words[i]
-                s = 0.0
-                for k in range(k_topics):
-                    s += theta[c, d, k] * phi_t[c, w, k]
-                out[c] += np.log(s)
-    return out
-
-
-@functools.cache
-def _kernels():
-    # numba is imported, and the kernels compiled (or loaded from the on-disk cache), on first use only.
-    from numba import njit
-
-    return njit(cache=True, nogil=True)(_fold_in_sweep), njit(cache=True, nogil=True)(_token_log_likelihood)
-
-
 def document_completion(
     phi: np.ndarray,
     heldout: Corpus,
@@ -198,19 +153,25 @@ def document_completion(
         raise UsageError(f"fold-in needs 0 <= burn_in < sweeps, got {burn_in} and {sweeps}")
     if phi.shape[2] != heldout.vocab_size:
         raise UsageError(f"phi has {phi.shape[2]} words but the corpus has {heldout.vocab_size}")
-    fold_in_sweep, token_log_likelihood = _kernels()
+    # numba is imported, and the kernels compiled (or loaded from its cache), on first use only.
+    from mcmc.core.lda.kernels.common import doc_topic_counts, token_log_likelihood
+    from mcmc.core.lda.kernels.partial import partial_sweep
+    from mcmc.core.lda.kernels.rng import draw_key
+
     observed, target = completion_halves(heldout)
     n_chains, k, _ = phi.shape
-    phi_t = np.ascontiguousarray(phi.transpose(0, 2, 1))
-    z = np.zeros((n_chains, observed.n_tokens), dtype=np.int64)
-    ndk = np.zeros((n_chains, observed.n_docs, k), dtype=np.int64)
+    phi_t = np.ascontiguousarray(phi.transpose(0, 2, 1))  # (chains, V, K), word-major like the sampler's
+    cphi_t = np.cumsum(phi_t, axis=2)
+    z = np.zeros((n_chains, observed.n_tokens), dtype=np.int32)
     theta_sum = np.zeros((n_chains, observed.n_docs, k))
-    norm = (observed.doc_lengths + k * alpha)[None, :, None]
+    norm = (observed.doc_lengths + k * alpha)[:, None]
     for sweep in range(sweeps + 1):  # sweep 0 assigns tokens sequentially from empty counts
-        u = rng.random((n_chains, observed.n_tokens))
-        fold_in_sweep(observed.words, observed.doc_ptr, phi_t, float(alpha), z, ndk, u, sweep == 0)
-        if sweep > burn_in:
-            theta_sum += (ndk + alpha) / norm
+        for c in range(n_chains):
+            # The partially collapsed sampler's own sweep: phi fixed, theta integrated out.
+            partial_sweep(observed.doc_ptr, observed.words, z[c], phi_t[c], cphi_t[c], float(alpha), draw_key(rng),
+                          0, observed.n_docs, sweep == 0)
+            if sweep > burn_in:
+                theta_sum[c] += (doc_topic_counts(observed.doc_ptr, z[c], k) + alpha) / norm
     theta = theta_sum / (sweeps - burn_in)
     ll = token_log_likelihood(target.words, target.doc_ptr, phi_t, theta)
     n = target.n_tokens

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mcmc.core.lda import kernels
+from mcmc.core.lda.kernels import common
+from mcmc.core.lda.kernels import dmm as kdmm
 
 
 def _check(doc_ptr: np.ndarray, words: np.ndarray, z: np.ndarray, n_topics: int, vocab_size: int) -> None:
@@ -66,12 +67,12 @@ def collapsed_log_joint(
     words = np.ascontiguousarray(words, dtype=np.int32)
     z = np.ascontiguousarray(z, dtype=np.int32)
     _check(doc_ptr, words, z, n_topics, vocab_size)
-    nwk = kernels.word_topic_counts(words, z, n_topics, vocab_size)
-    nk = kernels.topic_counts(z, n_topics)
+    nwk = common.word_topic_counts(words, z, n_topics, vocab_size)
+    nk = common.topic_counts(z, n_topics)
     longest = int(np.diff(doc_ptr).max(initial=0))
-    lg_alpha = kernels.lgamma_table(float(alpha), longest)
-    lg_beta = kernels.lgamma_table(float(beta), int(nwk.max(initial=0)))
-    return float(kernels.log_joint_from_counts(doc_ptr, z, nwk, nk, float(alpha), float(beta), lg_alpha, lg_beta))
+    lg_alpha = common.lgamma_table(float(alpha), longest)
+    lg_beta = common.lgamma_table(float(beta), int(nwk.max(initial=0)))
+    return float(common.log_joint_from_counts(doc_ptr, z, nwk, nk, float(alpha), float(beta), lg_alpha, lg_beta))
 
 
 def dmm_log_joint(
@@ -102,8 +103,8 @@ def dmm_log_joint(
         raise ValueError(f"z_doc has shape {z_doc.shape}, expected ({n_docs},)")
     z_tok = np.repeat(z_doc, np.diff(doc_ptr))
     _check(doc_ptr, words, z_tok, n_topics, vocab_size)
-    nwk = kernels.word_topic_counts(words, z_tok, n_topics, vocab_size)
-    nk = kernels.topic_counts(z_tok, n_topics)
-    mk = kernels.topic_counts(z_doc, n_topics)
-    lg_beta = kernels.lgamma_table(float(beta), int(nwk.max(initial=0)))
-    return float(kernels.dmm_log_joint_from_counts(mk, nwk, nk, float(alpha), float(beta), lg_beta))
+    nwk = common.word_topic_counts(words, z_tok, n_topics, vocab_size)
+    nk = common.topic_counts(z_tok, n_topics)
+    mk = common.topic_counts(z_doc, n_topics)
+    lg_beta = common.lgamma_table(float(beta), int(nwk.max(initial=0)))
+    return float(kdmm.dmm_log_joint_from_counts(mk, nwk, nk, float(alpha), float(beta), lg_beta))

@@ -177,3 +177,21 @@ def test_topics_beyond_memory_are_refused_before_fitting(mcmc, data_dir: Path, m
     line = r.stderr.strip().splitlines()[-1]  # after the corpus and model lines
     assert line.startswith("mcmc: error:") and "Traceback" not in r.stderr
     assert "K = 1000000000 topics" in line and "more than this machine can hold" in line
+
+
+def test_help_reads_well_at_80_columns(mcmc, monkeypatch) -> None:
+    # Typer keeps the help's line breaks: a hard-wrapped paragraph breaks into
+    # stubs at other widths. Rewrapped prose fills its lines up to a paragraph's end.
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("TERMINAL_WIDTH", "80")
+    r = mcmc("lda", "-h")
+    assert r.code == 0
+    lines = r.out.splitlines()
+    prose = [line.rstrip() for line in lines[: next(i for i, x in enumerate(lines) if "─ Arguments" in x)]]
+    assert max(len(line) for line in prose) <= 80
+    for line, after in zip(prose, prose[1:], strict=False):
+        inside = line.strip() and after.strip() and not line.startswith("   ")  # a paragraph, not an example
+        if inside and "Usage:" not in line:
+            assert len(line) >= 45, f"a stub line {line!r} in mcmc lda -h"
+    examples = [line.strip() for line in prose if line.startswith("   mcmc ")]
+    assert len(examples) >= 3 and any("--method" in e for e in examples)

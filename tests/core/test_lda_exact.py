@@ -24,7 +24,24 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from mcmc.core.lda import gibbs, kernels
+from mcmc.core.lda.kernels import (
+    collapsed as kcollapsed,
+)
+from mcmc.core.lda.kernels import (
+    common,
+)
+from mcmc.core.lda.kernels import (
+    dmm as kdmm,
+)
+from mcmc.core.lda.kernels import (
+    partial as kpartial,
+)
+from mcmc.core.lda.kernels import (
+    rng as krng,
+)
+from mcmc.core.lda.kernels import (
+    uncollapsed as kuncollapsed,
+)
 
 P_MIN = 1e-3  # smallest p-value accepted (fixed seeds: a deterministic check)
 
@@ -141,17 +158,17 @@ class CollapsedRunner:
     def __init__(self, kernel, z):
         self.kernel = kernel
         self.z = z.astype(np.int32).copy()
-        self.nwk = kernels.word_topic_counts(WORDS, self.z, K, V)
-        self.nk = kernels.topic_counts(self.z, K)
-        self.lists = kernels.word_topic_lists(self.nwk, np.bincount(WORDS, minlength=V))
+        self.nwk = common.word_topic_counts(WORDS, self.z, K, V)
+        self.nk = common.topic_counts(self.z, K)
+        self.lists = kcollapsed.word_topic_lists(self.nwk, np.bincount(WORDS, minlength=V))
         if kernel == "dense-padded":
-            self.nwk = kernels.padded_word_topic_counts(WORDS, self.z, K, V)
+            self.nwk = kcollapsed.padded_word_topic_counts(WORDS, self.z, K, V)
 
     def sweep(self, key):
         if self.kernel == "sparse":
-            kernels.collapsed_sparse_sweep(DOC_PTR, WORDS, self.z, self.nk, *self.lists, ALPHA, BETA, key)
+            kcollapsed.collapsed_sparse_sweep(DOC_PTR, WORDS, self.z, self.nk, *self.lists, ALPHA, BETA, key)
         else:
-            kernels.collapsed_dense_sweep(DOC_PTR, WORDS, self.z, self.nwk, self.nk, ALPHA, BETA, key)
+            kcollapsed.collapsed_dense_sweep(DOC_PTR, WORDS, self.z, self.nwk, self.nk, ALPHA, BETA, key)
 
 
 def keys(rng, n):
@@ -194,8 +211,8 @@ def test_collapsed_chain_visits_posterior(lda_exact, kernel):
     assert p > P_MIN
     # the sparse word-topic lists stay in step with the counts
     if kernel == "sparse":
-        np.testing.assert_array_equal(kernels.unpack_word_topics(*runner.lists, K),
-                                      kernels.word_topic_counts(WORDS, runner.z, K, V))
+        np.testing.assert_array_equal(kcollapsed.unpack_word_topics(*runner.lists, K),
+                                      common.word_topic_counts(WORDS, runner.z, K, V))
 
 
 def test_sparse_kernel_small_alpha_beta_buckets():
@@ -213,10 +230,10 @@ def test_sparse_kernel_small_alpha_beta_buckets():
     freq = np.bincount(words, minlength=3)
     for key in keys(rng, 20_000):
         z = start.copy()
-        nwk = kernels.word_topic_counts(words, z, n_topics, 3)
-        nk = kernels.topic_counts(z, n_topics)
-        lists = kernels.word_topic_lists(nwk, freq)
-        kernels.collapsed_sparse_sweep(doc_ptr, words, z, nk, *lists, alpha, beta, key)
+        nwk = common.word_topic_counts(words, z, n_topics, 3)
+        nk = common.topic_counts(z, n_topics)
+        lists = kcollapsed.word_topic_lists(nwk, freq)
+        kcollapsed.collapsed_sparse_sweep(doc_ptr, words, z, nk, *lists, alpha, beta, key)
         counts[state_index(z, n_topics)] += 1
     assert pearson(counts, P[state_index(start, n_topics)]) > P_MIN
 
@@ -241,7 +258,7 @@ def test_partial_one_sweep_given_phi():
     counts = np.zeros(len(states))
     for key in keys(rng, 20_000):
         z = start.copy()
-        kernels.partial_sweep(DOC_PTR, WORDS, z, phi_wk, cphi, ALPHA, key, 0, 2)
+        kpartial.partial_sweep(DOC_PTR, WORDS, z, phi_wk, cphi, ALPHA, key, 0, 2)
         counts[state_index(z, K)] += 1
     assert pearson(counts, row) > P_MIN
 
@@ -260,7 +277,7 @@ def test_uncollapsed_one_sweep_given_its_theta():
     thetas = []
     for key in keys(rng, 20_000).reshape(-1, 2):
         z = start.copy()
-        kernels.uncollapsed_sweep(DOC_PTR, WORDS, z, theta, phi_wk, ALPHA, key[0], key[1], 0, 2)
+        kuncollapsed.uncollapsed_sweep(DOC_PTR, WORDS, z, theta, phi_wk, ALPHA, key[0], key[1], 0, 2)
         p = theta[doc_of] * phi_wk[WORDS]
         p /= p.sum(1, keepdims=True)
         resid += (z[:, None] == np.arange(K)) - p
@@ -291,13 +308,13 @@ def test_phi_carrying_samplers_target_the_posterior(lda_exact, method):
     n = 20_000
     visits = np.empty(n, dtype=np.int64)
     for t in range(n):
-        nwk = kernels.word_topic_counts(WORDS, z, K, V)
-        phi_wk, cphi = gibbs.draw_phi(nwk, BETA, gibbs._key(rng))
-        key = gibbs._key(rng)
+        nwk = common.word_topic_counts(WORDS, z, K, V)
+        phi_wk, cphi = common.draw_phi(nwk, BETA, krng.draw_key(rng))
+        key = krng.draw_key(rng)
         if method == "partial":
-            kernels.partial_sweep(DOC_PTR, WORDS, z, phi_wk, cphi, ALPHA, key, 0, 2)
+            kpartial.partial_sweep(DOC_PTR, WORDS, z, phi_wk, cphi, ALPHA, key, 0, 2)
         else:
-            kernels.uncollapsed_sweep(DOC_PTR, WORDS, z, theta, phi_wk, ALPHA, gibbs._key(rng), key, 0, 2)
+            kuncollapsed.uncollapsed_sweep(DOC_PTR, WORDS, z, theta, phi_wk, ALPHA, krng.draw_key(rng), key, 0, 2)
         visits[t] = state_index(z, K)
     top = np.argsort(pi)[::-1][:8]
     f_states = (visits[:, None] == top[None, :]).astype(float)
@@ -316,14 +333,14 @@ def test_dmm_matches_enumerated_posterior():
     pi = np.exp(log_pi - log_pi.max())
     pi /= pi.sum()
     P = scan_matrix(log_pi, 4, n_topics)
-    dw = kernels.doc_word_counts(doc_ptr, words, 3)
-    lg_beta = kernels.lgamma_table(beta, 8)
+    dw = kdmm.doc_word_counts(doc_ptr, words, 3)
+    lg_beta = common.lgamma_table(beta, 8)
     rng = np.random.default_rng(17)
 
     def counts_of(zd):
         z = np.repeat(zd, np.diff(doc_ptr)).astype(np.int32)
-        return (kernels.topic_counts(zd, n_topics), kernels.word_topic_counts(words, z, n_topics, 3),
-                kernels.topic_counts(z, n_topics))
+        return (common.topic_counts(zd, n_topics), common.word_topic_counts(words, z, n_topics, 3),
+                common.topic_counts(z, n_topics))
 
     # one sweep from a fixed state: iid draws from a row of P
     start = np.array([0, 0, 1, 2], dtype=np.int32)
@@ -331,7 +348,7 @@ def test_dmm_matches_enumerated_posterior():
     dummy = np.zeros((4, n_topics))
     for key in keys(rng, 20_000):
         zd = start.copy()
-        kernels.dmm_sweep(*dw, zd, *counts_of(zd), alpha, beta, key, dummy, False, lg_beta)
+        kdmm.dmm_sweep(*dw, zd, *counts_of(zd), alpha, beta, key, dummy, False, lg_beta)
         counts[state_index(zd, n_topics)] += 1
     assert pearson(counts, P[state_index(start, n_topics)]) > P_MIN
 
@@ -342,7 +359,7 @@ def test_dmm_matches_enumerated_posterior():
     prob_sum = np.zeros((4, n_topics))
     visits = np.empty(n, dtype=np.int64)
     for t, key in enumerate(keys(rng, n)):
-        kernels.dmm_sweep(*dw, zd, mk, nwk, nk, alpha, beta, key, prob_sum, True, lg_beta)
+        kdmm.dmm_sweep(*dw, zd, mk, nwk, nk, alpha, beta, key, prob_sum, True, lg_beta)
         visits[t] = state_index(zd, n_topics)
     _, p = stationary_chi2(visits, pi, P)
     assert p > P_MIN
@@ -380,19 +397,19 @@ def geweke_z(sampler, rng, n_docs=3, length=4, vocab_size=4, n_topics=2, alpha=0
     theta, phi_wk, z, w = (a[0].copy() for a in prior(1))
     sc = np.empty_like(mc)
     for t in range(draws):
-        nwk = kernels.word_topic_counts(w, z, n_topics, vocab_size)
-        phi_wk, cphi = gibbs.draw_phi(nwk, beta, gibbs._key(rng))
+        nwk = common.word_topic_counts(w, z, n_topics, vocab_size)
+        phi_wk, cphi = common.draw_phi(nwk, beta, krng.draw_key(rng))
         if sampler == "uncollapsed":
             # theta | z (old z) is drawn inside the kernel, then z | theta, phi
             theta = np.empty((n_docs, n_topics))
-            kernels.uncollapsed_sweep(doc_ptr, w, z, theta, phi_wk, alpha, gibbs._key(rng), gibbs._key(rng),
+            kuncollapsed.uncollapsed_sweep(doc_ptr, w, z, theta, phi_wk, alpha, krng.draw_key(rng), krng.draw_key(rng),
                                       0, n_docs)
         else:
             # theta is integrated out of the partial sampler's z step; drawing
             # it afterwards from theta | z is an extra exact Gibbs step on the
             # joint, so g can still look at it
-            kernels.partial_sweep(doc_ptr, w, z, phi_wk, cphi, alpha, gibbs._key(rng), 0, n_docs)
-            ndk = kernels.doc_topic_counts(doc_ptr, z, n_topics)
+            kpartial.partial_sweep(doc_ptr, w, z, phi_wk, cphi, alpha, krng.draw_key(rng), 0, n_docs)
+            ndk = common.doc_topic_counts(doc_ptr, z, n_topics)
             theta = np.array([rng.dirichlet(alpha + ndk[d]) for d in range(n_docs)])
         cum = np.cumsum(phi_wk.T[z], 1)
         w = np.minimum((rng.random(n)[:, None] > cum).sum(1), vocab_size - 1).astype(np.int32)
@@ -426,15 +443,15 @@ def test_many_topics_transition_row(kernel):
     counts = np.zeros(len(states))
     for key in keys(rng, 20_000):
         z = start.copy()
-        nwk = kernels.word_topic_counts(words, z, n_topics, 2)
-        nk = kernels.topic_counts(z, n_topics)
+        nwk = common.word_topic_counts(words, z, n_topics, 2)
+        nk = common.topic_counts(z, n_topics)
         if kernel == "sparse":
-            lists = kernels.word_topic_lists(nwk, freq)
-            kernels.collapsed_sparse_sweep(doc_ptr, words, z, nk, *lists, alpha, beta, key)
+            lists = kcollapsed.word_topic_lists(nwk, freq)
+            kcollapsed.collapsed_sparse_sweep(doc_ptr, words, z, nk, *lists, alpha, beta, key)
         elif kernel == "dense-padded":  # the layout fit() uses: fused per-block loop
-            padded = kernels.padded_word_topic_counts(words, z, n_topics, 2)
-            kernels.collapsed_dense_sweep(doc_ptr, words, z, padded, nk, alpha, beta, key)
+            padded = kcollapsed.padded_word_topic_counts(words, z, n_topics, 2)
+            kcollapsed.collapsed_dense_sweep(doc_ptr, words, z, padded, nk, alpha, beta, key)
         else:
-            kernels.collapsed_dense_sweep(doc_ptr, words, z, nwk, nk, alpha, beta, key)
+            kcollapsed.collapsed_dense_sweep(doc_ptr, words, z, nwk, nk, alpha, beta, key)
         counts[state_index(z, n_topics)] += 1
     assert pearson(counts, row) > P_MIN

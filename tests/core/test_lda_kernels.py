@@ -8,8 +8,18 @@ from scipy import special, stats
 from scipy.optimize import linear_sum_assignment
 
 from mcmc.core.errors import InputError, UsageError
-from mcmc.core.lda import gibbs, kernels, likelihood
+from mcmc.core.lda import collapsed as lda_collapsed
+from mcmc.core.lda import gibbs, likelihood
 from mcmc.core.lda.corpus import Corpus
+from mcmc.core.lda.kernels import (
+    collapsed as kcollapsed,
+)
+from mcmc.core.lda.kernels import (
+    common,
+)
+from mcmc.core.lda.kernels import (
+    rng as krng,
+)
 
 
 def ref_log_joint(doc_ptr, words, z, n_topics, vocab_size, alpha, beta):
@@ -64,8 +74,8 @@ def test_uniforms_are_splitmix64():
         return out
 
     key = 0xDEADBEEF12345678
-    np.testing.assert_array_equal(kernels.uniforms(np.uint64(key), 0, 6), splitmix(key, 6))
-    np.testing.assert_array_equal(kernels.uniforms(np.uint64(key), 3, 3), splitmix(key, 6)[3:])
+    np.testing.assert_array_equal(krng.uniforms(np.uint64(key), 0, 6), splitmix(key, 6))
+    np.testing.assert_array_equal(krng.uniforms(np.uint64(key), 3, 3), splitmix(key, 6)[3:])
 
 
 @pytest.mark.parametrize("alpha, beta", [(0.1, 0.01), (1.3, 0.5)])
@@ -150,15 +160,15 @@ def test_sparse_lists_and_counts_stay_consistent():
     rng = np.random.default_rng(5)
     n_topics = 30
     z = rng.integers(0, n_topics, corpus.n_tokens).astype(np.int32)
-    nwk = kernels.word_topic_counts(corpus.words, z, n_topics, corpus.vocab_size)
-    nk = kernels.topic_counts(z, n_topics)
+    nwk = common.word_topic_counts(corpus.words, z, n_topics, corpus.vocab_size)
+    nk = common.topic_counts(z, n_topics)
     freq = np.bincount(corpus.words, minlength=corpus.vocab_size)
-    ptr, length, packed = kernels.word_topic_lists(nwk, freq)
+    ptr, length, packed = kcollapsed.word_topic_lists(nwk, freq)
     for _ in range(30):
         key = rng.integers(0, 2**63, dtype=np.uint64)
-        kernels.collapsed_sparse_sweep(corpus.doc_ptr, corpus.words, z, nk, ptr, length, packed, 0.01, 0.01, key)
-    nwk = kernels.word_topic_counts(corpus.words, z, n_topics, corpus.vocab_size)
-    np.testing.assert_array_equal(kernels.unpack_word_topics(ptr, length, packed, n_topics), nwk)
+        kcollapsed.collapsed_sparse_sweep(corpus.doc_ptr, corpus.words, z, nk, ptr, length, packed, 0.01, 0.01, key)
+    nwk = common.word_topic_counts(corpus.words, z, n_topics, corpus.vocab_size)
+    np.testing.assert_array_equal(kcollapsed.unpack_word_topics(ptr, length, packed, n_topics), nwk)
     np.testing.assert_array_equal(nk, np.bincount(z, minlength=n_topics))
     for w in range(corpus.vocab_size):
         entries = packed[ptr[w]:ptr[w] + length[w]]
@@ -175,16 +185,16 @@ def test_auto_above_dense_max_starts_dense_then_switches(synthetic, monkeypatch,
     # joint is that of the returned z (the lists took over the right counts),
     # and the switch, read off the counts only, keeps same seed, same bytes.
     corpus, _, _ = synthetic
-    monkeypatch.setattr(gibbs, "SPARSE_SWITCH_FRACTION", fraction)
+    monkeypatch.setattr(lda_collapsed, "SPARSE_SWITCH_FRACTION", fraction)
     built = []
-    lists = kernels.word_topic_lists
+    lists = kcollapsed.word_topic_lists
 
     def counting(nwk, freq):
         built.append(nwk.shape)
         return lists(nwk, freq)
 
-    monkeypatch.setattr(kernels, "word_topic_lists", counting)
-    k = gibbs.DENSE_MAX_TOPICS + 1
+    monkeypatch.setattr(kcollapsed, "word_topic_lists", counting)
+    k = lda_collapsed.DENSE_MAX_TOPICS + 1
     kw = dict(n_topics=k, alpha=0.1, beta=0.05, iterations=12, burn_in=6, seed=5)
     a = gibbs.fit(corpus, chains=2, threads=1, **kw)
     assert a.kernel == "sparse"
@@ -241,8 +251,8 @@ def test_dmm_recovers_document_clusters():
 def test_kernel_auto_choice():
     corpus, _, _ = generate(np.random.default_rng(7), n_docs=10, mean_length=10)
     kw = dict(alpha=0.1, beta=0.1, iterations=2, burn_in=0)
-    assert gibbs.fit(corpus, n_topics=gibbs.DENSE_MAX_TOPICS, **kw).kernel == "dense"
-    assert gibbs.fit(corpus, n_topics=gibbs.DENSE_MAX_TOPICS + 1, **kw).kernel == "sparse"
+    assert gibbs.fit(corpus, n_topics=lda_collapsed.DENSE_MAX_TOPICS, **kw).kernel == "dense"
+    assert gibbs.fit(corpus, n_topics=lda_collapsed.DENSE_MAX_TOPICS + 1, **kw).kernel == "sparse"
     assert gibbs.fit(corpus, n_topics=3, kernel="sparse", **kw).kernel == "sparse"
     assert gibbs.fit(corpus, n_topics=100, kernel="dense", **kw).kernel == "dense"
     assert gibbs.fit(corpus, n_topics=3, method="dmm", **kw).kernel == "dmm"
@@ -273,7 +283,7 @@ def test_bad_corpus():
 def test_gamma_variates(shape):
     # in-kernel Gamma (Marsaglia & Tsang; boosted below 1) against scipy's law
     key = np.uint64(0x5EED)
-    draws = np.array([kernels.gamma_variate(shape, key, np.int64(j) << kernels.CELL_SHIFT) for j in range(4000)])
+    draws = np.array([krng.gamma_variate(shape, key, np.int64(j) << krng.CELL_SHIFT) for j in range(4000)])
     assert stats.kstest(draws, stats.gamma(shape).cdf).pvalue > 1e-3
 
 
@@ -281,19 +291,19 @@ def test_phi_draw_is_dirichlet_and_thread_blocking_free():
     rng = np.random.default_rng(3)
     vocab_size, n_topics, beta = 600, 3, 0.2  # 3 word chunks
     nwk = rng.poisson(0.5, size=(vocab_size, n_topics)).astype(np.int32)
-    draws = np.array([gibbs.draw_phi(nwk, beta, np.uint64(j))[0][[0, 599], 1] for j in range(3000)])
+    draws = np.array([common.draw_phi(nwk, beta, np.uint64(j))[0][[0, 599], 1] for j in range(3000)])
     a = nwk[:, 1] + beta
     for col, w in enumerate((0, 599)):  # phi_kw ~ Beta(a_w, sum a - a_w)
         assert stats.kstest(draws[:, col], stats.beta(a[w], a.sum() - a[w]).cdf).pvalue > 1e-3
     # chunks split between threads in any way give the same bytes
     key = np.uint64(99)
-    phi, cphi = gibbs.draw_phi(nwk, beta, key)
+    phi, cphi = common.draw_phi(nwk, beta, key)
     g = np.empty((vocab_size, n_topics))
     sums = np.empty((3, n_topics))
     for c0, c1 in ((2, 3), (0, 1), (1, 2)):
-        kernels.phi_gamma_chunks(nwk, beta, key, c0, c1, g, sums)
+        common.phi_gamma_chunks(nwk, beta, key, c0, c1, g, sums)
     cphi2 = np.empty_like(g)
-    kernels.phi_normalize_chunks(g, 1.0 / sums.sum(axis=0), 0, 3, cphi2)
+    common.phi_normalize_chunks(g, 1.0 / sums.sum(axis=0), 0, 3, cphi2)
     assert g.tobytes() == phi.tobytes() and cphi2.tobytes() == cphi.tobytes()
     np.testing.assert_allclose(phi.sum(0), 1.0)
     np.testing.assert_allclose(cphi[:, -1], phi.sum(1))

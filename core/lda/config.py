@@ -1,0 +1,55 @@
+"""The options of an LDA fit (:class:`LdaConfig`) and the names they take.
+
+Kept free of NumPy so the command line can import it while ``mcmc --help``
+stays instant; :mod:`mcmc.core.lda.pipeline` runs a configuration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Fitting methods, one sampler module each (``mcmc.core.lda.gibbs.SAMPLERS``).
+METHODS = ("collapsed", "uncollapsed", "partial", "dmm")
+#: Implementations of the collapsed conditional (:mod:`mcmc.core.lda.collapsed`).
+KERNELS = ("auto", "sparse", "dense")
+#: The common choice for sparse topic mixtures (tomotopy's and the lda package's default).
+DEFAULT_ALPHA = 0.1
+
+
+@dataclass(frozen=True)
+class LdaConfig:
+    """Everything a fit needs besides the corpus.
+
+    Attributes
+    ----------
+    n_topics, alpha, beta
+        K and the symmetric Dirichlet concentrations of theta and phi.
+    iterations, burn_in
+        Sweeps per chain; the first ``burn_in`` are left out of the estimates
+        and of the chains file.
+    chains, seed
+        Independent chains; chain c draws from ``SeedSequence(seed, spawn_key=(c,))``.
+    method, kernel, threads
+        Sampler (:data:`METHODS`), implementation of the collapsed conditional
+        (:data:`KERNELS`), worker threads (results do not depend on them).
+    holdout
+        Fraction of documents held out for document-completion perplexity (0: none).
+    coherence
+        Whether to score UMass and NPMI coherence of the top words.
+    n_top
+        Top words kept per topic.
+    """
+
+    n_topics: int = 10
+    alpha: float = DEFAULT_ALPHA
+    beta: float = 0.01
+    iterations: int = 200
+    burn_in: int = 100
+    chains: int = 2
+    seed: int = 1
+    method: str = "collapsed"
+    kernel: str = "auto"
+    threads: int = 1
+    holdout: float = 0.0
+    coherence: bool = False
+    n_top: int = 10

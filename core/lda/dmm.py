@@ -1,0 +1,60 @@
+"""Dirichlet-multinomial mixture, one topic per document, by collapsed Gibbs sampling.
+
+Nigam, McCallum, Thrun & Mitchell (2000); Yin & Wang (2014), "GSDMM": every
+document's topic from ``p(z_d = k | z_-d, w)`` with the mixture weights and
+phi integrated out (:func:`mcmc.core.lda.kernels.dmm.dmm_sweep`), sequential
+within a chain; ``threads`` runs chains side by side. theta is the
+Rao-Blackwellised membership ``p(z_d = k | w)``: the full conditionals used to
+draw z_d, averaged over the post-burn-in sweeps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mcmc.core.lda.kernels import common
+from mcmc.core.lda.kernels import dmm as kernels
+from mcmc.core.lda.kernels.rng import draw_key
+from mcmc.core.lda.sampler import LdaChain, OneKernelSampler, Phase, Problem, TokenChain
+
+NAME = "dmm"
+
+
+class DmmSampler(OneKernelSampler):
+    """Collapsed Gibbs over document topics."""
+
+    name = NAME
+
+    def chains(self, problem: Problem, rngs: list[np.random.Generator]) -> list[LdaChain]:
+        doc_words = kernels.doc_word_counts(problem.doc_ptr, problem.words, problem.V)
+        return [DmmChain(problem, rng, doc_words) for rng in rngs]
+
+
+class DmmChain(TokenChain):
+    """Document topics ``z_doc``; ``z`` (token topics) follows them when estimates are taken."""
+
+    def __init__(self, problem: Problem, rng: np.random.Generator,
+                 doc_words: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+        self.z_doc = rng.integers(0, problem.K, size=problem.D).astype(np.int32)
+        super().__init__(problem, rng, np.repeat(self.z_doc, np.diff(problem.doc_ptr)).astype(np.int32))
+        self.doc_words = doc_words
+        self.mk = common.topic_counts(self.z_doc, problem.K)
+        self.prob_sum = np.zeros((problem.D, problem.K))
+
+    def sweep_phases(self, record: bool) -> list[Phase]:
+        p = self.p
+        key = draw_key(self.rng)
+        return [lambda: [(kernels.dmm_sweep, (*self.doc_words, self.z_doc, self.mk, self.nwk, self.nk, p.alpha,
+                                              p.beta, key, self.prob_sum, record, p.lg_beta))]]
+
+    def log_joint(self) -> float:
+        p = self.p
+        return float(kernels.dmm_log_joint_from_counts(self.mk, self.nwk, self.nk, p.alpha, p.beta, p.lg_beta))
+
+    def accumulate(self) -> None:
+        kernels.expand_doc_topics(self.p.doc_ptr, self.z_doc, self.z)
+        super().accumulate()
+
+    def estimates(self) -> tuple[np.ndarray, np.ndarray]:
+        kernels.expand_doc_topics(self.p.doc_ptr, self.z_doc, self.z)
+        return self.prob_sum / max(self.kept, 1), self.phi_estimate()

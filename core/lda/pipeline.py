@@ -1,0 +1,223 @@
+"""`mcmc lda` as one library call: hold out, fit, score, and the files of the run.
+
+:func:`load_input` reads a corpus (or draws the built-in synthetic one, with
+its true topics); :func:`fit_lda` holds documents out, runs the sampler
+(:func:`mcmc.core.lda.gibbs.fit`), scores the fit (:mod:`mcmc.core.lda.evaluate`)
+and returns an :class:`LdaRun`, which knows the content of the chains file
+(:meth:`LdaRun.to_chains`) and of the estimates file (:meth:`LdaRun.estimates`,
+written atomically by :meth:`LdaRun.write_estimates`).
+
+Random streams: chain ``c`` reads ``SeedSequence(seed, spawn_key=(c,))``; the
+choice of held-out documents and the fold-in of their observed halves read
+:data:`HOLDOUT_KEY` and :data:`FOLD_IN_KEY`, two-element spawn keys that
+cannot collide with a chain's. The synthetic corpus has its own seed
+(:data:`SYNTHETIC_SEED`), so changing ``seed`` shows the sampler's variability
+on fixed data.
+
+Chains file: only the post-burn-in iterations, as the variables ``log_joint``
+and ``log_joint_per_token`` shaped ``(chain, draw)``, so that ``mcmc diagnose``
+judges the stationary part only (like CmdStan's output without warm-up);
+``attrs`` record ``burn_in``, ``iterations`` and the model. The full trace,
+burn-in included, is in the estimates file (``trace_log_joint_per_token``).
+The collapsed log joint does not change when topics are relabelled, so R-hat
+and ESS across chains are meaningful for it; per-topic quantities (theta, phi)
+are averaged within a chain only.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mcmc.core.chains import Chains, atomic_output
+from mcmc.core.lda import evaluate
+from mcmc.core.lda.config import LdaConfig
+from mcmc.core.lda.corpus import Corpus, SyntheticCorpus, load_corpus, synthetic_corpus
+from mcmc.core.lda.gibbs import LdaFit, fit
+from mcmc.core.random import generator
+
+SYNTHETIC_SEED = 2003
+SYNTHETIC_SOURCE = "synthetic (LDA generative process, K=10, alpha=0.1, beta=0.05)"
+HOLDOUT_KEY, FOLD_IN_KEY = (0x1DA, 0), (0x1DA, 1)
+
+
+@dataclass(frozen=True, eq=False)
+class LdaInput:
+    """A corpus, where it came from, and for the synthetic corpus its true topics."""
+
+    corpus: Corpus
+    source: str
+    truth: SyntheticCorpus | None = None
+
+
+def load_input(
+    path: str | os.PathLike[str] | None,
+    *,
+    fmt: str | None = None,
+    vocab: str | os.PathLike[str] | None = None,
+    min_df: float | None = None,
+    max_df: float | None = None,
+) -> LdaInput:
+    """The corpus at ``path`` (:func:`mcmc.core.lda.corpus.load_corpus`), or the synthetic one when ``None``."""
+    if path is None:
+        truth = synthetic_corpus(np.random.default_rng(SYNTHETIC_SEED))
+        return LdaInput(truth.corpus, SYNTHETIC_SOURCE, truth)
+    return LdaInput(load_corpus(path, fmt=fmt, vocab=vocab, min_df=min_df, max_df=max_df), os.fspath(path))
+
+
+@dataclass(frozen=True, eq=False)
+class LdaRun:
+    """A fitted topic model with its scores.
+
+    Attributes
+    ----------
+    config : the options of the run.
+    fit : the sampler's result (log joint trace, theta, phi, timings).
+    train : the documents fitted; ``heldout`` those held out (or ``None``).
+    doc_index : int64 (D_train,), the training documents' indices in the input corpus.
+    source, truth : as in :class:`LdaInput`.
+    completion : held-out document-completion scores (or ``None``).
+    top : int (chains, K, n_top), the top words of every topic.
+    shares : float (chains, K), each topic's expected share of the training tokens.
+    umass, npmi : float (chains, K) coherence of the top words, or ``None``.
+    recoveries : per chain, the match of fitted to true topics (synthetic corpus), or ``None``.
+    timings : seconds of sampling, log joint, estimates, fit total and ``evaluation``.
+    """
+
+    config: LdaConfig
+    fit: LdaFit
+    train: Corpus
+    heldout: Corpus | None
+    doc_index: np.ndarray
+    source: str
+    truth: SyntheticCorpus | None
+    completion: evaluate.Completion | None
+    top: np.ndarray
+    shares: np.ndarray
+    umass: np.ndarray | None
+    npmi: np.ndarray | None
+    recoveries: list[evaluate.Recovery] | None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def attrs(self) -> dict[str, Any]:
+        """The attributes of the chains file: the model and where the data came from."""
+        f, corpus = self.fit, self.train
+        return {
+            "sampler": f"lda-{f.method}",
+            "kernel": f.kernel,
+            "target": "lda",
+            "corpus": self.source,
+            "n_docs": corpus.n_docs,
+            "n_tokens": corpus.n_tokens,
+            "vocab_size": corpus.vocab_size,
+            "n_topics": f.n_topics,
+            "alpha": f.alpha,
+            "beta": f.beta,
+            "iterations": f.iterations,
+            "burn_in": f.burn_in,
+            "seed": f.seed,
+            "draws": "post-burn-in iterations only; the full trace is in the estimates file",
+        }
+
+    def to_chains(self) -> Chains:
+        """The chains file: post-burn-in ``log_joint`` and ``log_joint_per_token``, (chain, draw)."""
+        b = self.fit.burn_in
+        return Chains(
+            posterior={
+                "log_joint": self.fit.log_joint[:, b:],
+                "log_joint_per_token": self.fit.log_joint_per_token[:, b:],
+            },
+            attrs=self.attrs(),
+        ).validate(self.source)
+
+    def estimates(self) -> dict[str, np.ndarray]:
+        """The arrays of the estimates file (no object arrays, so it loads without pickles).
+
+        ``theta`` (chain, D_train, K), ``phi`` (chain, K, V), ``vocab`` (V,),
+        ``alpha``, ``beta``, ``burn_in``, ``doc_index`` (D_train,), the full
+        traces ``trace_log_joint`` and ``trace_log_joint_per_token``
+        (chain, iteration), and for the synthetic corpus ``true_phi`` and
+        ``true_theta``.
+        """
+        f = self.fit
+        arrays: dict[str, np.ndarray] = {
+            "theta": f.theta,
+            "phi": f.phi,
+            "vocab": np.array(self.train.vocab, dtype=str),
+            "alpha": np.array(f.alpha),
+            "beta": np.array(f.beta),
+            "burn_in": np.array(f.burn_in),
+            "doc_index": np.asarray(self.doc_index, dtype=np.int64),
+            "trace_log_joint": f.log_joint,
+            "trace_log_joint_per_token": f.log_joint_per_token,
+        }
+        if self.truth is not None:
+            arrays["true_phi"] = self.truth.phi
+            arrays["true_theta"] = self.truth.theta
+        return arrays
+
+    def write_estimates(self, path: str | os.PathLike[str]) -> None:
+        """Write :meth:`estimates` to the ``.npz`` file ``path``, atomically."""
+        buf = io.BytesIO()
+        np.savez(buf, **self.estimates())
+        with atomic_output(path) as fh:
+            fh.write(buf.getvalue())
+
+
+def fit_lda(
+    data: LdaInput, config: LdaConfig, *, callback: Callable[[int, int, float], None] | None = None
+) -> LdaRun:
+    """Hold documents out, fit, and score: everything ``mcmc lda`` computes.
+
+    Parameters
+    ----------
+    data
+        The corpus (:func:`load_input`).
+    config
+        The options of the run.
+    callback
+        ``callback(chain, iteration, log_joint_per_token)`` after every
+        iteration of every chain (progress display).
+
+    Returns
+    -------
+    LdaRun
+    """
+    corpus = data.corpus
+    doc_index = np.arange(corpus.n_docs)
+    heldout = None
+    train = corpus
+    if config.holdout > 0:
+        doc_index, test_index = evaluate.split_documents(corpus, config.holdout, generator(config.seed, HOLDOUT_KEY))
+        heldout = corpus.subset(test_index)
+        train = corpus.subset(doc_index)
+    result = fit(
+        train, n_topics=config.n_topics, alpha=config.alpha, beta=config.beta, iterations=config.iterations,
+        burn_in=config.burn_in, chains=config.chains, seed=config.seed, method=config.method,
+        threads=config.threads, kernel=config.kernel, callback=callback,
+    )  # fmt: skip
+    t0 = time.perf_counter()
+    completion = None
+    if heldout is not None:
+        if result.method == "dmm":
+            completion = evaluate.dmm_document_completion(result.phi, result.theta, heldout)
+        else:
+            rng = generator(config.seed, FOLD_IN_KEY)
+            completion = evaluate.document_completion(result.phi, heldout, config.alpha, rng)
+    top = evaluate.top_words(result.phi, config.n_top)  # (chains, K, n_top)
+    umass = npmi = None
+    if config.coherence:
+        umass = np.stack([evaluate.umass_coherence(t, train) for t in top])
+        npmi = np.stack([evaluate.npmi_coherence(t, train) for t in top])
+    truth = data.truth
+    recoveries = [evaluate.topic_recovery(p, truth.phi) for p in result.phi] if truth is not None else None
+    shares = evaluate.topic_shares(result.theta, train.doc_lengths)
+    timings = {**result.timings, "evaluation": time.perf_counter() - t0}
+    return LdaRun(config, result, train, heldout, doc_index, data.source, truth, completion, top, shares, umass,
+                  npmi, recoveries, timings)

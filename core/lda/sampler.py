@@ -1,0 +1,284 @@
+"""What an LDA sampler provides to the driver (:func:`mcmc.core.lda.gibbs.fit`), and the parts samplers share.
+
+A sampler (one module per method: :mod:`.collapsed`, :mod:`.partial`,
+:mod:`.uncollapsed`, :mod:`.dmm`) is a :class:`Sampler`: it names the
+implementation it runs, compiles its kernels before the clock starts
+(:meth:`Sampler.warm_up`) and makes one :class:`LdaChain` per chain from the
+:class:`Problem` (corpus and model, shared and read-only) and the chain's own
+``numpy.random.Generator``.
+
+A chain's sweep is a list of *phases*; a phase returns ``(function, args)``
+tasks that may run concurrently with each other and with the tasks of the
+same phase of the other chains; phases run one after the other. A collapsed
+sweep is one phase of one task; the samplers that draw phi split their sweep
+into word chunks and document blocks that run on several threads
+(:class:`PhiChain`). After the sweep the driver asks every chain for its log
+joint and, after burn-in, has it add its state to its running estimates.
+
+:class:`TokenChain` holds what every sampler keeps (token topics, counts, the
+running sums behind theta and phi); :class:`PhiChain` the phi | z draw that
+the partially collapsed and uncollapsed samplers share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from mcmc.core.lda.kernels import common
+from mcmc.core.lda.kernels.rng import draw_key
+from mcmc.core.random import generator
+
+Task = tuple[Callable[..., Any], tuple]
+Phase = Callable[[], list[Task]]
+
+
+@dataclass(frozen=True, eq=False)
+class Problem:
+    """The corpus and the model, shared read-only by every chain.
+
+    Attributes
+    ----------
+    doc_ptr : int64 (D + 1,); words : int32 (N,)
+        Tokens of document d are ``words[doc_ptr[d]:doc_ptr[d + 1]]``.
+    K, V : topics and vocabulary size.
+    alpha, beta : symmetric Dirichlet concentrations of theta and phi.
+    threads : worker threads the chains' tasks are shared out over.
+    lg_alpha, lg_beta : ``lgamma(j + alpha)`` for j up to the longest document,
+        ``lgamma(j + beta)`` for j up to the most frequent word.
+    word_freq : int64 (V,) tokens per word.
+    """
+
+    doc_ptr: np.ndarray
+    words: np.ndarray
+    K: int
+    V: int
+    alpha: float
+    beta: float
+    threads: int
+    lg_alpha: np.ndarray
+    lg_beta: np.ndarray
+    word_freq: np.ndarray
+
+    @classmethod
+    def build(cls, doc_ptr: np.ndarray, words: np.ndarray, n_topics: int, vocab_size: int, alpha: float,
+              beta: float, threads: int) -> Problem:
+        lengths = np.diff(doc_ptr)
+        word_freq = np.bincount(words, minlength=vocab_size)
+        return cls(doc_ptr, words, n_topics, vocab_size, alpha, beta, threads,
+                   common.lgamma_table(alpha, int(max(lengths.max(), 1))),
+                   common.lgamma_table(beta, int(word_freq.max())), word_freq)
+
+    @property
+    def D(self) -> int:
+        return self.doc_ptr.size - 1
+
+    @property
+    def N(self) -> int:
+        return self.words.size
+
+
+class LdaChain(Protocol):
+    """One chain: its state, a sweep in phases, its log joint, its running estimates."""
+
+    z: np.ndarray  # int32 (N,): topic of every token (for dmm, once :meth:`estimates` has run)
+    z_doc: np.ndarray | None  # int32 (D,): topic of every document (dmm only)
+
+    def sweep_phases(self, record: bool) -> list[Phase]:
+        """The phases of the next sweep; ``record`` is true after burn-in."""
+        ...
+
+    def after_sweep(self) -> None:
+        """Adjust the implementation between sweeps (never the chain's law)."""
+        ...
+
+    def log_joint(self) -> float:
+        """Collapsed ``log p(w, z)`` of the current state."""
+        ...
+
+    def accumulate(self) -> None:
+        """Add the current state to the running estimates."""
+        ...
+
+    def estimates(self) -> tuple[np.ndarray, np.ndarray]:
+        """theta (D, K) and phi (K, V), averaged over the accumulated states."""
+        ...
+
+
+class Sampler(Protocol):
+    """One method of fitting: the implementation it runs and its chains."""
+
+    name: str  # the method, e.g. "collapsed"
+    kernel: str  # implementation actually run (``"dense"``/``"sparse"`` for collapsed, else the name)
+
+    def warm_up(self) -> None:
+        """Compile (or load from numba's cache) the kernels this sampler runs."""
+        ...
+
+    def chains(self, problem: Problem, rngs: list[np.random.Generator]) -> list[LdaChain]:
+        """One chain per Generator; each draws its initial state from its own Generator."""
+        ...
+
+
+def run_toy(sampler: Sampler) -> None:
+    """Run every step of ``sampler`` once on a three-token corpus: compiles exactly the kernels a fit calls.
+
+    Called before the clock starts, so timings exclude compilation; only the
+    kernels of the requested method are touched (a cold compile of all of them
+    takes ~15 s, loading them from the cache ~0.5 s).
+    """
+    doc_ptr = np.array([0, 2, 3], dtype=np.int64)
+    words = np.array([0, 1, 1], dtype=np.int32)
+    (chain,) = sampler.chains(Problem.build(doc_ptr, words, 2, 2, 0.1, 0.1, 1), [generator(0, (0,))])
+    for phase in chain.sweep_phases(True):
+        for func, args in phase():
+            func(*args)
+    chain.after_sweep()
+    chain.log_joint()
+    chain.accumulate()
+    chain.estimates()
+
+
+class OneKernelSampler:
+    """Base of the samplers with a single implementation, whose ``kernel`` is their name.
+
+    Takes the driver's ``(n_topics, kernel)`` like every sampler; only the
+    collapsed sampler has kernels to choose from.
+    """
+
+    name: str
+
+    def __init__(self, n_topics: int = 1, kernel: str = "auto") -> None:
+        self.kernel = self.name
+
+    def warm_up(self) -> None:
+        run_toy(self)
+
+
+class TokenChain:
+    """State every sampler keeps: topics ``z``, counts ``n_wk``/``n_k``, running sums for theta and phi.
+
+    Subclasses set ``z`` (from the chain's Generator) before calling
+    ``TokenChain.__init__``; the defaults of :meth:`log_joint`,
+    :meth:`accumulate` and :meth:`estimates` suit every sampler whose state is
+    token topics with dense counts.
+    """
+
+    z_doc: np.ndarray | None = None
+
+    def __init__(self, problem: Problem, rng: np.random.Generator, z: np.ndarray) -> None:
+        p = self.p = problem
+        self.rng = rng
+        self.z = z
+        self.nwk = common.word_topic_counts(p.words, z, p.K, p.V)
+        self.nk = common.topic_counts(z, p.K)
+        self.ndk_sum = np.zeros((p.D, p.K))
+        self.nkw_scaled_sum = np.zeros((p.K, p.V))
+        self.inv_sum = np.zeros(p.K)
+        self.kept = 0
+
+    def after_sweep(self) -> None:
+        pass
+
+    def log_joint(self) -> float:
+        p = self.p
+        return float(common.log_joint_from_counts(p.doc_ptr, self.z, self.nwk, self.nk, p.alpha, p.beta,
+                                                  p.lg_alpha, p.lg_beta))
+
+    def accumulate(self) -> None:
+        p = self.p
+        common.accumulate_estimates(p.doc_ptr, p.words, self.z, self.nk, p.V * p.beta,
+                                    self.ndk_sum, self.nkw_scaled_sum, self.inv_sum)
+        self.kept += 1
+
+    def estimates(self) -> tuple[np.ndarray, np.ndarray]:
+        p = self.p
+        t = max(self.kept, 1)
+        lengths = np.diff(p.doc_ptr).astype(float)
+        theta = (self.ndk_sum / t + p.alpha) / (lengths + p.K * p.alpha)[:, None]
+        return theta, self.phi_estimate()
+
+    def phi_estimate(self) -> np.ndarray:
+        """phi (K, V): the average of ``(n_kw + beta) / (n_k + V beta)`` over the accumulated states."""
+        return (self.nkw_scaled_sum + self.p.beta * self.inv_sum[:, None]) / max(self.kept, 1)
+
+
+def doc_blocks(doc_ptr: np.ndarray, parts: int) -> list[tuple[int, int]]:
+    """Split documents into ``parts`` contiguous blocks of about equal tokens."""
+    n_docs = doc_ptr.size - 1
+    targets = np.linspace(0, doc_ptr[-1], parts + 1)[1:-1]
+    cuts = [0, *np.searchsorted(doc_ptr, targets).tolist(), n_docs]
+    cuts = sorted(set(min(max(c, 0), n_docs) for c in cuts))
+    return [(a, b) for a, b in zip(cuts[:-1], cuts[1:], strict=True) if b > a]
+
+
+def even_blocks(n: int, parts: int) -> list[tuple[int, int]]:
+    """Split 0 .. n - 1 into at most ``parts`` contiguous ranges of about equal size."""
+    cuts = np.linspace(0, n, min(parts, n) + 1).round().astype(int)
+    return [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:], strict=True) if b > a]
+
+
+class PhiChain(TokenChain):
+    """A chain that draws phi | z ~ Dirichlet each sweep, then its tokens given phi, in parallel blocks.
+
+    The sweep: Gamma variates of fixed word chunks (parallel), their
+    normalisation (parallel; the chunk sums are added in a fixed order, so the
+    same bytes for any number of threads), :meth:`sample_tasks` over blocks of
+    documents (parallel: given phi the documents are independent), then the
+    counts of the new ``z``. Every sweep takes three keys from the chain's
+    Generator, phi's, theta's and the tokens', even where theta is not drawn,
+    so that every such sampler reads its stream the same way.
+    """
+
+    def __init__(self, problem: Problem, rng: np.random.Generator, blocks: list[tuple[int, int]],
+                 word_blocks: list[tuple[int, int]]) -> None:
+        super().__init__(problem, rng, rng.integers(0, problem.K, size=problem.N).astype(np.int32))
+        self.blocks = blocks
+        self.word_blocks = word_blocks
+        self.g: np.ndarray | None = None  # phi draw buffers, allocated on first use
+
+    def sample_tasks(self, theta_key: np.uint64, key: np.uint64) -> list[Task]:
+        """Tasks drawing the tokens given phi (``self.g``, word-major, and its row sums ``self.cphi``)."""
+        raise NotImplementedError
+
+    def sweep_phases(self, record: bool) -> list[Phase]:
+        p = self.p
+        phi_key, theta_key, key = draw_key(self.rng), draw_key(self.rng), draw_key(self.rng)
+        if self.g is None:
+            self.g = np.empty((p.V, p.K))
+            self.cphi = np.empty((p.V, p.K))
+            self.sums = np.empty((common.n_word_chunks(p.V), p.K))
+
+        def gammas() -> list[Task]:
+            return [(common.phi_gamma_chunks, (self.nwk, p.beta, phi_key, a, b, self.g, self.sums))
+                    for a, b in self.word_blocks]
+
+        def normalize() -> list[Task]:
+            inv_sum = 1.0 / self.sums.sum(axis=0)  # fixed chunk order: same bytes for any threads
+            return [(common.phi_normalize_chunks, (self.g, inv_sum, a, b, self.cphi)) for a, b in self.word_blocks]
+
+        def sample() -> list[Task]:
+            return self.sample_tasks(theta_key, key)
+
+        def recount() -> list[Task]:
+            return [(self._recount, ())]
+
+        return [gammas, normalize, sample, recount]
+
+    def _recount(self) -> None:
+        self.nwk = common.word_topic_counts(self.p.words, self.z, self.p.K, self.p.V)
+        self.nk = common.topic_counts(self.z, self.p.K)
+
+
+class PhiSampler(OneKernelSampler):
+    """Base of the samplers whose chains are :class:`PhiChain`: blocks of documents and word chunks per thread."""
+
+    chain_class: type[PhiChain]
+
+    def chains(self, problem: Problem, rngs: list[np.random.Generator]) -> list[LdaChain]:
+        blocks = doc_blocks(problem.doc_ptr, problem.threads)
+        word_blocks = even_blocks(common.n_word_chunks(problem.V), problem.threads)
+        return [self.chain_class(problem, rng, blocks, word_blocks) for rng in rngs]
