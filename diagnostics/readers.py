@@ -268,9 +268,9 @@ def _read_posteriordb(text: str, label: str) -> Chains:
     posteriordb stores a reference posterior as JSON: a list of chains, each an
     object from Stan-style parameter name (``mu``, ``theta[1]``, ``L[2,1]``,
     1-based) to the list of its draws. Indexed names are grouped into arrays
-    with 0-based positions, as for CmdStan CSV (``theta[1]`` .. ``theta[8]``
-    become ``theta`` of shape ``(chain, draw, 8)``, whose first component is
-    named ``theta[0]``).
+    as for CmdStan CSV (``theta[1]`` .. ``theta[8]`` become ``theta`` of shape
+    ``(chain, draw, 8)``) and keep their names (``theta[1]`` is still the
+    first component's name).
 
     ``read_chains`` takes a ``*.json`` file (``reference_posteriors/draws/draws/NAME.json``
     in posteriordb, unzipped) by its extension, or JSON text starting with ``[``.
@@ -286,7 +286,7 @@ def _read_posteriordb(text: str, label: str) -> Chains:
         Invalid JSON, not a non-empty list of objects with the
         same names in every chain, ragged or non-numeric draws.
     """
-    from mcmc.diagnostics.cmdstan import group_columns
+    from mcmc.diagnostics.cmdstan import STAN_INDEX_SEP, group_columns
 
     try:
         doc = json.loads(text)
@@ -308,8 +308,8 @@ def _read_posteriordb(text: str, label: str) -> Chains:
         raise InputError(label, "draws must be equally long lists of numbers in every chain and parameter")
     if values.shape[2] < 1:
         raise InputError(label, "no draws")
-    posterior, stats = group_columns(names, np.ascontiguousarray(np.moveaxis(values, 1, 2)))
-    chains = Chains(posterior, stats, {"source_files": [label], "format": "posteriordb"})
+    posterior, stats, coords = group_columns(names, np.ascontiguousarray(np.moveaxis(values, 1, 2)))
+    chains = Chains(posterior, stats, {"source_files": [label], "format": "posteriordb"}, coords, STAN_INDEX_SEP)
     return chains.validate(label)
 
 
@@ -567,4 +567,8 @@ def _concatenate(parts: list[tuple[str, Chains]]) -> Chains:
         values = [chains.attrs.get(key) for _, chains in parts]
         attrs[key] = values[0] if all(v == values[0] for v in values) else values
     attrs["source_files"] = [label for label, chains in parts for _ in range(chains.n_chains)]
-    return Chains(posterior, stats, attrs).validate(first_label)
+    for label, chains in parts[1:]:
+        if chains.coords != first.coords:
+            differs = next(v for v in first.posterior if chains.coords.get(v) != first.coords.get(v))
+            raise InputError(label, f"variable {differs!r} has other coordinate labels than in {first_label}")
+    return Chains(posterior, stats, attrs, first.coords, first.index_sep).validate(first_label)
