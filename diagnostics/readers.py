@@ -432,7 +432,9 @@ def _not_bare(bare: _Bare) -> str:
     )
 
 
-def _name_last_axis(posterior: dict[str, np.ndarray], names: tuple[str, ...] | None, label: str) -> dict[str, np.ndarray]:
+def _name_last_axis(
+    posterior: dict[str, np.ndarray], names: tuple[str, ...] | None, label: str
+) -> dict[str, np.ndarray]:
     """Split the one bare array's last axis into variables called ``names`` (``--names m,b,log_f``)."""
     if names is None:
         return posterior
