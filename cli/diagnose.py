@@ -37,8 +37,8 @@ CONFIG_KEYS = (
 
 HELP = """Diagnose convergence of MCMC draws: R-hat, ESS, MCSE, autocorrelation, SSIF, acceptance.
 
-Reads chain files (.npz, ArviZ .nc, CmdStan CSV with one file per chain, plain CSV
-with chain/draw columns, .npy, or - for stdin) and reports, per scalar parameter,
+Reads chain files (.npz, ArviZ .nc or .zarr, emcee's HDF5 backend, CmdStan CSV with one
+file per chain, plain CSV with chain/draw columns, .npy, or - for stdin) and reports, per scalar parameter,
 mean, sd, quantiles, MCSE, rank-normalized split R-hat, bulk and tail ESS, ESS
 implied by SSIF, autocorrelations and move rate; and for the sampler: acceptance,
 divergent transitions, tree-depth saturation and E-BFMI per chain (CmdStan
@@ -176,6 +176,19 @@ def command(
             show_default=False,
         ),
     ] = None,
+    names: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME,NAME,...",
+            help="Names of the last axis of a bare array (.npy, .npz saved without names, emcee's HDF5 backend), "
+            "e.g. m,b,log_f; each becomes a parameter.",
+            show_default=False,
+        ),
+    ] = None,
+    discard: Annotated[
+        int, typer.Option(metavar="N", help="Drop the first N draws of every chain (burn-in) before diagnosing.")
+    ] = 0,
+    thin: Annotated[int, typer.Option(metavar="K", help="Keep every K-th draw (after --discard).")] = 1,
 ) -> None:
     config, config_path = load_config(Path.cwd())
     options: dict[str, Any] = {
@@ -231,7 +244,12 @@ def command(
             "-: standard input is a terminal; pipe a chains file in, e.g. 'mcmc sample -o - | mcmc diagnose -'"
         )
     chains = read_chains(
-        files, stdin=sys.stdin.buffer if "-" in files else None, layout=layout.value if layout else None
+        files,
+        stdin=sys.stdin.buffer if "-" in files else None,
+        layout=layout.value if layout else None,
+        names=names,
+        discard=discard,
+        thin=thin,
     )
     # A quoted glob is expanded by the reader: report the files actually read.
     sources = list(dict.fromkeys(chains.attrs.get("source_files") or files))

@@ -18,10 +18,11 @@ interrupted run never leaves a half-written chains file.
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,11 +48,22 @@ class Chains:
         Statistic name (ArviZ's) to array of shape ``(chain, draw)``.
     attrs
         JSON-serialisable run metadata (``sampler``, ``target``, ``seed``, ...).
+    coords
+        Variable name to one tuple of labels per axis of its ``shape``, as the
+        source names them: ArviZ coordinate values (``("Choate", ...)``), or
+        CmdStan's 1-based indices (``("1", "2", ...)``). A variable not listed
+        here is indexed from 0. See :func:`scalar_names`.
+    index_sep
+        What separates the labels of a multi-index in a scalar name: ``", "``
+        as ArviZ prints ``M[x, p]``, ``","`` as CmdStan and R's ``posterior``
+        print ``M[1,2]``.
     """
 
     posterior: dict[str, np.ndarray]
     sample_stats: dict[str, np.ndarray] = field(default_factory=dict)
     attrs: dict[str, Any] = field(default_factory=dict)
+    coords: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
+    index_sep: str = ", "
 
     @property
     def n_chains(self) -> int:
@@ -90,20 +102,82 @@ class Chains:
             raise InputError(source, "zero chains")
         if first.shape[1] == 0:
             raise InputError(source, "zero draws")
+        for name, labels in self.coords.items():
+            if name not in self.posterior:
+                raise InputError(source, f"coordinates given for {name!r}, which is not a variable")
+            shape = self.posterior[name].shape[2:]
+            if tuple(len(axis) for axis in labels) != shape:
+                sizes = tuple(len(axis) for axis in labels)
+                raise InputError(source, f"variable {name!r} has shape {shape} per draw but labels for {sizes}")
         return self
 
+    def scalar_names(self, variable: str) -> list[str]:
+        """Names of the scalar components of ``variable``, labelled as the source labels them."""
+        return scalar_names(
+            variable, self.posterior[variable].shape[2:], self.coords.get(variable), sep=self.index_sep
+        )
 
-def scalar_names(variable: str, shape: tuple[int, ...]) -> list[str]:
+    def sliced(self, discard: int = 0, thin: int = 1, source: str | None = None) -> Chains:
+        """Drop the first ``discard`` draws of every chain, then keep every ``thin``-th.
+
+        Burn-in and thinning as ``arviz``'s ``.sel(draw=slice(discard, None, thin))``
+        and emcee's ``get_chain(discard=, thin=)`` apply them: to the variables
+        and the sampler statistics alike. Returns a new :class:`Chains` (views,
+        no copy); ``attrs`` records ``discard`` and ``thin`` when they change
+        anything.
+
+        Raises
+        ------
+        UsageError
+            ``discard`` negative or ``thin`` below 1.
+        InputError
+            Nothing left: ``discard`` is at least the number of draws.
+        """
+        if isinstance(discard, bool) or not isinstance(discard, (int, np.integer)) or discard < 0:
+            raise UsageError(f"--discard must be a non-negative whole number (got {discard!r})")
+        if isinstance(thin, bool) or not isinstance(thin, (int, np.integer)) or thin < 1:
+            raise UsageError(f"--thin must be a whole number of at least 1 (got {thin!r})")
+        if discard == 0 and thin == 1:
+            return self
+        if discard >= self.n_draws:
+            raise InputError(
+                source, f"--discard {discard} leaves no draws: each chain has {self.n_draws}"
+            )
+        cut = slice(int(discard), None, int(thin))
+        attrs = {**self.attrs}
+        if discard:
+            attrs["discard"] = int(discard)
+        if thin != 1:
+            attrs["thin_by"] = int(thin)
+        return Chains(
+            {name: arr[:, cut] for name, arr in self.posterior.items()},
+            {name: arr[:, cut] for name, arr in self.sample_stats.items()},
+            attrs,
+            dict(self.coords),
+            self.index_sep,
+        )
+
+
+def scalar_names(
+    variable: str,
+    shape: tuple[int, ...],
+    labels: Sequence[Sequence[str]] | None = None,
+    sep: str = ", ",
+) -> list[str]:
     """Names of the scalar components of ``variable`` with event ``shape``, row-major, as ArviZ labels them.
 
     ``scalar_names("tau", ()) == ["tau"]``; ``scalar_names("L", (2, 2))`` gives
     ``L[0, 0], L[0, 1], L[1, 0], L[1, 1]`` (0-based, ", " between indices).
+    With ``labels`` (one sequence per axis, :attr:`Chains.coords`) the source's
+    own labels replace the positions: ``theta[Choate]`` as ``az.summary``
+    prints it, or ``M[1,2]`` (``sep=","``) as CmdStan's ``stansummary`` does.
     The one naming of a scalar parameter: targets, ``diagnose``, ``compare``
     and the run summary all use it, so a name printed by one matches the others.
     """
     if not shape:
         return [variable]
-    return [f"{variable}[{', '.join(map(str, idx))}]" for idx in np.ndindex(*shape)]
+    axes = [range(n) if labels is None else labels[k] for k, n in enumerate(shape)]
+    return [f"{variable}[{sep.join(map(str, idx))}]" for idx in itertools.product(*axes)]
 
 
 def npz_bytes(chains: Chains) -> bytes:

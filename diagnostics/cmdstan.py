@@ -157,9 +157,13 @@ def _parse_cells_slowly(rows: list[str], numbers: list[int], columns: list[str],
     return out
 
 
+#: How CmdStan's stansummary and R's posterior print a multi-index: ``y[1,2]``.
+STAN_INDEX_SEP = ","
+
+
 def group_columns(
     columns: list[str], values: np.ndarray
-) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, tuple[tuple[str, ...], ...]]]:
     """Turn flat columns into variables and sampler statistics.
 
     Parameters
@@ -171,14 +175,17 @@ def group_columns(
 
     Returns
     -------
-    posterior, sample_stats
+    posterior, sample_stats, coords
         Variables of shape ``(chain, draw, *shape)``: ``theta.1 ... theta.8``
         (or ``theta[1]``) become one ``theta`` of shape ``(chain, draw, 8)``,
         ``theta.2.3`` goes to position ``[1, 2]``. Columns whose indices do not
         fill a whole array (a gap, a clash with a scalar of the same name)
         stay separate scalars under their column names, so no draw is lost or
         put in the wrong place. Statistics (names ending in ``__``) of shape
-        ``(chain, draw)`` under ArviZ's names.
+        ``(chain, draw)`` under ArviZ's names. ``coords`` gives each array
+        its 1-based labels (:attr:`Chains.coords`), so ``theta.1`` is still
+        called ``theta[1]``, as CmdStan's own ``diagnose`` and ``stansummary``
+        call it.
     """
     stats: dict[str, np.ndarray] = {}
     scalars: dict[str, int] = {}
@@ -202,6 +209,7 @@ def group_columns(
         indexed[base].append((index, j, name))
 
     posterior: dict[str, np.ndarray] = {}
+    coords: dict[str, tuple[tuple[str, ...], ...]] = {}
     for name in order:
         if name in posterior:
             continue
@@ -211,10 +219,11 @@ def group_columns(
         array = _fill_array(entries, values) if entries and name not in scalars else None
         if array is not None:
             posterior[name] = array
+            coords[name] = tuple(tuple(str(i + 1) for i in range(n)) for n in array.shape[2:])
         else:
             for _, j, column in entries:
                 posterior[column] = values[:, :, j].copy()
-    return posterior, stats
+    return posterior, stats, coords
 
 
 def _fill_array(entries: list[tuple[tuple[int, ...], int, str]], values: np.ndarray) -> np.ndarray | None:
@@ -293,8 +302,8 @@ def read_cmdstan(text: str, source: str) -> Chains:
     draws = table.values[warmup_rows:]
     if draws.shape[0] == 0:
         raise InputError(source, "zero draws (header but no rows after warmup)")
-    posterior, stats = group_columns(table.columns, draws[np.newaxis])
-    return Chains(posterior, stats, _cmdstan_attrs(config, table)).validate(source)
+    posterior, stats, coords = group_columns(table.columns, draws[np.newaxis])
+    return Chains(posterior, stats, _cmdstan_attrs(config, table), coords, STAN_INDEX_SEP).validate(source)
 
 
 def _parse_config(table: Table) -> dict[str, Any]:
@@ -434,5 +443,5 @@ def read_draws_table(text: str, source: str) -> Chains:
     meta = set(CHAIN_COLUMNS) | set(DRAW_COLUMNS) | {""}
     keep = [j for j, name in enumerate(columns) if name not in meta]
     cube = values[:, keep].reshape(len(labels), int(counts[0]), len(keep))
-    posterior, stats = group_columns([columns[j] for j in keep], cube)
-    return Chains(posterior, stats, {}).validate(source)
+    posterior, stats, coords = group_columns([columns[j] for j in keep], cube)
+    return Chains(posterior, stats, {}, coords, STAN_INDEX_SEP).validate(source)

@@ -223,7 +223,9 @@ def compare_draws(
     ----------
     a, b
         Draws; their variables may differ in number of chains and draws.
-        Parameters are matched by scalar name (``mu``, ``theta[0]``).
+        Parameters are matched by variable and index (``theta`` at 0 is
+        this project's ``theta[0]`` and CmdStan's ``theta[1]``); the report
+        names them as ``a`` does.
     max_z
         A parameter fails when ``|z| > max_z``.
     check_sd
@@ -248,19 +250,27 @@ def compare_draws(
     """
     from mcmc.diagnostics import stats
 
-    names_a, xa = flat_draws(a, var)
-    names_b, xb = flat_draws(b, var, missing_ok=True)
-    index_b = {n: i for i, n in enumerate(names_b)}
-    shared = [n for n in names_a if n in index_b]
-    if not shared:
+    from mcmc.diagnostics.report import flatten, select, select_keys
+
+    sel_a = select(a, var)
+    # Paired by variable and index, not by printed name: A's theta[0] is B's
+    # theta[1] when B is a CmdStan run or posteriordb draws (1-based labels).
+    sel_b = select_keys(b, sel_a.keys)
+    all_b = select(b, var, missing_ok=True)
+    index_b = dict(zip(sel_b.keys, range(len(sel_b.keys)), strict=True))
+    names_a = list(sel_a.names)
+    shared_at = [k for k, key in enumerate(sel_a.keys) if key in index_b]
+    if not shared_at:
         raise InputError(
             None,
-            f"the two runs share no parameter: A has {_name_list(names_a)}; B has {_name_list(names_b)}",
+            f"the two runs share no parameter: A has {_name_list(names_a)}; B has {_name_list(all_b.names)}",
         )
-    set_a = set(names_a)
-    ia = [i for i, n in enumerate(names_a) if n in index_b]
-    ib = [index_b[n] for n in shared]
-    xa, xb = xa[:, :, ia], xb[:, :, ib]
+    shared = [names_a[k] for k in shared_at]
+    xa = flatten(a, sel_a)[:, :, shared_at]
+    xb = flatten(b, sel_b)
+    keys_a = set(sel_a.keys)
+    only_in_a = tuple(names_a[k] for k, key in enumerate(sel_a.keys) if key not in index_b)
+    only_in_b = tuple(n for n, key in zip(all_b.names, all_b.keys, strict=True) if key not in keys_a)
 
     def side(x: np.ndarray) -> dict[str, np.ndarray]:
         return {
@@ -319,8 +329,8 @@ def compare_draws(
         max_z=float(max_z),
         check_sd=check_sd,
         parameters=params,
-        only_in_a=tuple(n for n in names_a if n not in index_b),
-        only_in_b=tuple(n for n in names_b if n not in set_a),
+        only_in_a=only_in_a,
+        only_in_b=only_in_b,
         notes=tuple(notes),
     )
 

@@ -10,6 +10,15 @@
   PyMC, NumPyro, ``mcmc sample -o x.nc``): groups ``posterior`` and, if
   present, ``sample_stats`` (Kumar et al. 2019, "ArviZ a unified library for
   exploratory analysis of Bayesian models in Python", JOSS 4(33), 1143).
+  Coordinate labels are kept: ``theta[Choate]``, as ``az.summary`` names it.
+* ``.zarr`` directories: the same ArviZ groups in a zarr store (ArviZ's and
+  xarray's ``to_zarr``), read by xarray with the ``zarr`` package.
+* emcee's HDF5 backend (``emcee.backends.HDFBackend``, Foreman-Mackey et al.
+  2013, "emcee: the MCMC hammer", PASP 125, 306): read with h5py; each walker
+  is a chain, ``log_prob`` becomes the statistic ``lp``, and emcee's
+  acceptance fraction (``accepted / iteration``) the ``acceptance_rate`` of
+  every draw of its walker. Only the first ``iteration`` rows are draws (a run
+  stopped early leaves the rest allocated but empty).
 * CmdStan CSV, one file per chain (see :mod:`mcmc.diagnostics.cmdstan`).
 * CSV with ``chain`` and ``draw`` columns (R ``posterior::as_draws_df``).
 * ``.npy`` of shape ``(chain, draw)`` or ``(chain, draw, dim)``: variable ``x``.
@@ -20,10 +29,15 @@
   layout, a bare array with more chains than draws per chain is refused: it is
   far more likely a draw-major array than a run of thousands of tiny chains,
   and read the wrong way round it passes R-hat (each "chain" spans every walker).
+  ``names`` names the last axis of a bare array (``m,b,log_f`` for emcee's
+  line fit): each entry becomes a variable of its own.
 * ``.json``: posteriordb reference draws (Magnusson et al. 2024, "posteriordb:
   testing, benchmarking and developing Bayesian inference algorithms",
   arXiv:2407.04967), a list of chains of ``{name: [draws]}``.
 * ``-``: standard input, its format told by its first bytes.
+
+Burn-in and thinning (``discard``, ``thin``) are applied after reading, to
+every file alike (:meth:`~mcmc.core.chains.Chains.sliced`).
 
 Several files are concatenated along the chain axis (the CmdStan case: one
 file per chain). A pattern the shell left unexpanded (quoted ``'out_*.csv'``)
@@ -42,6 +56,7 @@ import warnings
 import re
 import zipfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -56,8 +71,8 @@ LAYOUTS = ("chain,draw", "draw,chain")
 _BARE_NAME = re.compile(r"arr_[0-9]+")  # np.savez(path, a, b): positional arrays
 
 SUPPORTED = (
-    "supported: chains .npz, ArviZ netCDF .nc, CmdStan CSV, CSV with chain and draw columns, "
-    ".npy of shape (chain, draw[, dim]), posteriordb .json"
+    "supported: chains .npz, ArviZ netCDF .nc or .zarr, emcee HDF5 backend .h5, CmdStan CSV, "
+    "CSV with chain and draw columns, .npy of shape (chain, draw[, dim]), posteriordb .json"
 )
 
 _MAGIC = {
@@ -91,7 +106,23 @@ _EXTENSIONS = {
 }
 
 
-def read_chains(sources: Sequence[str], *, stdin: BinaryIO | None = None, layout: str | None = None) -> Chains:
+@dataclass(frozen=True)
+class _Bare:
+    """How to read arrays that carry no names: axis order and the names of the last axis."""
+
+    layout: str | None = None
+    names: tuple[str, ...] | None = None
+
+
+def read_chains(
+    sources: Sequence[str],
+    *,
+    stdin: BinaryIO | None = None,
+    layout: str | None = None,
+    names: str | Sequence[str] | None = None,
+    discard: int = 0,
+    thin: int = 1,
+) -> Chains:
     """Read one or more chains files into a single :class:`Chains`.
 
     Parameters
@@ -106,6 +137,14 @@ def read_chains(sources: Sequence[str], *, stdin: BinaryIO | None = None, layout
         ``None`` reads them as ``"chain,draw"`` but refuses one with more
         chains than draws. For files that name their dimensions a layout is
         an error.
+    names
+        Names of the last axis of a bare array (``.npy``, ``.npz`` without
+        names, emcee's HDF5 backend), as a list or comma-separated text
+        (``"m,b,log_f"``); each becomes a variable. A ``(chain, draw)`` array
+        takes one name. For files that name their variables it is an error.
+    discard, thin
+        Drop the first ``discard`` draws of every chain (burn-in), then keep
+        every ``thin``-th draw (:meth:`Chains.sliced`).
 
     Returns
     -------
@@ -123,19 +162,37 @@ def read_chains(sources: Sequence[str], *, stdin: BinaryIO | None = None, layout
         chains, files whose variables disagree, a header asking for more memory
         than the machine has; the message names the file.
     UsageError
-        An unknown ``layout``.
+        An unknown ``layout``; empty, repeated or reserved ``names``; a
+        negative ``discard`` or a ``thin`` below 1. (``discard`` that leaves
+        no draw is an :class:`InputError` naming the file.)
     """
     if layout is not None and layout not in LAYOUTS:
         raise UsageError(f"--layout must be one of {', '.join(LAYOUTS)} (got {layout!r})")
+    bare = _Bare(layout, _parse_names(names))
     if isinstance(sources, (str, os.PathLike)):
         sources = [os.fspath(sources)]
     if not sources:
         raise InputError(None, "no chains file given")
     labels = _expand(sources)
-    parts = [(label, _read_one(label, stdin, layout)) for label in labels]
-    if len(parts) == 1:
-        return parts[0][1]
-    return _concatenate(parts)
+    parts = [(label, _read_one(label, stdin, bare)) for label in labels]
+    chains = parts[0][1] if len(parts) == 1 else _concatenate(parts)
+    return chains.sliced(discard, thin, labels[0] if len(labels) == 1 else ", ".join(labels))
+
+
+def _parse_names(names: str | Sequence[str] | None) -> tuple[str, ...] | None:
+    if names is None:
+        return None
+    items = names.split(",") if isinstance(names, str) else list(names)
+    parsed = tuple(str(name).strip() for name in items)
+    if not parsed or any(not name for name in parsed):
+        raise UsageError(f"--names must be comma-separated non-empty names (got {names!r})")
+    repeated = sorted({name for name in parsed if parsed.count(name) > 1})
+    if repeated:
+        raise UsageError(f"--names gives {', '.join(repeated)} more than once")
+    reserved = [name for name in parsed if name.startswith(STATS_PREFIX) or name == ATTRS_KEY]
+    if reserved:
+        raise UsageError(f"--names: {reserved[0]!r} is reserved in the chains format")
+    return parsed
 
 
 # --- which files --------------------------------------------------------------
@@ -162,7 +219,7 @@ def _expand(sources: Sequence[str]) -> list[str]:
 # --- one file -------------------------------------------------------------------
 
 
-def _read_one(label: str, stdin: BinaryIO | None, layout: str | None) -> Chains:
+def _read_one(label: str, stdin: BinaryIO | None, bare: _Bare) -> Chains:
     if label == "-":
         if stdin is None:
             raise InputError("-", "standard input is not available here")
@@ -174,13 +231,17 @@ def _read_one(label: str, stdin: BinaryIO | None, layout: str | None) -> Chains:
         kind = _sniff(data)
         if kind is None:
             raise InputError("-", f"unrecognised format ({SUPPORTED})")
-        return _parse(kind, data, label, layout)
+        return _parse(kind, data, label, bare)
 
     if label == "":
         raise InputError(None, "empty file name")
     path = Path(label)
     if path.is_dir():
-        raise InputError(label, "is a directory, not a chains file")
+        if (path / "zarr.json").is_file() or (path / ".zgroup").is_file():
+            if bare.layout is not None or bare.names is not None:
+                raise InputError(label, _not_bare(bare))
+            return _read_zarr(path, label)
+        raise InputError(label, "is a directory, not a chains file (nor a zarr store: no zarr.json or .zgroup)")
     if not path.exists():
         raise InputError(label, "no such file")
     try:
@@ -188,7 +249,7 @@ def _read_one(label: str, stdin: BinaryIO | None, layout: str | None) -> Chains:
             head = fh.read(8)
         if head.startswith(b"PK") and _sniff(head) == "npz" and _EXTENSIONS.get(path.suffix.lower(), "npz") == "npz":
             # NumPy reads the members straight into their arrays: no copy of the whole file first
-            return _read_npz(path, label, layout)
+            return _read_npz(path, label, bare)
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(label, (exc.strerror or str(exc)).lower()) from None
@@ -199,17 +260,17 @@ def _read_one(label: str, stdin: BinaryIO | None, layout: str | None) -> Chains:
     if expected is None:
         if found is None:
             raise InputError(label, f"unrecognised format ({SUPPORTED})")
-        return _parse(found, data, label, layout)
+        return _parse(found, data, label, bare)
     if expected == "text" and found not in _MAGIC.values():
         # A .csv that is not comma-separated still gets the draws-table reader's message.
-        return _parse(found if found == "cmdstan" else "csv", data, label, layout)
+        return _parse(found if found == "cmdstan" else "csv", data, label, bare)
     if expected == "nc" and found == "nc3":
-        return _parse(found, data, label, layout)
+        return _parse(found, data, label, bare)
     if found != expected:
         is_text = found in ("cmdstan", "csv") or (found is None and _decode(data) is not None)
         shown = "text" if is_text else found
         raise InputError(label, f"named {path.suffix} but the content is {_DESCRIBE[shown]}, not {_DESCRIBE[expected]}")
-    return _parse(found, data, label, layout)
+    return _parse(found, data, label, bare)
 
 
 def _sniff(data: bytes) -> str | None:
@@ -239,15 +300,15 @@ def _decode(data: bytes) -> str | None:
         return None
 
 
-def _parse(kind: str, data: bytes, label: str, layout: str | None = None) -> Chains:
+def _parse(kind: str, data: bytes, label: str, bare: _Bare = _Bare()) -> Chains:  # noqa: B008 - frozen
     if kind == "npz":
-        return _read_npz(data, label, layout)
+        return _read_npz(data, label, bare)
     if kind == "npy":
-        return _read_npy(data, label, layout)
-    if layout is not None:
-        raise InputError(label, _LAYOUT_NOT_BARE)
+        return _read_npy(data, label, bare)
     if kind == "nc":
-        return _read_netcdf(data, label)
+        return _read_hdf5(data, label, bare)
+    if bare.layout is not None or bare.names is not None:
+        raise InputError(label, _not_bare(bare))
     if kind == "nc3":
         raise InputError(label, "netCDF-3 file; ArviZ chains are netCDF-4 (HDF5) with a posterior group")
     text = _decode(data)
@@ -268,9 +329,9 @@ def _read_posteriordb(text: str, label: str) -> Chains:
     posteriordb stores a reference posterior as JSON: a list of chains, each an
     object from Stan-style parameter name (``mu``, ``theta[1]``, ``L[2,1]``,
     1-based) to the list of its draws. Indexed names are grouped into arrays
-    with 0-based positions, as for CmdStan CSV (``theta[1]`` .. ``theta[8]``
-    become ``theta`` of shape ``(chain, draw, 8)``, whose first component is
-    named ``theta[0]``).
+    as for CmdStan CSV (``theta[1]`` .. ``theta[8]`` become ``theta`` of shape
+    ``(chain, draw, 8)``) and keep their names (``theta[1]`` is still the
+    first component's name).
 
     ``read_chains`` takes a ``*.json`` file (``reference_posteriors/draws/draws/NAME.json``
     in posteriordb, unzipped) by its extension, or JSON text starting with ``[``.
@@ -286,7 +347,7 @@ def _read_posteriordb(text: str, label: str) -> Chains:
         Invalid JSON, not a non-empty list of objects with the
         same names in every chain, ragged or non-numeric draws.
     """
-    from mcmc.diagnostics.cmdstan import group_columns
+    from mcmc.diagnostics.cmdstan import STAN_INDEX_SEP, group_columns
 
     try:
         doc = json.loads(text)
@@ -308,8 +369,8 @@ def _read_posteriordb(text: str, label: str) -> Chains:
         raise InputError(label, "draws must be equally long lists of numbers in every chain and parameter")
     if values.shape[2] < 1:
         raise InputError(label, "no draws")
-    posterior, stats = group_columns(names, np.ascontiguousarray(np.moveaxis(values, 1, 2)))
-    chains = Chains(posterior, stats, {"source_files": [label], "format": "posteriordb"})
+    posterior, stats, coords = group_columns(names, np.ascontiguousarray(np.moveaxis(values, 1, 2)))
+    chains = Chains(posterior, stats, {"source_files": [label], "format": "posteriordb"}, coords, STAN_INDEX_SEP)
     return chains.validate(label)
 
 
@@ -328,7 +389,7 @@ def _load_error(label: str, what: str, exc: BaseException) -> InputError:
     return InputError(label, f"corrupt or truncated {what} ({reason})")
 
 
-def _read_npz(data: bytes | Path, label: str, layout: str | None = None) -> Chains:
+def _read_npz(data: bytes | Path, label: str, bare: _Bare = _Bare()) -> Chains:  # noqa: B008 - frozen
     posterior: dict[str, np.ndarray] = {}
     stats: dict[str, np.ndarray] = {}
     attrs: dict[str, Any] = {}
@@ -353,15 +414,51 @@ def _read_npz(data: bytes | Path, label: str, layout: str | None = None) -> Chai
                     stats[key[len(STATS_PREFIX) :]] = array
                 else:
                     posterior[key] = array
-    bare = bool(posterior) and not stats and not attrs and all(_BARE_NAME.fullmatch(k) for k in posterior)
-    if bare:
-        posterior = {key: _orient(array, label, layout, key) for key, array in posterior.items()}
-    elif layout is not None:
-        raise InputError(label, _LAYOUT_NOT_BARE)
+    unnamed = bool(posterior) and not stats and not attrs and all(_BARE_NAME.fullmatch(k) for k in posterior)
+    if unnamed:
+        posterior = {key: _orient(array, label, bare.layout, key) for key, array in posterior.items()}
+        posterior = _name_last_axis(posterior, bare.names, label)
+    elif bare.layout is not None or bare.names is not None:
+        raise InputError(label, _not_bare(bare))
     return Chains(posterior, stats, attrs).validate(label)
 
 
-_LAYOUT_NOT_BARE = "--layout applies to bare arrays (.npy, or .npz saved without names); this file names its dimensions"
+def _not_bare(bare: _Bare) -> str:
+    given = " and ".join(o for o, v in (("--layout", bare.layout), ("--names", bare.names)) if v is not None)
+    verb = "apply" if " and " in given else "applies"
+    return (
+        f"{given} {verb} to bare arrays (.npy, .npz saved without names, emcee's HDF5 backend); "
+        "this file names its variables and dimensions"
+    )
+
+
+def _name_last_axis(
+    posterior: dict[str, np.ndarray], names: tuple[str, ...] | None, label: str
+) -> dict[str, np.ndarray]:
+    """Split the one bare array's last axis into variables called ``names`` (``--names m,b,log_f``)."""
+    if names is None:
+        return posterior
+    if len(posterior) != 1:
+        raise InputError(
+            label, f"--names names the last axis of one bare array; this file holds {len(posterior)} "
+            f"({', '.join(posterior)})"
+        )
+    ((key, array),) = posterior.items()
+    if array.ndim < 2:
+        return posterior  # Chains.validate names the shape
+    if array.ndim == 2:
+        if len(names) != 1:
+            raise InputError(
+                label, f"--names gives {len(names)} names but {key!r} of shape {array.shape} (chain, draw) "
+                "is one parameter"
+            )
+        return {names[0]: array}
+    if array.shape[-1] != len(names):
+        raise InputError(
+            label, f"--names gives {len(names)} names ({', '.join(names)}) but the last axis of {key!r} "
+            f"(shape {array.shape} as (chain, draw, ...)) has {array.shape[-1]}"
+        )
+    return {name: array[..., k] for k, name in enumerate(names)}
 
 
 def _orient(array: np.ndarray, label: str, layout: str | None, name: str = "x") -> np.ndarray:
@@ -443,7 +540,7 @@ def _attrs_from_json(array: np.ndarray, label: str) -> dict[str, Any]:
     return attrs
 
 
-def _read_npy(data: bytes, label: str, layout: str | None = None) -> Chains:
+def _read_npy(data: bytes, label: str, bare: _Bare = _Bare()) -> Chains:  # noqa: B008 - frozen
     _check_npy_header(io.BytesIO(data), len(data), label, ".npy array")
     try:
         array = np.load(io.BytesIO(data), allow_pickle=False)
@@ -451,14 +548,102 @@ def _read_npy(data: bytes, label: str, layout: str | None = None) -> Chains:
         raise _load_error(label, ".npy array", exc) from None
     if array.ndim < 2:
         raise InputError(label, f".npy array has shape {array.shape}; expected (chain, draw) or (chain, draw, dim)")
-    return Chains({"x": _orient(array, label, layout)}).validate(label)
+    posterior = _name_last_axis({"x": _orient(array, label, bare.layout)}, bare.names, label)
+    return Chains(posterior).validate(label)
 
 
-def _read_netcdf(data: bytes, label: str) -> Chains:
+def _read_hdf5(data: bytes, label: str, bare: _Bare) -> Chains:
+    """An HDF5 file: emcee's backend (read with h5py) or ArviZ netCDF-4 (read with xarray)."""
     import importlib.util
 
     if importlib.util.find_spec("h5py") is None or importlib.util.find_spec("xarray") is None:
         raise InputError(label, "reading netCDF needs the h5py and xarray packages (pip install h5py)")
+    import h5py  # lazy, as xarray: only for HDF5 files
+
+    try:
+        fh = h5py.File(io.BytesIO(data), "r")
+    except Exception:  # noqa: BLE001 -- not readable HDF5: the netCDF reader names the problem
+        fh = None
+    if fh is not None:
+        with fh:
+            try:
+                group = next((g for g in fh.values() if _is_emcee(g)), None)
+                if group is not None:
+                    return _read_emcee(group, label, bare)
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise _load_error(label, "emcee HDF5 backend", exc) from None
+    if bare.layout is not None or bare.names is not None:
+        raise InputError(label, _not_bare(bare))
+    return _read_netcdf(data, label)
+
+
+_EMCEE_DATASETS = ("chain", "log_prob", "accepted")
+
+
+def _is_emcee(group: Any) -> bool:
+    """Whether an HDF5 object is the group emcee's ``HDFBackend`` writes (``mcmc`` by default)."""
+    import h5py
+
+    return (
+        isinstance(group, h5py.Group)
+        and "iteration" in group.attrs
+        and all(isinstance(group.get(name), h5py.Dataset) for name in _EMCEE_DATASETS)
+    )
+
+
+def _read_emcee(group: Any, label: str, bare: _Bare) -> Chains:
+    """Draws of an emcee ``HDFBackend`` group: walkers as chains, ``(walker, draw, dim)``.
+
+    ``chain`` is ``(draw, walker, dim)`` and ``log_prob`` ``(draw, walker)``,
+    allocated ahead of the run; ``iteration`` counts the rows written. The
+    acceptance fraction is emcee's own (``backend.accepted / iteration``).
+    """
+    if bare.layout is not None:
+        raise InputError(label, "--layout: emcee's HDF5 backend says its own axis order (draw, walker, dim)")
+    iteration = int(np.asarray(group.attrs["iteration"]).item())
+    chain, log_prob, accepted = (group[name] for name in _EMCEE_DATASETS)
+    if chain.ndim != 3 or log_prob.shape != chain.shape[:2] or accepted.shape != chain.shape[1:2]:
+        raise InputError(
+            label, f"emcee backend {group.name!r}: chain {chain.shape}, log_prob {log_prob.shape} and accepted "
+            f"{accepted.shape} do not fit (draw, walker, dim), (draw, walker) and (walker,)"
+        )
+    if iteration <= 0:
+        raise InputError(label, f"emcee backend {group.name!r} holds no draws yet (iteration = {iteration})")
+    if iteration > chain.shape[0]:
+        raise InputError(
+            label, f"corrupt emcee backend {group.name!r}: iteration = {iteration} but only {chain.shape[0]} rows"
+        )
+    require_memory(iteration * chain.shape[1] * chain.shape[2], 8, "the emcee chain", label)
+    x = np.ascontiguousarray(np.swapaxes(chain[:iteration], 0, 1))
+    lp = np.ascontiguousarray(np.asarray(log_prob[:iteration]).T)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fraction = np.asarray(accepted[:], dtype=np.float64) / iteration
+    stats = {"lp": lp, "acceptance_rate": np.repeat(fraction[:, None], iteration, axis=1)}
+    attrs: dict[str, Any] = {"sampler": "emcee", "format": "emcee HDF5 backend", "emcee_iteration": iteration}
+    if "version" in group.attrs:
+        attrs["emcee_version"] = _plain(group.attrs["version"])
+    posterior = _name_last_axis({"x": x}, bare.names, label)
+    return Chains(posterior, stats, attrs).validate(label)
+
+
+def _read_zarr(path: Path, label: str) -> Chains:
+    """An ArviZ zarr store (a directory), read by xarray's zarr engine."""
+    import importlib.util
+
+    if importlib.util.find_spec("zarr") is None or importlib.util.find_spec("xarray") is None:
+        raise InputError(label, "reading a zarr store needs the zarr and xarray packages (pip install zarr)")
+    import xarray as xr  # lazy: only for zarr stores
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            tree = xr.open_datatree(path, engine="zarr", decode_times=False, decode_timedelta=False)
+        except Exception as exc:  # noqa: BLE001 -- zarr/xarray raise many types for a bad store
+            raise _load_error(label, "zarr store", exc) from None
+        return _chains_from_tree(tree, label)
+
+
+def _read_netcdf(data: bytes, label: str) -> Chains:
     import xarray as xr  # lazy: xarray and h5py take a second to import
 
     # A library warning would break the one-line stderr contract; the checks below say what matters.
@@ -482,6 +667,7 @@ def _chains_from_tree(tree: Any, label: str) -> Chains:
         else:
             raise InputError(label, f"no 'posterior' group (groups: {', '.join(groups) or 'none'})")
         posterior = {str(name): _draws(da, label, "variable") for name, da in posterior_ds.data_vars.items()}
+        coords = {str(name): labels for name, da in posterior_ds.data_vars.items() if (labels := _labels(da))}
         stats: dict[str, np.ndarray] = {}
         dropped: list[str] = []
         if "sample_stats" in tree.children:
@@ -496,7 +682,30 @@ def _chains_from_tree(tree: Any, label: str) -> Chains:
             attrs["dropped_sample_stats"] = dropped
     finally:
         tree.close()
-    return Chains(posterior, stats, attrs).validate(label)
+    return Chains(posterior, stats, attrs, coords).validate(label)
+
+
+def _labels(da: Any) -> tuple[tuple[str, ...], ...] | None:
+    """Coordinate labels of a variable's non-sample dimensions, as ``az.summary`` prints them.
+
+    ``None`` when every dimension is labelled 0, 1, 2, ... (ArviZ's default
+    ``theta_dim_0``) or has no coordinate: the names are then the positions.
+    """
+    axes = []
+    for dim in da.dims:
+        if dim in ("chain", "draw"):
+            continue
+        n = da.sizes[dim]
+        values = da.coords[dim].values if dim in da.coords and da.coords[dim].ndim == 1 else range(n)
+        axes.append(tuple(_label(v) for v in values))
+    if all(axis == tuple(str(i) for i in range(len(axis))) for axis in axes):
+        return None
+    return tuple(axes)
+
+
+def _label(value: Any) -> str:
+    value = _plain(value)
+    return value if isinstance(value, str) else str(value)
 
 
 def _draws(da: Any, label: str, group: str) -> np.ndarray:
@@ -567,4 +776,8 @@ def _concatenate(parts: list[tuple[str, Chains]]) -> Chains:
         values = [chains.attrs.get(key) for _, chains in parts]
         attrs[key] = values[0] if all(v == values[0] for v in values) else values
     attrs["source_files"] = [label for label, chains in parts for _ in range(chains.n_chains)]
-    return Chains(posterior, stats, attrs).validate(first_label)
+    for label, chains in parts[1:]:
+        if chains.coords != first.coords:
+            differs = next(v for v in first.posterior if chains.coords.get(v) != first.coords.get(v))
+            raise InputError(label, f"variable {differs!r} has other coordinate labels than in {first_label}")
+    return Chains(posterior, stats, attrs, first.coords, first.index_sep).validate(first_label)

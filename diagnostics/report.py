@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from mcmc.core.chains import Chains, scalar_names
+from mcmc.core.chains import Chains
 from mcmc.core.errors import UsageError
 from mcmc.diagnostics.stats import DEFAULT_LAGS, DEFAULT_PROBS
 
@@ -105,7 +105,9 @@ class Thresholds:
 class Parameter:
     """Statistics of one scalar parameter (a component of a variable).
 
-    ``name`` follows ArviZ: ``theta[0]``, ``L[1, 0]`` (0-based, row-major).
+    ``name`` follows ArviZ: ``theta[0]``, ``L[1, 0]`` (0-based, row-major), or
+    the source's own labels: ``theta[Choate]`` from ArviZ coordinates,
+    ``mu[1]`` and ``M[1,2]`` from CmdStan (:meth:`Chains.scalar_names`).
     ``quantiles`` maps labels such as ``"5%"`` to values and ``acf`` maps lags
     to the chain-averaged autocorrelation. ``acceptance`` is this parameter's
     move rate: the fraction of transitions, over all chains, where it changed.
@@ -243,12 +245,23 @@ class Selection:
     """Scalar parameters chosen from a :class:`Chains`, in output order.
 
     ``items`` holds ``(variable, flat_indices)`` per selected variable;
-    ``names``/``variables`` hold one entry per scalar parameter.
+    ``names``/``variables`` hold one entry per scalar parameter, and ``keys``
+    its ``(variable, index tuple)``: the position that identifies it whatever
+    labels the source gives it (``theta[0]`` here, ``theta[1]`` in CmdStan).
     """
 
     items: tuple[tuple[str, tuple[int, ...]], ...]
     names: tuple[str, ...]
     variables: tuple[str, ...]
+    shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+
+    @property
+    def keys(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        return tuple(
+            (v, tuple(int(k) for k in np.unravel_index(i, self.shapes[v])) if self.shapes[v] else ())
+            for v, idx in self.items
+            for i in idx
+        )
 
 
 def select(chains: Chains, var: Sequence[str] | None = None, *, missing_ok: bool = False) -> Selection:
@@ -256,13 +269,17 @@ def select(chains: Chains, var: Sequence[str] | None = None, *, missing_ok: bool
 
     A pattern equal to a name selects it; otherwise it is a regular expression
     that must match a whole variable name (all its components) or a whole
-    scalar name such as ``theta[0]``. Raises :class:`UsageError` listing the
-    available variables when a pattern matches nothing, unless ``missing_ok``.
+    scalar name such as ``theta[0]`` or ``theta[Choate]`` (names carry the
+    source's labels, :meth:`Chains.scalar_names`). An exact name may be typed
+    with or without spaces after the commas (``M[1,2]``, ``M[x, p]``). Raises
+    :class:`UsageError` listing the available variables when a pattern matches
+    nothing, unless ``missing_ok``.
     """
-    all_names = {v: scalar_names(v, arr.shape[2:]) for v, arr in chains.posterior.items()}
+    all_names = {v: chains.scalar_names(v) for v in chains.posterior}
     chosen: dict[str, set[int]] = {}
     for pattern in var or ():
         regex = _compile(pattern)
+        typed = _squeeze(pattern)
         hit = False
         for v, names in all_names.items():
             if pattern == v or (regex is not None and regex.fullmatch(v)):
@@ -270,7 +287,7 @@ def select(chains: Chains, var: Sequence[str] | None = None, *, missing_ok: bool
                 hit = True
                 continue
             for i, name in enumerate(names):
-                if pattern == name or (regex is not None and regex.fullmatch(name)):
+                if typed == _squeeze(name) or (regex is not None and regex.fullmatch(name)):
                     chosen.setdefault(v, set()).add(i)
                     hit = True
         if not hit and not missing_ok:
@@ -285,7 +302,39 @@ def select(chains: Chains, var: Sequence[str] | None = None, *, missing_ok: bool
             items.append((v, idx))
             names += [all_names[v][i] for i in idx]
             variables += [v] * len(idx)
-    return Selection(tuple(items), tuple(names), tuple(variables))
+    shapes = {v: chains.posterior[v].shape[2:] for v, _ in items}
+    return Selection(tuple(items), tuple(names), tuple(variables), shapes)
+
+
+def select_keys(chains: Chains, keys: Sequence[tuple[str, tuple[int, ...]]]) -> Selection:
+    """The parameters at ``keys`` (:attr:`Selection.keys`) of ``chains``, in that order, where present.
+
+    How ``compare`` pairs two runs: by variable and index, so a CmdStan run
+    (``theta[1]``, 1-based) and this project's (``theta[0]``) meet.
+    """
+    items: list[tuple[str, list[int]]] = []
+    for v, index in keys:
+        arr = chains.posterior.get(v)
+        if arr is None or len(index) != arr.ndim - 2 or not all(0 <= k < n for k, n in zip(index, arr.shape[2:])):
+            continue
+        flat = int(np.ravel_multi_index(index, arr.shape[2:])) if index else 0
+        if items and items[-1][0] == v:
+            items[-1][1].append(flat)
+        else:
+            items.append((v, [flat]))
+    names: list[str] = []
+    variables: list[str] = []
+    for v, idx in items:
+        all_names = chains.scalar_names(v)
+        names += [all_names[i] for i in idx]
+        variables += [v] * len(idx)
+    shapes = {v: chains.posterior[v].shape[2:] for v, _ in items}
+    return Selection(tuple((v, tuple(idx)) for v, idx in items), tuple(names), tuple(variables), shapes)
+
+
+def _squeeze(name: str) -> str:
+    """``M[1, 2]`` and ``M[1,2]`` alike: ArviZ and CmdStan space a multi-index differently."""
+    return re.sub(r",\s+", ",", name) if "[" in name else name
 
 
 def _compile(pattern: str) -> re.Pattern[str] | None:

@@ -60,8 +60,9 @@ def test_mix_fails_with_exit_1_naming_the_parameters(mcmc) -> None:
     r = mcmc("diagnose", *MIX)
     assert r.code == 1
     (line,) = r.stderr.strip().splitlines()
-    assert line.startswith("FAIL: R-hat > 1.01 for mu[0], mu[1], sigma[0], theta")
-    assert "sigma[1]" not in line.split(";")[0]
+    # the names of CmdStan's own diagnose (tests/data/fixtures/cmdstan/mix.nom), 1-based
+    assert line.startswith("FAIL: R-hat > 1.01 for mu[1], mu[2], sigma[1], theta")
+    assert "sigma[2]" not in line.split(";")[0]
 
 
 @pytest.mark.parametrize("fmt", ["table", "json", "csv", "md"])
@@ -322,7 +323,7 @@ def test_posteriordb_reference_draws_pass(mcmc, data_dir: Path) -> None:
     assert r.code == 0, r.stderr
     doc = strict_json(r.out)
     names = [p["name"] for p in doc["parameters"]]
-    assert names[:2] == ["theta[0]", "theta[1]"] and {"mu", "tau"} <= set(names)
+    assert names[:2] == ["theta[1]", "theta[2]"] and {"mu", "tau"} <= set(names)  # posteriordb's own names
     assert max(p["rhat"] for p in doc["parameters"]) < 1.01
 
 
@@ -361,3 +362,51 @@ def test_draw_major_array_is_refused_then_fails_rhat_when_told_its_layout(mcmc, 
 def test_layout_is_refused_for_a_file_that_names_its_dimensions(mcmc) -> None:
     r = mcmc("diagnose", "--layout", "draw,chain", EIGHT_NPZ)
     assert r.code == 2 and "applies to bare arrays" in r.stderr and EIGHT_NPZ in r.stderr
+
+
+# --- files of PyMC, NumPyro, emcee and ArviZ (tests/data/diagnose): names and slicing ---------------
+
+SRC = Path(__file__).parents[1] / "data" / "diagnose"
+
+
+def test_pymc_file_names_schools_and_var_selects_one(mcmc) -> None:
+    r = mcmc("diagnose", "-f", "json", "--var", "theta[Choate]", "--var", "M", str(SRC / "pymc_eight_schools.nc"))
+    assert r.code in (0, 1), r.stderr
+    doc = strict_json(r.out)
+    assert [p["name"] for p in doc["parameters"]] == ["theta[Choate]", "M[x, p]", "M[x, q]", "M[y, p]", "M[y, q]"]
+
+
+def test_zarr_store_and_emcee_backend_on_the_command_line(mcmc) -> None:
+    r = mcmc("diagnose", "-f", "json", "--var", "theta", str(SRC / "numpyro_eight_schools.zarr"))
+    doc = strict_json(r.out)
+    assert r.code in (0, 1) and doc["chains"] == 2 and doc["draws"] == 100
+    assert doc["parameters"][2]["name"] == "theta[Phillips Andover]"
+    r = mcmc("diagnose", "-f", "json", "--names", "m,b,log_f", "--discard", "20", str(SRC / "emcee_backend.h5"))
+    doc = strict_json(r.out)
+    assert r.code in (0, 1) and doc["chains"] == 10 and doc["draws"] == 60
+    assert [p["name"] for p in doc["parameters"]] == ["m", "b", "log_f"]
+
+
+def test_emcee_npy_names_discard_thin(mcmc) -> None:
+    npy = str(SRC / "emcee_chain.npy")
+    args = ("--layout", "draw,chain", "--names", "m,b,log_f", "--discard", "20", "--thin", "2")
+    r = mcmc("diagnose", "-f", "json", *args, npy)
+    doc = strict_json(r.out)
+    assert r.code in (0, 1) and doc["chains"] == 10 and doc["draws"] == 50
+    x = np.load(npy)[20::2, :, 1]  # b, as emcee's get_chain(discard=20, thin=2)[:, :, 1]
+    assert doc["parameters"][1]["name"] == "b" and doc["parameters"][1]["mean"] == pytest.approx(x.mean(), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--layout", "draw,chain", "--names", "m,b"), "--names gives 2 names (m, b) but the last axis"),
+        (("--layout", "draw,chain", "--discard", "120"), "--discard 120 leaves no draws: each chain has 120"),
+        (("--layout", "draw,chain", "--thin", "0"), "--thin must be a whole number of at least 1"),
+        (("--layout", "draw,chain", "--discard", "-1"), "--discard must be a non-negative whole number"),
+    ],
+)
+def test_bad_names_discard_thin_are_one_line_exit_2(mcmc, args: tuple[str, ...], message: str) -> None:
+    r = mcmc("diagnose", *args, str(SRC / "emcee_chain.npy"))
+    assert r.code == 2 and message in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr

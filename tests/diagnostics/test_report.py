@@ -215,11 +215,8 @@ def _cmdstan_expectations(nom: str) -> dict:
     m = re.search(r"(\d+) of (\d+) \(([\d.]+)%\) transitions ended with a divergence", text)
     divergences = int(m.group(1)) if m else (0 if "No divergent transitions found" in text else None)
     m = re.search(r"R-hat greater than 1.01:\n\s*(.+)\n", text)
-    # CmdStan names are 1-based; ours are 0-based like ArviZ's.
-    rhat = set()
-    if m:
-        for name in m.group(1).split(", "):
-            rhat.add(re.sub(r"\[(\d+)\]", lambda k: f"[{int(k.group(1)) - 1}]", name.strip()))
+    # A CmdStan file keeps CmdStan's names (mu[1], 1-based): they must match its diagnose word for word.
+    rhat = {name.strip() for name in m.group(1).split(", ")} if m else set()
     return {
         "divergences": divergences,
         "ebfmi_low": "E-BFMI satisfactory" not in text,
