@@ -144,20 +144,33 @@ def _defer_rich_markdown() -> None:
 
 
 class _Terminated:
-    """The SIGTERM handler: remember the signal, then unwind like Ctrl-C.
+    """The SIGINT and SIGTERM handler: remember the signal, then unwind like Ctrl-C.
 
     Raising :class:`KeyboardInterrupt` runs every ``finally`` and context
     manager on the way out (the temporary output file is removed), through
     code that already handles Ctrl-C; Typer turns it into exit 130, and
-    :func:`main` reports 143 because the flag is set.
+    :func:`main` reports 143 for SIGTERM. Remembering the signal also catches
+    the interrupt that a library wraps in an exception of its own (numba
+    compiling a kernel when the signal arrives): the exit code is still 130
+    or 143, never "internal error".
     """
 
     def __init__(self) -> None:
-        self.received = False
+        self.received = False  # SIGTERM
+        self.interrupted = False  # SIGINT
 
     def __call__(self, signum: int, frame: object) -> None:
-        self.received = True
+        import signal
+
+        if signum == signal.SIGTERM:
+            self.received = True
+        else:
+            self.interrupted = True
         raise KeyboardInterrupt
+
+    @property
+    def any(self) -> bool:
+        return self.received or self.interrupted
 
 
 def _interrupted(terminated: _Terminated) -> int:
@@ -191,32 +204,50 @@ def main(argv: list[str] | None = None) -> int:
             # and keep seeing them (pytest turns them into errors).
             warnings.simplefilter("ignore", RuntimeWarning)
     terminated = _Terminated()
+    previous = {}
     try:
-        previous = signal.signal(signal.SIGTERM, terminated)
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            if signum == signal.SIGINT and signal.getsignal(signum) is not signal.default_int_handler:
+                continue  # SIGINT ignored (a background job) or handled by a caller: leave it so
+            previous[signum] = signal.signal(signum, terminated)
     except ValueError:  # not the main thread: leave signals alone
-        previous = None
+        pass
     try:
         return _run(argv, terminated)
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _run(argv: list[str], terminated: _Terminated) -> int:
-    from mcmc.core.errors import McmcError
-
     _keep_freed_memory()
     _defer_rich_markdown()
     try:
         code = build_app(_invoked(argv))(args=argv, prog_name="mcmc", standalone_mode=False)
     except CheckFailed:
         return EXIT_CHECK_FAILED
-    except McmcError as exc:
-        _error("error", str(exc))
-        return EXIT_BAD_INPUT
     except (typer.Abort, KeyboardInterrupt):
         return _interrupted(terminated)
-    except typer.TyperException as exc:  # Click's usage errors: unknown option, bad value
+    except Exception as exc:  # noqa: BLE001 - the one place that turns exceptions into exit codes
+        if terminated.any:  # a signal arrived and something wrapped its KeyboardInterrupt
+            return _interrupted(terminated)
+        return _failure(exc)
+    # Typer turns Ctrl-C inside a command into the return value 130 (standalone_mode=False).
+    if code == EXIT_INTERRUPTED or terminated.any:
+        return _interrupted(terminated)
+    return code if isinstance(code, int) else EXIT_OK
+
+
+def _failure(exc: Exception) -> int:
+    """The exit code of an exception from a command, after its one line on stderr."""
+    from mcmc.core.errors import McmcError
+
+    if isinstance(exc, McmcError):
+        _error("error", str(exc))
+        return EXIT_BAD_INPUT
+    if isinstance(exc, typer.Exit):
+        return exc.exit_code
+    if isinstance(exc, typer.TyperException):  # Click's usage errors: unknown option, bad value
         if type(exc).__name__ == "NoArgsIsHelpError":  # `mcmc` alone: the help is already shown
             return EXIT_BAD_INPUT
         # One line, like every other bad input, with the way to the help.
@@ -224,21 +255,14 @@ def _run(argv: list[str], terminated: _Terminated) -> int:
         where = ctx.command_path if ctx is not None else "mcmc"
         _error("error", f"{' '.join(exc.format_message().split())} (see '{where} -h')")
         return EXIT_BAD_INPUT
-    except typer.Exit as exc:
-        code = exc.exit_code
-    except BrokenPipeError:  # `mcmc diagnose --format csv f.npz | head`
+    if isinstance(exc, BrokenPipeError):  # `mcmc diagnose --format csv f.npz | head`
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
-    except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into exit 2
-        if os.environ.get("MCMC_DEBUG"):
-            raise
-        _error("internal error", f"{type(exc).__name__}: {exc} (rerun with --debug for the traceback)")
-        return EXIT_BAD_INPUT
-    # Typer turns Ctrl-C inside a command into the return value 130 (standalone_mode=False).
-    if code == EXIT_INTERRUPTED:
-        return _interrupted(terminated)
-    return code if isinstance(code, int) else EXIT_OK
+    if os.environ.get("MCMC_DEBUG"):
+        raise exc
+    _error("internal error", f"{type(exc).__name__}: {exc} (rerun with --debug for the traceback)")
+    return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+
+import pytest
 
 
 def test_help_lists_the_subcommands(mcmc) -> None:
@@ -96,3 +100,19 @@ def test_the_markdown_stand_in_hands_on_to_rich() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.split() == ["True", "True"]
+
+
+@pytest.mark.parametrize(("signum", "code", "line"), [(signal.SIGTERM, 143, "mcmc: terminated"), (signal.SIGINT, 130, "mcmc: interrupted")])
+def test_a_signal_wrapped_by_a_library_still_exits_as_a_signal(monkeypatch, capsys, signum, code, line):
+    # numba, say, compiling when the signal arrives, re-raises the KeyboardInterrupt as its own error.
+    from mcmc.cli import app
+
+    def command(*args, **kwargs):
+        try:
+            os.kill(os.getpid(), signum)
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("compilation failed") from exc
+
+    monkeypatch.setattr(app, "build_app", lambda names: command)
+    assert app.main(["sample"]) == code
+    assert capsys.readouterr().err.strip().splitlines()[-1] == line
