@@ -37,9 +37,11 @@ Exit status: 0 pass, 1 a difference beyond --max-z, 2 bad usage or unreadable in
 
 [bold]Examples[/]
 
-[dim]# four samplers on a correlated Gaussian, HMC tuned, as a table[/]
+[dim]# three samplers on a correlated Gaussian, then HMC against slice, tuned[/]
 
-mcmc compare -t gaussian --dim 10 -T rho=0.9 -s hmc,rwm,slice,elliptical-slice -P hmc:target-accept=0.9 --seed 1
+mcmc compare -t gaussian --dim 10 -T rho=0.9 -s hmc,rwm,slice --seed 1
+
+mcmc compare -t eight-schools -s hmc,slice -P hmc:target-accept=0.95
 
 [dim]# did the new model version change the answer? (exit 1 if it did)[/]
 
@@ -47,7 +49,7 @@ mcmc compare old.npz new.npz --var 'theta.*'
 
 [dim]# a CmdStan run against posteriordb's reference draws, as JSON[/]
 
-mcmc compare 'output_*.csv' --reference eight_schools.json --format json -o check.json
+mcmc compare 'output_*.csv' -r eight_schools.json -f json -o check.json
 """
 
 

@@ -30,7 +30,12 @@ def _sampler_names() -> list[str]:
 Sampler = Annotated[
     str,
     typer.Option(
-        "--sampler", "-s", click_type=lazy_choice(_sampler_names), rich_help_panel=RUN, help="Sampling algorithm."
+        "--sampler",
+        "-s",
+        metavar="NAME",
+        click_type=lazy_choice(_sampler_names),
+        rich_help_panel=RUN,
+        help="Sampling algorithm, one of the samplers above.",
     ),
 ]
 Chains = Annotated[int, typer.Option("--chains", "-c", min=1, rich_help_panel=RUN, help="Number of chains.")]

@@ -43,11 +43,12 @@ HELP = (
     "goes to stderr: max R-hat, min bulk ESS, acceptance, divergences, time.\n\n"
     "[bold]Examples[/]\n\n"
     "[dim]# eight schools with HMC, then a convergence check[/]\n\n"
-    "mcmc sample -t eight-schools -s hmc --target-accept 0.9 --seed 1 -o fit.npz && mcmc diagnose fit.npz\n\n"
-    "[dim]# a 50-dimensional ill-conditioned Gaussian with slice sampling, straight into diagnose[/]\n\n"
+    "mcmc sample -t eight-schools --target-accept 0.9 --seed 1 -o fit.npz\n\n"
+    "mcmc diagnose fit.npz\n\n"
+    "[dim]# an ill-conditioned Gaussian, slice sampling, piped into diagnose[/]\n\n"
     "mcmc sample -t gaussian --dim 50 --scales log -s slice -o - | mcmc diagnose -\n\n"
-    "[dim]# your own model; chains 4-7 of an 8-chain run on a second machine[/]\n\n"
-    "mcmc sample -t model.py\\[:target] --seed 7 --chains 4 --first-chain 4 -o part2.nc"
+    "[dim]# your own model: chains 4-7 of an 8-chain run, on a second machine[/]\n\n"
+    "mcmc sample -t model.py\\[:target] --seed 7 -c 4 --first-chain 4 -o b.nc"
 )
 
 
