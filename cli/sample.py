@@ -52,6 +52,11 @@ HELP = (
 )
 
 
+def _tuning(help: str, **kwargs: str) -> typer.models.OptionInfo:
+    """A sampler tuning option: optional, no default shown (each sampler has its own), in its own help panel."""
+    return typer.Option(rich_help_panel="Sampler tuning", help=help, show_default=False, **kwargs)
+
+
 def command(
     target: Annotated[
         str,
@@ -122,72 +127,20 @@ def command(
             show_default=False,
         ),
     ] = None,
-    scale: Annotated[
-        float | None,
-        typer.Option(
-            rich_help_panel="Sampler tuning",
-            help="Initial proposal scale (rwm, mh-*, two-stage); tuned in warm-up.",
-            show_default=False,
-        ),
-    ] = None,
-    width: Annotated[
-        float | None,
-        typer.Option(
-            rich_help_panel="Sampler tuning",
-            help="slice: initial interval width; tuned in warm-up.",
-            show_default=False,
-        ),
-    ] = None,
-    proposal: Annotated[
-        str | None,
-        typer.Option(
-            metavar="rw|lognormal",
-            rich_help_panel="Sampler tuning",
-            help="two-stage: proposal kind.",
-            show_default=False,
-        ),
-    ] = None,
-    step_size: Annotated[
-        float | None,
-        typer.Option(
-            rich_help_panel="Sampler tuning",
-            help="hmc: initial leapfrog step size; tuned in warm-up.",
-            show_default=False,
-        ),
-    ] = None,
-    path_length: Annotated[
-        float | None,
-        typer.Option(rich_help_panel="Sampler tuning", help="hmc: integration time (jittered).", show_default=False),
-    ] = None,
+    scale: Annotated[float | None, _tuning("Initial proposal scale (rwm, mh-*, two-stage); tuned in warm-up.")] = None,
+    width: Annotated[float | None, _tuning("slice: initial interval width; tuned in warm-up.")] = None,
+    proposal: Annotated[str | None, _tuning("two-stage: proposal kind.", metavar="rw|lognormal")] = None,
+    step_size: Annotated[float | None, _tuning("hmc: initial leapfrog step size; tuned in warm-up.")] = None,
+    path_length: Annotated[float | None, _tuning("hmc: integration time (jittered).")] = None,
     target_accept: Annotated[
-        float | None,
-        typer.Option(
-            rich_help_panel="Sampler tuning",
-            help="Acceptance rate warm-up aims for (hmc 0.8; rwm 0.234, 0.44 in 1-D).",
-            show_default=False,
-        ),
+        float | None, _tuning("Acceptance rate warm-up aims for (hmc 0.8; rwm 0.234, 0.44 in 1-D).")
     ] = None,
     persistence: Annotated[
-        float | None,
-        typer.Option(
-            rich_help_panel="Sampler tuning",
-            help="hmc: partial momentum refreshment in [0, 1) (0: plain HMC).",
-            show_default=False,
-        ),
+        float | None, _tuning("hmc: partial momentum refreshment in [0, 1) (0: plain HMC).")
     ] = None,
-    max_energy_error: Annotated[
-        float | None,
-        typer.Option(
-            rich_help_panel="Sampler tuning", help="hmc: energy error flagged as a divergence.", show_default=False
-        ),
-    ] = None,
+    max_energy_error: Annotated[float | None, _tuning("hmc: energy error flagged as a divergence.")] = None,
     particles: Annotated[
-        int | None,
-        typer.Option(
-            rich_help_panel="Sampler tuning",
-            help="isir: importance samples per iteration, the current state included (default 16).",
-            show_default=False,
-        ),
+        int | None, _tuning("isir: importance samples per iteration, the current state included (default 16).")
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", rich_help_panel="Run", help="No summary on stderr.")] = False,
 ) -> None:
