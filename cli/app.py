@@ -20,7 +20,9 @@ ArviZ and numba are imported inside the command bodies that need them. A run
 of one subcommand imports and registers only that subcommand's module: Typer
 builds a Click command from every registered signature on each call, and a CI
 gate running ``mcmc diagnose`` should not pay for ``sample``, ``lda`` and
-``compare`` (about 60 ms together).
+``compare`` (about 60 ms together). Process-level tricks (allocator settings,
+a lazy-import stand-in) live in :mod:`mcmc.cli.speedups`, which says what each
+buys.
 """
 
 from __future__ import annotations
@@ -91,56 +93,6 @@ def _root(
 ) -> None:
     if debug:
         os.environ["MCMC_DEBUG"] = "1"
-
-
-def _keep_freed_memory() -> None:
-    """Let glibc reuse the memory of freed NumPy temporaries instead of unmapping it.
-
-    glibc serves blocks above a dynamic threshold (128 KiB to 32 MiB) with
-    fresh mappings and trims the top of the heap beyond twice that, so each
-    multi-megabyte temporary of a batched statistic faults its pages in again:
-    on 4 x 1000 x 1000 draws, 80 000 page faults and a quarter of the time of
-    ``mcmc diagnose``. With the thresholds raised, freed blocks below 64 MiB
-    stay in the heap for the next temporary (at most 256 MiB kept). A user's
-    own ``MALLOC_*`` settings win; other C libraries are left alone.
-    """
-    if not sys.platform.startswith("linux") or any(k.startswith("MALLOC_") for k in os.environ):
-        return
-    import ctypes
-
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return
-    m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's malloc.h
-    mallopt(m_mmap_threshold, 64 << 20)
-    mallopt(m_trim_threshold, 256 << 20)
-
-
-def _defer_rich_markdown() -> None:
-    """Keep Typer's help formatter from importing ``rich.markdown`` until a ``Markdown`` is made.
-
-    ``typer.rich_utils`` imports ``rich.markdown`` (markdown-it and pygments:
-    60 ms of a 0.2-0.3 s ``mcmc --help``) at module level, for
-    ``rich_markup_mode="markdown"``; mcmc's help uses rich markup, so no
-    ``Markdown`` is ever made. Until one is, a stand-in module serves the
-    name; making one imports the real module and hands the call on.
-    """
-    if "rich.markdown" in sys.modules:
-        return
-    import types
-
-    class Markdown:
-        def __new__(cls, *args: object, **kwargs: object):  # noqa: ANN204 - returns the real rich Markdown
-            if sys.modules.get("rich.markdown") is stand_in:
-                del sys.modules["rich.markdown"]
-            from rich.markdown import Markdown as real
-
-            return real(*args, **kwargs)
-
-    stand_in = types.ModuleType("rich.markdown", "Stand-in until a Markdown is made (see mcmc.cli.app).")
-    stand_in.Markdown = Markdown  # type: ignore[attr-defined]
-    sys.modules["rich.markdown"] = stand_in
 
 
 class _Terminated:
@@ -220,8 +172,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str], terminated: _Terminated) -> int:
-    _keep_freed_memory()
-    _defer_rich_markdown()
+    from mcmc.cli import speedups
+
+    speedups.apply()
     try:
         code = build_app(_invoked(argv))(args=argv, prog_name="mcmc", standalone_mode=False)
     except CheckFailed:

@@ -7,8 +7,9 @@ and drops colour when the stream is not a terminal.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import IO
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import IO, Any
 
 from rich.console import Console
 
@@ -35,3 +36,33 @@ def write_output(path: str, writer: Callable[[IO[bytes]], None]) -> None:
         return
     with atomic_output(path) as fh:
         writer(fh)
+
+
+@contextmanager
+def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int, int], None] | None]:
+    """A transient progress bar on stderr, one line per label, while a person watches stderr.
+
+    Yields the callback a library run function takes, ``progress(label, done,
+    total)``, or ``None`` when stderr is not a terminal or ``enabled`` is false.
+    """
+    if not (enabled and progress_enabled()):
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    bar = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        console=err_console, transient=True,
+    )  # fmt: skip
+    tasks: dict[str, Any] = {}
+
+    def report(label: str, done: int, total: int) -> None:
+        if label not in tasks:
+            tasks[label] = bar.add_task(label, total=total)
+        bar.update(tasks[label], completed=done)
+
+    bar.start()
+    try:
+        yield report
+    finally:
+        bar.stop()

@@ -1,53 +1,44 @@
 """`mcmc diagnose`: convergence diagnostics of chain files, for people and for CI.
 
-Parses options (and ``[tool.mcmc.diagnose]`` in the nearest ``pyproject.toml``),
-reads the chains, asks :func:`mcmc.diagnostics.report.check` for a report,
-renders it, prints one verdict line on stderr and exits 0 (pass), 1 (a check
-failed) or 2 (bad usage or unreadable input).
+Parses the options, calls :func:`mcmc.diagnostics.diagnose.diagnose` (which
+merges ``[tool.mcmc.diagnose]`` from the nearest ``pyproject.toml``, reads the
+chains and makes the report), renders the report, prints one verdict line on
+stderr and exits 0 (pass), 1 (a check failed) or 2 (bad usage or unreadable
+input).
 """
 
 from __future__ import annotations
 
-import io
 import sys
-from enum import Enum
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from mcmc.cli.console import CheckFailed, err_console, out_console, write_output
+from mcmc.cli import options
+from mcmc.cli.console import CheckFailed
 from mcmc.cli.render import Format
-from mcmc.core.errors import UsageError
-
-class Layout(str, Enum):
-    """Axis order of bare arrays (:data:`mcmc.diagnostics.readers.LAYOUTS`)."""
-
-    chain_draw = "chain,draw"
-    draw_chain = "draw,chain"
-
 
 PLOT_CAP = 8  # scalar parameters plotted without --var: more makes an unreadable figure
 
-# [tool.mcmc.diagnose] keys (hyphens or underscores) -> option names.
-CONFIG_KEYS = (
-    "max-rhat", "min-ess", "max-divergences", "min-ebfmi", "max-treedepth-hits",
-    "ssif-ratio", "var", "quantiles", "lags", "format",
-)  # fmt: skip
-
 HELP = """Diagnose convergence of MCMC draws: R-hat, ESS, MCSE, autocorrelation, SSIF, acceptance.
 
-Reads chain files (.npz, ArviZ .nc or .zarr, emcee's HDF5 backend, CmdStan CSV with one
-file per chain, plain CSV with chain/draw columns, .npy, or - for stdin) and reports, per scalar parameter,
-mean, sd, quantiles, MCSE, rank-normalized split R-hat, bulk and tail ESS, ESS
-implied by SSIF, autocorrelations and move rate; and for the sampler: acceptance,
-divergent transitions, tree-depth saturation and E-BFMI per chain (CmdStan
-`diagnose` semantics).
+Reads chain files (.npz, ArviZ .nc or .zarr, emcee's HDF5 backend, CmdStan CSV with one file per chain, plain CSV with chain/draw columns, .npy, or - for stdin) and reports, per scalar parameter, mean, sd, quantiles, MCSE, rank-normalized split R-hat, bulk and tail ESS, ESS implied by SSIF, autocorrelations and move rate; and for the sampler: acceptance, divergent transitions, tree-depth saturation and E-BFMI per chain (CmdStan `diagnose` semantics).
 
-The verdict goes to stderr as one line. Exit status: 0 every check passed, 1 a
-check failed, 2 bad usage or unreadable input. Defaults can be set in a
-\\[tool.mcmc.diagnose] table of pyproject.toml (current directory or nearest
-parent); command-line options override it.
+The verdict goes to stderr as one line. Exit status: 0 every check passed, 1 a check failed, 2 bad usage or unreadable input. Defaults can be set in a \\[tool.mcmc.diagnose] table of pyproject.toml (current directory or nearest parent); command-line options override it.
+
+[bold]Examples[/]
+
+[dim]# a CI gate on a CmdStan run: four chains as one quoted glob[/]
+
+mcmc diagnose 'output_*.csv' --max-rhat 1.01 --min-ess 400
+
+[dim]# only the theta variables, as JSON for a script, with plots[/]
+
+mcmc diagnose fit.nc --var 'theta.*' -f json -o report.json --plot report.png
+
+[dim]# a Markdown summary for a CI job page, straight from mcmc sample[/]
+
+mcmc sample -o - | mcmc diagnose - --format md >> "$GITHUB_STEP_SUMMARY"
 """
 
 
@@ -60,16 +51,7 @@ def command(
             show_default=False,
         ),
     ],
-    var: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--var",
-            metavar="NAME|REGEX",
-            help="Variable or parameter to report, by exact name (theta, theta[0]) or regular expression matching "
-            "the whole name ('theta\\\\[[0-3]]', 'sigma.*'). Repeat for several. Default: all.",
-            show_default=False,
-        ),
-    ] = None,
+    var: options.Var = None,
     fmt: Annotated[
         Format | None,
         typer.Option(
@@ -162,20 +144,8 @@ def command(
             show_default=False,
         ),
     ] = None,
-    output: Annotated[
-        str,
-        typer.Option("--output", "-o", metavar="FILE", help="Write the report to FILE (atomically); - is stdout."),
-    ] = "-",
-    layout: Annotated[
-        Layout | None,
-        typer.Option(
-            metavar="chain,draw|draw,chain",
-            help="Axis order of a bare array (.npy, .npz saved without names): chain,draw, or draw,chain as "
-            "emcee's get_chain() saves (draw, walker, dim). Without it, a bare array with more chains than "
-            "draws is refused. \\[default: chain,draw]",
-            show_default=False,
-        ),
-    ] = None,
+    output: options.Output = "-",
+    layout: options.LayoutOption = None,
     names: Annotated[
         str | None,
         typer.Option(
@@ -190,166 +160,34 @@ def command(
     ] = 0,
     thin: Annotated[int, typer.Option(metavar="K", help="Keep every K-th draw (after --discard).")] = 1,
 ) -> None:
-    config, config_path = load_config(Path.cwd())
-    options: dict[str, Any] = {
-        "max-rhat": max_rhat,
-        "min-ess": min_ess,
-        "max-divergences": max_divergences,
-        "min-ebfmi": min_ebfmi,
-        "max-treedepth-hits": max_treedepth_hits,
-        "ssif-ratio": ssif_ratio,
-        "var": var or None,
-        "quantiles": quantiles,
-        "lags": lags,
-        "format": fmt,
-    }
-    given = {k: v for k, v in options.items() if v is not None}
-    settings = {**config, **given}
-
-    def where(key: str) -> str:
-        return f"--{key}" if key in given else f"{config_path}: [tool.mcmc.diagnose] {key}"
-
-    from mcmc.diagnostics.readers import read_chains
-    from mcmc.diagnostics.report import DEFAULT_LAGS, DEFAULT_PROBS, Thresholds, check
-
-    thresholds = Thresholds(
-        **{
-            key.replace("-", "_"): _number(settings[key], where(key), int if key in _INT_KEYS else float)
-            for key in ("max-rhat", "min-ess", "max-divergences", "min-ebfmi", "max-treedepth-hits", "ssif-ratio")
-            if key in settings
-        }
-    )
-    probs = _floats(settings.get("quantiles", list(DEFAULT_PROBS)), where("quantiles"))
-    lag_list = [int(v) for v in _floats(settings.get("lags", list(DEFAULT_LAGS)), where("lags"), integer=True)]
-    patterns = settings.get("var")
-    if isinstance(patterns, str):
-        patterns = [patterns]
-    if patterns is not None and not (isinstance(patterns, list) and all(isinstance(p, str) for p in patterns)):
-        raise UsageError(f"{where('var')}: must be a name or a list of names")
-    try:
-        out_format = Format(str(getattr(settings.get("format"), "value", settings.get("format") or "table")).lower())
-    except ValueError:
-        raise UsageError(f"{where('format')}: must be one of table, json, csv, md") from None
-
     if plot:
-        from mcmc.cli.plot import image_format
+        from mcmc.cli.render.plot import image_format
 
         image_format(plot)  # refuse a bad --plot name before the (possibly long) work
-    from mcmc.core.paths import check_paths
+    from mcmc.diagnostics.diagnose import diagnose
 
-    check_paths({"-o": output, "--plot": plot}, [*files, *([str(config_path)] if config_path else [])])
+    given = {
+        "max-rhat": max_rhat, "min-ess": min_ess, "max-divergences": max_divergences, "min-ebfmi": min_ebfmi,
+        "max-treedepth-hits": max_treedepth_hits, "ssif-ratio": ssif_ratio, "var": var, "quantiles": quantiles,
+        "lags": lags, "format": fmt,
+    }  # fmt: skip
+    report = diagnose(
+        files, given, outputs={"-o": output, "--plot": plot}, stdin=sys.stdin.buffer,
+        formats=[f.value for f in Format], plot=bool(plot), plot_cap=PLOT_CAP,
+        layout=layout.value if layout is not None else None, names=names, discard=discard, thin=thin,
+    )  # fmt: skip
 
-    if "-" in files and sys.stdin.isatty():
-        raise UsageError(
-            "-: standard input is a terminal; pipe a chains file in, e.g. 'mcmc sample -o - | mcmc diagnose -'"
-        )
-    chains = read_chains(
-        files,
-        stdin=sys.stdin.buffer if "-" in files else None,
-        layout=layout.value if layout else None,
-        names=names,
-        discard=discard,
-        thin=thin,
-    )
-    # A quoted glob is expanded by the reader: report the files actually read.
-    sources = list(dict.fromkeys(chains.attrs.get("source_files") or files))
-    report = check(chains, var=patterns, thresholds=thresholds, probs=probs, lags=lag_list, source=sources)
+    from mcmc.cli.render import emit
+    from mcmc.cli.render.common import print_verdict
 
-    from mcmc.cli.render import render
-
-    if output == "-" and out_format is Format.table:
-        render(report, out_format, out_console.file)
-    else:
-        buf = io.StringIO()
-        render(report, out_format, buf)
-        data = buf.getvalue().encode()
-        write_output(output, lambda fh: fh.write(data))
-
+    emit(report, report.format or Format.table, output)
     if plot:
-        from mcmc.cli.plot import plot_report
+        from mcmc.cli.render import plot as plot_render
 
-        plot_report(report, plot, cap=None if patterns else PLOT_CAP)
-
-    from rich.text import Text
-
-    verdict = report.verdict()
-    head, _, rest = verdict.partition(":")
-    # Text, not markup: parameter names such as "b[lo]" must print verbatim.
-    line = Text.assemble((head + ":", "bold green" if report.passed else "bold red"), rest)
-    err_console.print(line, highlight=False, soft_wrap=True)
+        plot_render.render(report, plot)
+    print_verdict(report.verdict(), report.passed)
     if not report.passed:
-        raise CheckFailed(verdict)
+        raise CheckFailed(report.verdict())
 
 
 command.__doc__ = HELP
-
-_INT_KEYS = ("max-divergences", "max-treedepth-hits")
-
-
-def load_config(start: Path) -> tuple[dict[str, Any], Path | None]:
-    """Read ``[tool.mcmc.diagnose]`` from the nearest ``pyproject.toml`` at or above ``start``.
-
-    Returns the table with keys normalised to hyphens, and the file it came
-    from (``None`` when there is no ``pyproject.toml``, or it has no such
-    table). Raises :class:`UsageError` naming the file for invalid TOML or an
-    unknown key.
-    """
-    for directory in (start, *start.parents):
-        path = directory / "pyproject.toml"
-        if path.is_file():
-            break
-    else:
-        return {}, None
-    import tomllib  # only when there is a pyproject.toml
-
-    try:
-        with path.open("rb") as fh:
-            doc = tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read: {exc}") from None
-    table = doc.get("tool", {}).get("mcmc", {}).get("diagnose")
-    if table is None:
-        return {}, None
-    if not isinstance(table, dict):
-        raise UsageError(f"{path}: [tool.mcmc.diagnose] must be a table")
-    config: dict[str, Any] = {}
-    for key, value in table.items():
-        norm = key.replace("_", "-")
-        if norm not in CONFIG_KEYS:
-            raise UsageError(
-                f"{path}: unknown key {key!r} in [tool.mcmc.diagnose]; known keys: {', '.join(CONFIG_KEYS)}"
-            )
-        config[norm] = value
-    return config, path
-
-
-def _number(value: Any, where: str, kind: type) -> float | int:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise UsageError(f"{where}: must be a number (got {value!r})")
-    try:
-        number = float(value)
-    except ValueError:
-        raise UsageError(f"{where}: must be a number (got {value!r})") from None
-    if kind is int:
-        if not number.is_integer():
-            raise UsageError(f"{where}: must be a whole number (got {value!r})")
-        return int(number)
-    return number
-
-
-def _floats(value: Any, where: str, integer: bool = False) -> list[float]:
-    items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, list) or not items:
-        raise UsageError(f"{where}: must be a comma-separated list or an array (got {value!r})")
-    out = []
-    for item in items:
-        if isinstance(item, bool):
-            raise UsageError(f"{where}: must hold numbers (got {item!r})")
-        try:
-            v = float(str(item).strip())
-        except ValueError:
-            raise UsageError(f"{where}: must hold numbers (got {str(item).strip()!r})") from None
-        if integer and not v.is_integer():
-            raise UsageError(f"{where}: must hold whole numbers (got {str(item).strip()!r})")
-        out.append(v)
-    return out

@@ -34,6 +34,7 @@ from mcmc.core.errors import InputError, UsageError
 
 STATS_PREFIX = "sample_stats__"
 ATTRS_KEY = "__attrs__"
+CHAINS_SUFFIXES = (".npz", ".nc")  # what write_chains writes, so a command can refuse another before its work
 
 
 @dataclass

@@ -49,22 +49,25 @@ inference algorithms. arXiv:2407.04967.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from statistics import NormalDist
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
 from mcmc.core.chains import Chains
-from mcmc.core.errors import InputError
+from mcmc.core.errors import InputError, UsageError
 from mcmc.diagnostics.report import Thresholds
+from mcmc.diagnostics.summary import RunSummary
 
 if TYPE_CHECKING:
     from mcmc.core.samplers.driver import Timings
 
 #: Default threshold on ``|z|``: about 6.3e-5 of parameters exceed it by chance.
 DEFAULT_MAX_Z = 4.0
+#: The JSON documents of :class:`Comparison` and :class:`SamplerComparison` (docs/formats.md).
+SCHEMA = "mcmc.compare/1"
 
 
 # --------------------------------------------------------------------------- reference draws
@@ -100,7 +103,8 @@ class ParameterComparison:
     the delta-method MCSE of the sd. ``passed`` is ``|z| <= max_z`` (and the
     same for ``z_sd`` when the sd is checked); an undefined ``z`` (non-finite
     draws, or a parameter constant on one side and not equal on the other)
-    fails.
+    fails. ``mean_differs`` and ``sd_differs`` say which part failed
+    (``sd_differs`` only when the sd is checked).
     """
 
     name: str
@@ -120,11 +124,22 @@ class ParameterComparison:
     rhat_a: float
     rhat_b: float
     passed: bool
+    mean_differs: bool = False
+    sd_differs: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON record of the parameter (``mcmc.compare/1``); the part flags are left to ``passed``."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("mean_differs", "sd_differs")}
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """Result of :func:`compare_draws`: a row per shared parameter and a verdict."""
+    """Result of :func:`compare_draws` and :func:`compare_runs`: a row per shared parameter and a verdict.
+
+    ``mode`` is ``"runs"`` (A against B) or ``"reference"`` (a run against
+    reference draws). :meth:`to_dict` is the JSON document (schema
+    :data:`SCHEMA`), :meth:`to_table` the CSV table (one row per parameter).
+    """
 
     a: SideSummary
     b: SideSummary
@@ -134,6 +149,31 @@ class Comparison:
     only_in_a: tuple[str, ...]
     only_in_b: tuple[str, ...]
     notes: tuple[str, ...] = field(default=())
+    mode: str = "runs"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "mode": self.mode,
+            "a": {"source": list(self.a.source), "chains": self.a.n_chains, "draws": self.a.n_draws},
+            "b": {"source": list(self.b.source), "chains": self.b.n_chains, "draws": self.b.n_draws},
+            "max_z": self.max_z,
+            "check_sd": self.check_sd,
+            "passed": self.passed,
+            "verdict": self.verdict(),
+            "failed": list(self.failed),
+            "only_in_a": list(self.only_in_a),
+            "only_in_b": list(self.only_in_b),
+            "expected_false_alarms": self.expected_false_alarms,
+            "bonferroni_max_z_1pct": self.bonferroni_z(0.01),
+            "notes": list(self.notes),
+            "parameters": [p.to_dict() for p in self.parameters],
+        }
+
+    def to_table(self) -> tuple[list[str], list[list[Any]]]:
+        records = [p.to_dict() for p in self.parameters]
+        columns = list(records[0]) if records else []
+        return columns, [list(r.values()) for r in records]
 
     @property
     def failed(self) -> tuple[str, ...]:
@@ -288,9 +328,9 @@ def compare_draws(
     z_sd = z_scores(sa["sd"], sa["mcse_sd"], sb["sd"], sb["mcse_sd"])
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = sa["sd"] / sb["sd"]
-    ok = np.abs(z) <= max_z  # NaN compares false: an undefined z fails
-    if check_sd:
-        ok &= np.abs(z_sd) <= max_z
+    mean_differs = ~(np.abs(z) <= max_z)  # NaN compares false: an undefined z fails
+    sd_differs = ~(np.abs(z_sd) <= max_z) if check_sd else np.zeros(len(shared), dtype=bool)
+    ok = ~(mean_differs | sd_differs)
     params = tuple(
         ParameterComparison(
             name=name,
@@ -310,6 +350,8 @@ def compare_draws(
             rhat_a=float(sa["rhat"][k]),
             rhat_b=float(sb["rhat"][k]),
             passed=bool(ok[k]),
+            mean_differs=bool(mean_differs[k]),
+            sd_differs=bool(sd_differs[k]),
         )  # fmt: skip
         for k, name in enumerate(shared)
     )
@@ -335,6 +377,67 @@ def compare_draws(
     )
 
 
+def compare_runs(
+    files: Sequence[str],
+    reference: str | None = None,
+    *,
+    max_z: float = DEFAULT_MAX_Z,
+    check_sd: bool = False,
+    var: Sequence[str] | None = None,
+    outputs: Mapping[str, str | None] | None = None,
+    stdin: BinaryIO | None = None,
+    layout: str | None = None,
+) -> Comparison:
+    """The one call of ``mcmc compare A B`` and ``mcmc compare RUN --reference REF``.
+
+    Checks the outputs against the inputs and ``max_z`` before any work, reads
+    ``files[0]`` and either ``files[1]`` or the reference
+    (:func:`read_reference`), and compares them (:func:`compare_draws`),
+    noting the Bonferroni threshold when it exceeds ``max_z``.
+
+    Parameters
+    ----------
+    files
+        One source (with ``reference``) or two; each any chains file
+        :func:`~mcmc.diagnostics.readers.read_chains` reads, or a quoted glob;
+        at most one ``"-"``, read from ``stdin``.
+    outputs
+        Option -> path of every output the caller will write (checked first).
+    layout
+        Axis order of bare arrays (``"chain,draw"`` or ``"draw,chain"``; see
+        :func:`~mcmc.diagnostics.readers.read_chains`).
+    """
+    from mcmc.core.paths import check_paths
+    from mcmc.core.ranges import check_settings
+    from mcmc.diagnostics.diagnose import piped_stdin
+    from mcmc.diagnostics.readers import read_chains
+
+    check_paths(outputs or {}, [*files, reference])
+    check_settings({"max_z": max_z})
+    if files.count("-") > 1:
+        raise UsageError("only one source can be standard input (-)")
+    stdin = piped_stdin(files, stdin)
+
+    def read(src: str) -> tuple[Chains, list[str]]:
+        run = read_chains([src], stdin=stdin if src == "-" else None, layout=layout)
+        return run, list(dict.fromkeys(run.attrs.get("source_files") or [src]))
+
+    a, source_a = read(files[0])
+    if reference is not None:
+        b, source_b = read_reference(reference, layout=layout), [reference]
+    else:
+        b, source_b = read(files[1])
+    result = compare_draws(a, b, max_z=max_z, check_sd=check_sd, source_a=source_a, source_b=source_b, var=var)
+    notes = list(result.notes)
+    bonf = result.bonferroni_z(0.01)
+    if bonf > max_z:
+        notes.append(
+            f"{len(result.parameters)} parameters: about {result.expected_false_alarms:.2g} expected beyond "
+            f"|z| {max_z:g} by chance; --max-z {bonf:.2f} keeps the familywise false-alarm rate at 1% (Bonferroni)"
+        )
+    return replace(result, notes=tuple(notes), mode="reference" if reference is not None else "runs")
+
+
 def _name_list(names: Sequence[str], cap: int = 12) -> str:
     if not names:
         return "(none)"
@@ -348,6 +451,10 @@ def _name_list(names: Sequence[str], cap: int = 12) -> str:
 @dataclass(frozen=True)
 class SamplerRow:
     """Cost, convergence and efficiency of one sampler's run on a target.
+
+    ``summary`` is the run's :class:`~mcmc.diagnostics.summary.RunSummary`
+    (max R-hat, min bulk and tail ESS, acceptance, divergences, each with
+    where it occurs and whether it passes).
 
     Costs: ``n_density_evals`` and ``n_gradient_evals`` count, over all
     chains, warm-up included, each chain row evaluated (a fused value-and-
@@ -363,9 +470,11 @@ class SamplerRow:
     coordinates when the target knows its exact means, ``sd_z_max`` the same
     for the standard deviations with :func:`mcmc.diagnostics.stats.mcse_sd`;
     ``None`` when unknown. Fields that do not apply are ``None``.
+    :meth:`to_dict` is the flat JSON record (the summary's fields beside the row's).
     """
 
     sampler: str
+    summary: RunSummary
     wall_time_s: float | None
     warmup_time_s: float | None
     sampling_time_s: float | None
@@ -375,21 +484,29 @@ class SamplerRow:
     n_gradient_evals_warmup: int
     cost: float
     sampling_cost: float
-    rhat_max: float | None
-    rhat_argmax: str | None
-    ess_bulk_min: float | None
-    ess_bulk_argmin: str | None
-    ess_tail_min: float | None
-    ess_tail_argmin: str | None
     ess_min: float | None
     ess_per_s: float | None
     ess_per_1k_evals: float | None
-    acceptance: float | None
-    divergences: int | None
     mean_z_max: float | None
     mean_z_argmax: str | None
     sd_z_max: float | None
     sd_z_argmax: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as one flat record, in the column order of ``mcmc compare --format csv``."""
+        s = self.summary
+        return {
+            "sampler": self.sampler, "wall_time_s": self.wall_time_s, "warmup_time_s": self.warmup_time_s,
+            "sampling_time_s": self.sampling_time_s, "n_density_evals": self.n_density_evals,
+            "n_gradient_evals": self.n_gradient_evals, "n_density_evals_warmup": self.n_density_evals_warmup,
+            "n_gradient_evals_warmup": self.n_gradient_evals_warmup, "cost": self.cost,
+            "sampling_cost": self.sampling_cost, "rhat_max": s.rhat_max, "rhat_argmax": s.rhat_argmax,
+            "ess_bulk_min": s.ess_bulk_min, "ess_bulk_argmin": s.ess_bulk_argmin, "ess_tail_min": s.ess_tail_min,
+            "ess_tail_argmin": s.ess_tail_argmin, "ess_min": self.ess_min, "ess_per_s": self.ess_per_s,
+            "ess_per_1k_evals": self.ess_per_1k_evals, "acceptance": s.acceptance, "divergences": s.divergences,
+            "mean_z_max": self.mean_z_max, "mean_z_argmax": self.mean_z_argmax, "sd_z_max": self.sd_z_max,
+            "sd_z_argmax": self.sd_z_argmax,
+        }  # fmt: skip
 
 
 def _arg(values: np.ndarray, names: Sequence[str], pick: Any) -> tuple[float | None, str | None]:
@@ -451,17 +568,13 @@ def sampler_row(
             sd_z = _arg(np.abs(stats.sd(x) - truth_sd) / stats.mcse_sd(x), names, np.nanargmax)
 
     return SamplerRow(
-        sampler=str(a.get("sampler", "?")),
+        sampler=str(a.get("sampler", "?")), summary=run,
         wall_time_s=timings.wall_time_s if timings is not None else None,
         warmup_time_s=timings.warmup_time_s if timings is not None else None, sampling_time_s=t_sampling,
         n_density_evals=nd + ndw, n_gradient_evals=ng + ngw,
         n_density_evals_warmup=ndw, n_gradient_evals_warmup=ngw,
         cost=float(cost), sampling_cost=float(sampling_cost),
-        rhat_max=run.rhat_max, rhat_argmax=run.rhat_argmax,
-        ess_bulk_min=bulk_min, ess_bulk_argmin=run.ess_bulk_argmin,
-        ess_tail_min=tail_min, ess_tail_argmin=run.ess_tail_argmin,
         ess_min=ess_min, ess_per_s=ess_per_s, ess_per_1k_evals=ess_per_1k,
-        acceptance=run.acceptance, divergences=run.divergences,
         mean_z_max=mean_z[0], mean_z_argmax=mean_z[1], sd_z_max=sd_z[0], sd_z_argmax=sd_z[1],
     )  # fmt: skip
 
@@ -488,8 +601,9 @@ def best_by_column(rows: Sequence[SamplerRow]) -> dict[str, list[str]]:
     the smaller the better.
     """
     out: dict[str, list[str]] = {}
+    records = [r.to_dict() for r in rows]
     for column, larger in BETTER.items():
-        values = [(r.sampler, getattr(r, column)) for r in rows]
+        values = [(r["sampler"], r[column]) for r in records]
         values = [(s, v if column != "rhat_max" else abs(v - 1.0)) for s, v in values if v is not None]
         values = [(s, v) for s, v in values if math.isfinite(v)]
         if len(values) < 2:
@@ -515,16 +629,15 @@ def samplers_verdict(
     passed, verdict
         The verdict is one line starting ``PASS:``, ``FAIL:`` or ``DONE:`` (no truth to check).
     """
-    max_rhat = Thresholds().max_rhat
-    unconverged = [f"{r.sampler} {r.rhat_max:.3f}" for r in rows if r.rhat_max is not None and r.rhat_max > max_rhat]
+    unconverged = [f"{r.sampler} {r.summary.rhat_max:.3f}" for r in rows if r.summary.rhat_ok is False]
+    max_rhat = rows[0].summary.thresholds.max_rhat if rows else Thresholds().max_rhat
     warn = f"; R-hat > {max_rhat:g}, so MCSE and z unreliable: {', '.join(unconverged)}" if unconverged else ""
     checked = [r for r in rows if r.mean_z_max is not None]
     best = best_by_column(rows).get("ess_per_1k_evals")
     best_note = f"; most ESS per evaluation: {', '.join(best)}" if best else ""
     if not checked:
         return True, f"DONE: {len(rows)} samplers compared, no exact moments to check{best_note}{warn}"
-    bad = [r for r in checked if r.mean_z_max > max_z]
-    bad_sd = [r for r in rows if check_sd and r.sd_z_max is not None and r.sd_z_max > max_z]
+    bad, bad_sd = off_truth(rows, max_z, check_sd)
     if bad or bad_sd:
         shown = [f"{r.sampler} mean (|z| {r.mean_z_max:.1f} at {r.mean_z_argmax})" for r in bad]
         shown += [f"{r.sampler} sd (|z| {r.sd_z_max:.1f} at {r.sd_z_argmax})" for r in bad_sd]
@@ -536,3 +649,154 @@ def samplers_verdict(
     return True, (
         f"PASS: every sampler's {what} within {max_z:g} MCSE of the exact values (max |z| {worst:.2f}){best_note}{warn}"
     )
+
+
+def off_truth(
+    rows: Sequence[SamplerRow], max_z: float = DEFAULT_MAX_Z, check_sd: bool = False
+) -> tuple[list[SamplerRow], list[SamplerRow]]:
+    """The rows whose mean (and, with ``check_sd``, whose sd) is more than ``max_z`` MCSEs off the truth."""
+    bad = [r for r in rows if r.mean_z_max is not None and r.mean_z_max > max_z]
+    bad_sd = [r for r in rows if check_sd and r.sd_z_max is not None and r.sd_z_max > max_z]
+    return bad, bad_sd
+
+
+@dataclass(frozen=True)
+class SamplerComparison:
+    """Result of :func:`compare_samplers`: one :class:`SamplerRow` per sampler, the best of each column, a verdict.
+
+    ``seed`` is the seed every sampler ran with (drawn from OS entropy when
+    none was given: ``seed_given`` is then false). ``mean_off`` names the
+    samplers whose mean missed the exact value by more than ``max_z`` MCSEs,
+    ``sd_off`` those whose sd did (only with ``check_sd``). :meth:`to_dict` is the JSON document (schema
+    :data:`SCHEMA`, mode ``samplers``), :meth:`to_table` the CSV table.
+    """
+
+    target: str
+    target_options: Mapping[str, Any]
+    dim: int
+    exact_moments: bool
+    chains: int
+    warmup: int
+    draws: int
+    seed: int
+    seed_given: bool
+    grad_cost: float
+    params: Mapping[str, Mapping[str, Any]]
+    max_z: float
+    check_sd: bool
+    rows: tuple[SamplerRow, ...]
+    passed: bool
+    verdict_line: str
+    best: Mapping[str, list[str]]
+    mean_off: tuple[str, ...]
+    sd_off: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+
+    def verdict(self) -> str:
+        return self.verdict_line
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA, "mode": "samplers", "target": self.target,
+            "target_options": dict(self.target_options), "dim": self.dim, "exact_moments": self.exact_moments,
+            "chains": self.chains, "warmup": self.warmup, "draws": self.draws, "seed": self.seed,
+            "grad_cost": self.grad_cost, "params": {name: dict(p) for name, p in self.params.items() if p},
+            "max_z": self.max_z, "check_sd": self.check_sd, "passed": self.passed, "verdict": self.verdict(),
+            "best": dict(self.best), "samplers": [r.to_dict() for r in self.rows], "notes": list(self.notes),
+        }  # fmt: skip
+
+    def to_table(self) -> tuple[list[str], list[list[Any]]]:
+        records = [r.to_dict() for r in self.rows]
+        columns = list(records[0]) if records else []
+        return columns, [list(r.values()) for r in records]
+
+
+def compare_samplers(
+    target: str,
+    samplers: Sequence[str],
+    *,
+    target_options: Mapping[str, Any] | None = None,
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+    chains: int = 4,
+    warmup: int = 1000,
+    draws: int = 1000,
+    seed: int | None = None,
+    grad_cost: float = 1.0,
+    max_z: float = DEFAULT_MAX_Z,
+    check_sd: bool = False,
+    outputs: Mapping[str, str | None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> SamplerComparison:
+    """The one call of ``mcmc compare --target T --samplers A,B``: run each sampler on the target, tabulate.
+
+    Every sampler runs with the same seed (``None``: one from OS entropy,
+    recorded in the result). Before any sampling: the outputs are checked
+    against the inputs (a user target file, a ``data`` file), the settings
+    against their ranges, and each sampler is initialised once on the target,
+    so one that cannot run there (hmc without a gradient) is refused at once.
+
+    Parameters
+    ----------
+    target
+        A registered target name or a user file ``model.py[:name]``
+        (:func:`mcmc.core.targets.get_target`).
+    samplers
+        Registered sampler names (:data:`mcmc.core.samplers.SAMPLERS`), each once.
+    target_options
+        Keyword options of the target (``dim``, ``rho``, ``data``, ...).
+    params
+        Sampler name -> keyword tuning of its kernel.
+    progress
+        Called as ``progress(label, done, total)`` while each sampler runs.
+    """
+    from mcmc.core.paths import check_paths
+    from mcmc.core.random import ChainRandom
+    from mcmc.core.ranges import check_settings
+    from mcmc.core.samplers import SAMPLERS, get_sampler
+    from mcmc.core.samplers.driver import run
+    from mcmc.core.targets import get_target, is_user_target
+
+    options = dict(target_options or {})
+    user_file = target.split(":", 1)[0] if is_user_target(target) else None
+    data = options.get("data")
+    check_paths(outputs or {}, [user_file, data if isinstance(data, str) else None])
+    check_settings({"grad_cost": grad_cost, "max_z": max_z})
+    names = list(samplers)
+    if not names:
+        raise UsageError("--samplers needs at least one sampler name")
+    for name in names:
+        if name not in SAMPLERS:
+            raise UsageError(f"--samplers: unknown sampler {name!r}; choose from {', '.join(SAMPLERS)}")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UsageError(f"--samplers: {', '.join(twice)} listed more than once")
+    tuning = {name: dict((params or {}).get(name, {})) for name in names}
+    tgt = get_target(target, **options)
+    kernels = {name: get_sampler(name) for name in names}
+    probe = tgt.initial(ChainRandom(0, (0,)), 1)
+    for kernel in kernels.values():
+        kernel.init(probe, tgt)
+    seed_given = seed is not None
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy % (2**63))  # type: ignore[operator]
+
+    rows = []
+    for name, kernel in kernels.items():
+        label = f"{name} on {tgt.name}"
+        report = None if progress is None else (lambda done, total, label=label: progress(label, done, total))
+        result, timings = run(
+            kernel, tgt, chains=chains, warmup=warmup, draws=draws, seed=seed, params=tuning[name], progress=report
+        )
+        rows.append(
+            sampler_row(result, truth_mean=tgt.mean, truth_sd=tgt.sd, grad_cost=grad_cost, timings=timings)
+        )
+
+    passed, verdict = samplers_verdict(rows, max_z, check_sd)
+    bad, bad_sd = off_truth(rows, max_z, check_sd)
+    return SamplerComparison(
+        target=tgt.name, target_options={k: v for k, v in tgt.options.items() if v is not None}, dim=tgt.dim,
+        exact_moments=tgt.mean is not None, chains=chains, warmup=warmup, draws=draws, seed=seed,
+        seed_given=seed_given, grad_cost=grad_cost, params=tuning, max_z=max_z, check_sd=check_sd,
+        rows=tuple(rows), passed=passed, verdict_line=verdict, best=best_by_column(rows),
+        mean_off=tuple(r.sampler for r in bad), sd_off=tuple(r.sampler for r in bad_sd),
+    )  # fmt: skip

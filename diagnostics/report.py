@@ -51,7 +51,9 @@ from mcmc.core.chains import Chains
 from mcmc.core.errors import UsageError
 from mcmc.diagnostics.stats import DEFAULT_LAGS, DEFAULT_PROBS
 
+SCHEMA = "mcmc.diagnose/1"  # the JSON document of Report.to_dict (docs/formats.md)
 STATUSES = ("ok", "rhat", "ess", "constant", "nan", "inf")
+_TABLE_STATS = ("mcse_mean", "mcse_sd", "ess_bulk", "ess_tail", "rhat", "rhat_split", "ssif", "ess_ssif")
 ACCEPTANCE_FROM_STATS = "sampler statistics"
 ACCEPTANCE_FROM_DRAWS = "estimated from draws"
 DEFAULT_MAX_TREEDEPTH = 10  # CmdStan's and PyMC's default when the file does not say
@@ -111,7 +113,9 @@ class Parameter:
     ``quantiles`` maps labels such as ``"5%"`` to values and ``acf`` maps lags
     to the chain-averaged autocorrelation. ``acceptance`` is this parameter's
     move rate: the fraction of transitions, over all chains, where it changed.
-    Undefined statistics are NaN; ``status`` says why.
+    Undefined statistics are NaN; ``status`` says why. ``ess_bulk_low`` and
+    ``ess_tail_low`` say which ESS failed the threshold of a parameter whose
+    status is ``rhat`` or ``ess`` (the parameters the ``ess`` check lists).
     """
 
     name: str
@@ -133,6 +137,8 @@ class Parameter:
     iat: float
     acceptance: float
     status: str
+    ess_bulk_low: bool = False
+    ess_tail_low: bool = False
 
 
 @dataclass(frozen=True)
@@ -176,7 +182,8 @@ class Check:
     """One check: its outcome and, if it concerns parameters, which ones failed.
 
     ``severity`` is ``"error"`` (a failure fails the run) or ``"warning"``
-    (reported, never changes the exit code).
+    (reported, never changes the exit code). ``chains`` lists the chains a
+    per-chain check failed in (E-BFMI).
     """
 
     name: str
@@ -184,6 +191,7 @@ class Check:
     message: str
     parameters: tuple[str, ...] = ()
     severity: str = "error"
+    chains: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -191,7 +199,12 @@ class Report:
     """Everything ``mcmc diagnose`` shows, for any renderer.
 
     ``draws`` is the ``(chain, draw, n)`` float array the statistics were
-    computed on, in the order of ``parameters`` (kept for plots).
+    computed on, in the order of ``parameters``; ``plot`` the data of the
+    trace, rank and autocorrelation plots when they were asked for
+    (:func:`plot_data`). ``format`` is the output format a
+    ``[tool.mcmc.diagnose]`` table or the caller asked for, if any.
+    :meth:`to_dict` is the JSON document (schema :data:`SCHEMA`) and
+    :meth:`to_table` the CSV table, both documented in ``docs/formats.md``.
     """
 
     source: tuple[str, ...]
@@ -205,10 +218,83 @@ class Report:
     checks: tuple[Check, ...]
     notes: tuple[str, ...] = ()
     draws: np.ndarray = field(default_factory=lambda: np.empty((0, 0, 0)), repr=False, compare=False)
+    plot: PlotData | None = field(default=None, repr=False, compare=False)
+    format: str | None = None
 
     @property
     def passed(self) -> bool:
         return all(c.passed for c in self.checks if c.severity == "error")
+
+    def check(self, name: str) -> Check | None:
+        """The check called ``name`` (``"divergences"``, ``"ebfmi"``, ...), or ``None`` when it was not run."""
+        return next((c for c in self.checks if c.name == name), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as the JSON document ``mcmc.diagnose/1`` (floats as they are; NaN stays NaN)."""
+        t, s = self.thresholds, self.sampler
+        return {
+            "schema": SCHEMA,
+            "source": list(self.source),
+            "chains": self.n_chains,
+            "draws": self.n_draws,
+            "thresholds": {
+                "max_rhat": float(t.max_rhat),
+                "min_ess": float(t.min_ess),
+                "max_divergences": int(t.max_divergences),
+                "min_ebfmi": float(t.min_ebfmi),
+                "max_treedepth_hits": int(t.max_treedepth_hits),
+                "ssif_ratio": float(t.ssif_ratio),
+            },
+            "passed": self.passed,
+            "verdict": self.verdict(),
+            "checks": [
+                {"name": c.name, "passed": c.passed, "severity": c.severity, "message": c.message,
+                 "parameters": list(c.parameters)}
+                for c in self.checks
+            ],  # fmt: skip
+            "sampler": {
+                "acceptance": {
+                    "per_chain": list(s.acceptance.per_chain),
+                    "overall": s.acceptance.overall,
+                    "source": s.acceptance.source,
+                },
+                "transitions": s.transitions,
+                "divergences": s.divergences,
+                "divergences_per_chain": None if s.divergences_per_chain is None else list(s.divergences_per_chain),
+                "divergence_percent": s.divergence_percent,
+                "max_treedepth": s.max_treedepth,
+                "treedepth_hits": s.treedepth_hits,
+                "ebfmi": None if s.ebfmi is None else list(s.ebfmi),
+            },
+            "notes": list(self.notes),
+            "parameters": [
+                {
+                    "name": p.name, "variable": p.variable, "mean": p.mean, "sd": p.sd, "mad": p.mad,
+                    "quantiles": dict(p.quantiles),
+                    "mcse_mean": p.mcse_mean, "mcse_sd": p.mcse_sd, "ess_bulk": p.ess_bulk, "ess_tail": p.ess_tail,
+                    "rhat": p.rhat, "rhat_split": p.rhat_split, "ssif": p.ssif, "ess_ssif": p.ess_ssif,
+                    "ssif_disagrees": p.ssif_disagrees, "acf": {str(k): v for k, v in p.acf.items()},
+                    "iat": p.iat, "acceptance": p.acceptance, "status": p.status,
+                }
+                for p in self.parameters
+            ],  # fmt: skip
+        }
+
+    def to_table(self) -> tuple[list[str], list[list[Any]]]:
+        """One row per scalar parameter: the column names and the rows (the CSV output)."""
+        columns = [
+            "name", "variable", "mean", "sd", "mad", *self.quantile_labels, *_TABLE_STATS, "ssif_disagrees",
+            *(f"acf_{k}" for k in self.lags), "iat", "acceptance", "status",
+        ]  # fmt: skip
+        rows = [
+            [
+                p.name, p.variable, p.mean, p.sd, p.mad, *p.quantiles.values(),
+                *(getattr(p, k) for k in _TABLE_STATS), p.ssif_disagrees, *p.acf.values(),
+                p.iat, p.acceptance, p.status,
+            ]
+            for p in self.parameters
+        ]  # fmt: skip
+        return columns, rows
 
     @property
     def quantile_labels(self) -> tuple[str, ...]:
@@ -422,6 +508,10 @@ def check(
         disagrees = (ess_ssif > r * ess_bulk) | (ess_bulk > r * ess_ssif)
 
     status = _statuses(s, flags, thresholds)
+    judged = np.isin(np.asarray(status, dtype=object), ("rhat", "ess"))
+    with np.errstate(invalid="ignore"):
+        bulk_low = (judged & ~(ess_bulk >= thresholds.min_ess)).tolist()
+        tail_low = (judged & ~(np.asarray(s["ess_tail"], dtype=float) >= thresholds.min_ess)).tolist()
     quants = np.asarray(s["quantiles"], dtype=float)
     acf = np.asarray(s["acf"], dtype=float)
     qlabels = [quantile_label(p) for p in probs]
@@ -449,6 +539,8 @@ def check(
             iat=cols["iat"][i],
             acceptance=mv[i],
             status=status[i],
+            ess_bulk_low=bulk_low[i],
+            ess_tail_low=tail_low[i],
         )
         for i, (name, variable) in enumerate(zip(selection.names, selection.variables, strict=True))
     )
@@ -608,6 +700,60 @@ def rank_histograms(x: np.ndarray, bins: int) -> np.ndarray:
     return counts
 
 
+@dataclass(frozen=True)
+class PlotData:
+    """What the trace, rank and autocorrelation plots of a report show, computed once here.
+
+    Attributes
+    ----------
+    names
+        The plotted parameters, the first ``n`` of the report's, in its order.
+    ranks : ndarray, shape (n, chain, bins)
+        Pooled-rank histogram of each chain (:func:`rank_histograms`).
+    expected, half_width
+        Expected bin count and half-width of its pointwise 99% band (:func:`rank_band`).
+    acf : ndarray, shape (n, max_lag + 1)
+        Chain-averaged autocorrelation at lags ``0 .. max_lag``.
+    """
+
+    names: tuple[str, ...]
+    ranks: np.ndarray
+    expected: float
+    half_width: float
+    acf: np.ndarray
+
+    @property
+    def bins(self) -> int:
+        return self.ranks.shape[2]
+
+    @property
+    def max_lag(self) -> int:
+        return self.acf.shape[1] - 1
+
+
+def plot_data(draws: np.ndarray, names: Sequence[str], cap: int | None = None) -> PlotData:
+    """The plot data of the first ``cap`` parameters (all when ``None``) of ``draws (chain, draw, n)``.
+
+    Rank bins: ``draw / 25`` clipped to 4-20; autocorrelation up to lag 50
+    (fewer for short chains).
+    """
+    from mcmc.diagnostics import stats
+
+    n = len(names) if cap is None else min(cap, len(names))
+    x = draws[:, :, :n]
+    c, d, _ = x.shape
+    bins = int(min(20, max(4, d // 25)))
+    max_lag = int(min(50, max(1, d - 1)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ranks = rank_histograms(x, bins) if d > 1 else np.zeros((n, c, bins), dtype=np.int64)
+        if d > 2:
+            rho = np.asarray(stats.acf(x, np.arange(max_lag + 1)), dtype=float)
+        else:
+            rho = np.full((n, max_lag + 1), np.nan)
+    expected, half = rank_band(d, bins)
+    return PlotData(tuple(names[:n]), ranks, expected, half, rho)
+
+
 def _names(names: Sequence[str]) -> str:
     if len(names) <= _MAX_NAMES:
         return ", ".join(names)
@@ -628,11 +774,7 @@ def _checks(params: Sequence[Parameter], sampler: Sampler, t: Thresholds) -> lis
     checks.append(Check("rhat", not bad, msg, tuple(p.name for p in bad)))
     # A parameter failing R-hat usually fails ESS too; list it under both so
     # CI logs show every problem, but the status names the worse one.
-    low = [
-        p.name
-        for p in params
-        if p.status in ("rhat", "ess") and not (p.ess_bulk >= t.min_ess and p.ess_tail >= t.min_ess)
-    ]
+    low = [p.name for p in params if p.ess_bulk_low or p.ess_tail_low]
     msg = f"bulk or tail ESS < {t.min_ess:g} for {_names(low)}" if low else f"ESS >= {t.min_ess:g}"
     checks.append(Check("ess", not low, msg, tuple(low)))
     if params and len(by["constant"]) == len(params):
@@ -664,7 +806,7 @@ def _checks(params: Sequence[Parameter], sampler: Sampler, t: Thresholds) -> lis
             )
         else:
             msg = f"E-BFMI >= {t.min_ebfmi:g} in every chain (min {e.min():.2f})"
-        checks.append(Check("ebfmi", not low_chains.size, msg))
+        checks.append(Check("ebfmi", not low_chains.size, msg, chains=tuple(low_chains.tolist())))
     disagree = [p.name for p in params if p.ssif_disagrees]
     if disagree:
         checks.append(

@@ -1,24 +1,33 @@
-"""Renderers of a diagnose report, one format per module.
+"""Renderers: one module per output kind, each showing what a result object carries.
 
-Each module ``mcmc.cli.render.<format>`` exposes one function,
-``render(report: Report, out: TextIO) -> None``, writing the whole report as
-text to ``out``. :func:`render` picks the module from a :class:`Format` and
-imports it only then, so ``mcmc --help`` loads none of them.
+``mcmc.cli.render.<kind>`` exposes ``render(result, out: TextIO) -> None`` for
+the result objects it can show (:class:`~mcmc.diagnostics.report.Report`,
+:class:`~mcmc.diagnostics.compare.Comparison`,
+:class:`~mcmc.diagnostics.compare.SamplerComparison`,
+:class:`~mcmc.diagnostics.runs.SampleResult`):
+
+* ``table``: rich text for a terminal (per result type);
+* ``json``: any result's ``to_dict()``, strict JSON (one generic renderer);
+* ``csv``: any result's ``to_table()`` (one generic renderer);
+* ``md``: GitHub Markdown of a diagnose report;
+* ``plot`` (an image file rather than text): a diagnose report's plot data.
+
+Shared helpers (JSON cleaning, number formats, the console, the verdict line)
+are in :mod:`mcmc.cli.render.common`. A module is imported only when used, so
+``mcmc --help`` loads none of them. A renderer computes nothing and judges
+nothing: a statistic or a verdict it needs belongs in the result object.
 """
 
 from __future__ import annotations
 
 import importlib
-import math
+import io
 from enum import Enum
-from typing import TYPE_CHECKING, TextIO
-
-if TYPE_CHECKING:
-    from mcmc.diagnostics.report import Report
+from typing import Any, TextIO
 
 
 class Format(str, Enum):
-    """Output formats of ``mcmc diagnose``."""
+    """Text output formats (``--format``); each is the module ``mcmc.cli.render.<value>``."""
 
     table = "table"
     json = "json"
@@ -26,30 +35,30 @@ class Format(str, Enum):
     md = "md"
 
 
-def render(report: Report, fmt: Format | str, out: TextIO) -> None:
-    """Write ``report`` to ``out`` in format ``fmt``."""
-    module = importlib.import_module(f"{__name__}.{Format(fmt).value}")
-    module.render(report, out)
+def choices(*names: str) -> type[Enum]:
+    """The ``--format`` choices of a command that renders only ``names`` (a subset of :class:`Format`)."""
+    return Enum("Format", {Format(n).name: Format(n).value for n in names}, type=str)  # type: ignore[return-value]
 
 
-def finite(value: float) -> bool:
-    return isinstance(value, (int, float)) and math.isfinite(value)
+def render(result: Any, fmt: Format | str, out: TextIO) -> None:
+    """Write ``result`` to ``out`` in format ``fmt``."""
+    module = importlib.import_module(f"{__name__}.{Format(getattr(fmt, 'value', fmt)).value}")
+    module.render(result, out)
 
 
-def num(value: float, digits: int = 4) -> str:
-    """Human-readable number with ``digits`` significant digits; ``"-"`` when undefined."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return f"{value:.{digits}g}"
+def emit(result: Any, fmt: Format | str, output: str) -> None:
+    """Render ``result`` to ``output``: the terminal's stdout for ``-``, else a file written atomically.
 
+    A table to the terminal is printed as it renders; any other output is
+    rendered whole first, so a failed render leaves no partial file.
+    """
+    from mcmc.cli.console import out_console, write_output
 
-def ess(value: float) -> str:
-    """ESS as a whole number of draws (ArviZ rounds down too)."""
-    return str(int(math.floor(value))) if finite(value) else num(value)
-
-
-def rhat(value: float) -> str:
-    """R-hat to 3 decimals: 1.01 vs 1.005 is the distinction that matters."""
-    return f"{value:.3f}" if finite(value) else num(value)
+    fmt = Format(getattr(fmt, "value", fmt))
+    if output == "-" and fmt is Format.table:
+        render(result, fmt, out_console.file)
+        return
+    buf = io.StringIO()
+    render(result, fmt, buf)
+    data = buf.getvalue().encode()
+    write_output(output, lambda fh: fh.write(data))

@@ -2,14 +2,14 @@
 
 GitHub-flavoured Markdown: a verdict line, the checks as a list, a sampler
 table and one parameter table (ESS as whole draws, R-hat to 3 decimals,
-failing cells in bold).
+cells the report flags as failing in bold).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-from mcmc.cli.render import ess, num, rhat
+from mcmc.cli.render.common import ess, num, rhat
 
 if TYPE_CHECKING:
     from mcmc.diagnostics.report import Report
@@ -52,9 +52,9 @@ def render(report: Report, out: TextIO) -> None:
         if p.status == "rhat":
             r = f"**{r}**"
         eb, et = ess(p.ess_bulk), ess(p.ess_tail)
-        if not p.ess_bulk >= t.min_ess:
+        if p.ess_bulk_low:
             eb = f"**{eb}**"
-        if not p.ess_tail >= t.min_ess:
+        if p.ess_tail_low:
             et = f"**{et}**"
         es = ess(p.ess_ssif) + (" (!)" if p.ssif_disagrees else "")
         row = [

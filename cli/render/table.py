@@ -1,26 +1,33 @@
-"""The default terminal output of ``mcmc diagnose``: rich tables and a sampler panel.
+"""The terminal output of every command: rich text, one function per result type.
 
-The scalar variables share one table, then one table per array variable,
-coloured by status; R-hat and ESS cells are
-highlighted when they fail their threshold; ESS by SSIF sits beside bulk and
-tail ESS and is marked when it disagrees with bulk ESS. The verdict line is not
-written here: the command prints it on stderr for every format.
+* A diagnose :class:`Report`: the scalar variables share one table, then one
+  table per array variable, coloured by status; R-hat and ESS cells are
+  highlighted where the report flags them; ESS by SSIF sits beside bulk and
+  tail ESS and is marked when the report says it disagrees; then a sampler panel.
+* A :class:`SamplerComparison` (``compare --samplers``): one column per sampler.
+* A :class:`Comparison` (``compare A B``, ``--reference``): one row per parameter.
+* A :class:`SampleResult` (``mcmc sample``): the run summary, a few lines
+  for stderr.
+
+The verdict line is not written here: the command prints it on stderr
+(:func:`mcmc.cli.render.common.print_verdict`) for every format.
 """
 
 from __future__ import annotations
 
-import os
 from itertools import groupby
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from rich.console import Console, Group
+from rich.console import Group
 from rich.panel import Panel
 from rich.text import Text
 
-from mcmc.cli.render import ess, finite, num, rhat
+from mcmc.cli.render.common import console, count, ess, names, num, rhat, z
 
 if TYPE_CHECKING:
+    from mcmc.diagnostics.compare import Comparison, SamplerComparison
     from mcmc.diagnostics.report import Parameter, Report
+    from mcmc.diagnostics.runs import SampleResult
 
 STATUS_STYLE = {
     "ok": "green", "rhat": "bold red", "ess": "yellow", "constant": "cyan",
@@ -28,12 +35,9 @@ STATUS_STYLE = {
 }  # fmt: skip
 
 
-def _console(out: TextIO) -> Console:
-    is_tty = hasattr(out, "isatty") and out.isatty()
-    # A file or pipe gets a wide fixed width instead of rich's 80 columns, so
-    # saved reports keep one row per parameter.
-    width = None if is_tty or os.environ.get("COLUMNS") else 160
-    return Console(file=out, width=width, highlight=False)
+def render(result: Any, out: TextIO) -> None:
+    """Write ``result`` as rich text to ``out``, by its type."""
+    _RENDERERS[type(result).__name__](result, out)
 
 
 def _groups(report: Report) -> list[tuple[str, list[Parameter]]]:
@@ -54,8 +58,6 @@ COLUMNS = ("mean", "sd", "mcse", "R-hat", "ESS bulk", "ESS tail", "SSIF", "ESS S
 
 def _cells(report: Report, p: Parameter, lag1: int) -> list[tuple[str, str]]:
     """(text, style) of each cell of one parameter's row."""
-    t = report.thresholds
-    failing = p.status in ("rhat", "ess")
     return [
         (p.name, "bold"),
         (num(p.mean), ""),
@@ -63,8 +65,8 @@ def _cells(report: Report, p: Parameter, lag1: int) -> list[tuple[str, str]]:
         *((num(v), "") for v in p.quantiles.values()),
         (num(p.mcse_mean, 2), ""),
         (rhat(p.rhat), "bold red" if p.status == "rhat" else ""),
-        (ess(p.ess_bulk), "bold yellow" if failing and not p.ess_bulk >= t.min_ess else ""),
-        (ess(p.ess_tail), "bold yellow" if failing and not p.ess_tail >= t.min_ess else ""),
+        (ess(p.ess_bulk), "bold yellow" if p.ess_bulk_low else ""),
+        (ess(p.ess_tail), "bold yellow" if p.ess_tail_low else ""),
         (num(p.ssif, 3), "dim"),
         (ess(p.ess_ssif) + (" !" if p.ssif_disagrees else "  "), "yellow" if p.ssif_disagrees else "dim"),
         (num(p.acf.get(lag1, float("nan")), 2), ""),
@@ -105,12 +107,13 @@ def parameter_table(report: Report, title: str, params: list[Parameter]) -> Text
 def sampler_panel(report: Report) -> Panel:
     s = report.sampler
     t = report.thresholds
+    failed = {c.name for c in report.checks if not c.passed}
     lines = []
     acc = " ".join(num(a, 3) for a in s.acceptance.per_chain)
     overall = num(s.acceptance.overall, 3)
     lines.append(Text.assemble(("acceptance  ", "bold"), f"{acc}  (all {overall}; {s.acceptance.source})"))
     if s.divergences is not None:
-        bad = s.divergences > t.max_divergences
+        bad = "divergences" in failed
         per = " ".join(map(str, s.divergences_per_chain or ()))
         lines.append(
             Text.assemble(
@@ -120,7 +123,7 @@ def sampler_panel(report: Report) -> Panel:
             )
         )
     if s.treedepth_hits is not None:
-        bad = s.treedepth_hits > t.max_treedepth_hits
+        bad = "treedepth" in failed
         lines.append(
             Text.assemble(
                 ("tree depth  ", "bold"),
@@ -131,9 +134,10 @@ def sampler_panel(report: Report) -> Panel:
             )
         )
     if s.ebfmi is not None:
+        low = set(getattr(report.check("ebfmi"), "chains", ()))
         parts: list[tuple[str, str] | str] = [("E-BFMI      ", "bold")]
-        for e in s.ebfmi:
-            parts.append((num(e, 2) + " ", "green" if finite(e) and e >= t.min_ebfmi else "bold red"))
+        for chain, e in enumerate(s.ebfmi):
+            parts.append((num(e, 2) + " ", "bold red" if chain in low else "green"))
         parts.append(f" (threshold {t.min_ebfmi:g})")
         lines.append(Text.assemble(*parts))
     for c in report.checks:
@@ -146,8 +150,163 @@ def sampler_panel(report: Report) -> Panel:
     return Panel(Group(*lines), title=Text(title), title_align="left", expand=False)  # file names verbatim
 
 
-def render(report: Report, out: TextIO) -> None:
-    console = _console(out)
+def _report(report: Report, out: TextIO) -> None:
+    con = console(out)
     for title, params in _groups(report):
-        console.print(parameter_table(report, title, params), soft_wrap=True)
-    console.print(sampler_panel(report))
+        con.print(parameter_table(report, title, params), soft_wrap=True)
+    con.print(sampler_panel(report))
+
+
+# --------------------------------------------------------------------------- mcmc sample
+
+
+def _sample(result: SampleResult, out: TextIO) -> None:
+    """The run summary: what ran, then R-hat, ESS, acceptance, divergences, then cost and where the chains went."""
+    from rich.markup import escape  # names, options and paths are the user's: print them verbatim
+
+    s = result.summary
+    a = result.chains.attrs
+    opts = escape(", ".join(f"{k}={v}" for k, v in a["target_options"].items() if v is not None))
+    seed_note = "" if result.seed_given else " (random; pass --seed to repeat)"
+    lines = [
+        f"[bold]{a['sampler']}[/] on [bold]{escape(a['target'])}[/]{f' ({opts})' if opts else ''}: "
+        f"{a['chains']} chains x {result.chains.n_draws} draws (+{a['warmup']} warm-up), seed {a['seed']}{seed_note}"
+    ]
+    parts = []
+    if s.rhat_max is not None:
+        colour = "green" if s.rhat_ok else "red"
+        parts.append(f"R-hat max [{colour}]{s.rhat_max:.3f}[/] ({escape(s.rhat_argmax)})")
+    if s.ess_bulk_min is not None:
+        colour = "green" if s.ess_bulk_ok else "yellow"
+        parts.append(f"bulk ESS min [{colour}]{s.ess_bulk_min:.0f}[/] ({escape(s.ess_bulk_argmin)})")
+    if s.acceptance is not None and s.acceptance_by_chain is not None:
+        by_chain = s.acceptance_by_chain
+        parts.append(f"acceptance {s.acceptance:.2f} ({min(by_chain):.2f}-{max(by_chain):.2f} by chain)")
+    if s.divergences is not None:
+        colour = "green" if s.divergences == 0 else "red"
+        parts.append(f"divergences [{colour}]{s.divergences}[/]")
+    lines.append("  " + "   ".join(parts))
+    cost = []
+    if s.n_evals_per_draw is not None:
+        cost.append(f"{s.n_evals_per_draw:.1f} density evaluations per draw")
+    if s.likelihood_saved is not None:
+        cost.append(f"likelihood skipped on {100 * s.likelihood_saved:.0f}% of draws")
+    if s.envelope_exceeded:
+        lines.append(
+            f"  [bold yellow]warning:[/] {s.envelope_exceeded} proposals exceeded the rejection envelope "
+            "estimated in warm-up: the draws are not exact there (more --warmup, or another sampler)"
+        )
+    if a.get("n_gradient_evals"):
+        cost.append(f"{a['n_gradient_evals_warmup'] + a['n_gradient_evals']} gradient evaluations")
+    cost.append(f"{result.seconds:.2f} s")
+    lines.append("  " + "   ".join(cost) + f"  -> {'stdout' if result.output == '-' else escape(result.output)}")
+    con = console(out)
+    for line in lines:
+        con.print(line, highlight=False, soft_wrap=True)
+
+
+# --------------------------------------------------------------------------- mcmc compare
+
+
+def _samplers(result: SamplerComparison, out: TextIO) -> None:
+    """One column per sampler, one row per measure: fits a terminal for any sensible number of samplers."""
+    from rich import box
+    from rich.table import Table
+
+    def fixed(digits: int) -> Any:
+        return lambda v: "-" if v is None else f"{v:.{digits}f}"
+
+    measures = [
+        ("wall_time_s", "time (s)", fixed(2)),
+        ("n_density_evals", "density evaluations", lambda v: f"{v:,}"),
+        ("n_gradient_evals", "gradient evaluations", lambda v: f"{v:,}"),
+        ("rhat_max", "max R-hat", fixed(3)),
+        ("ess_bulk_min", "min bulk ESS", fixed(0)),
+        ("ess_tail_min", "min tail ESS", fixed(0)),
+        ("ess_per_s", "ESS per second", count),
+        ("ess_per_1k_evals", "ESS per 1000 evaluations", count),
+        ("acceptance", "acceptance rate", fixed(2)),
+        ("divergences", "divergences", lambda v: "-" if v is None else str(v)),
+    ]
+    if result.exact_moments:
+        measures += [
+            ("mean_z_max", "max |mean - exact| / MCSE", lambda v: count(v, 2)),
+            ("sd_z_max", "max |sd - exact| / MCSE", lambda v: count(v, 2)),
+        ]
+    failing = {
+        "rhat_max": {r.sampler for r in result.rows if r.summary.rhat_ok is False},
+        "mean_z_max": set(result.mean_off),
+        "sd_z_max": set(result.sd_off),
+    }
+    opts = ", ".join(f"{k}={v}" for k, v in result.target_options.items())
+    seed_note = "" if result.seed_given else " (random; pass --seed to repeat)"
+    title = (
+        f"{result.target}{f' ({opts})' if opts else ''}: {result.chains} chains x {result.draws} draws "
+        f"(+{result.warmup} warm-up), seed {result.seed}{seed_note}"
+    )
+    table = Table(header_style="bold", box=box.SIMPLE_HEAD)
+    table.add_column("", no_wrap=True)
+    records = [r.to_dict() for r in result.rows]
+    for row in records:
+        table.add_column(row["sampler"], justify="right", no_wrap=True)
+    for key, label, show in measures:
+        cells = []
+        for row in records:
+            style = ""
+            if row["sampler"] in result.best.get(key, ()):
+                style = "bold green"
+            elif row["sampler"] in failing.get(key, ()):
+                style = "bold red"
+            cells.append(Text(show(row[key]), style=style))
+        table.add_row(label, *cells)
+    g = result.grad_cost
+    caption = (
+        "ESS: the worst coordinate's min(bulk, tail). Per second and per evaluation: sampling phase only, "
+        f"a gradient counting as {g:g} density evaluation{'s' if g != 1 else ''}. Time and evaluation "
+        "counts include warm-up. Best in green."
+    )
+    console(out).print(Group(Text(title, style="bold"), table, Text(caption, style="dim")))
+
+
+def _runs(result: Comparison, out: TextIO) -> None:
+    """One row per shared parameter: both means, z, the sd ratio and its z, both bulk ESS."""
+    from rich.table import Table
+
+    b_label = "ref" if result.mode == "reference" else "B"
+    head = Text()
+    for side, label in ((result.a, "A"), (result.b, b_label)):
+        head.append(f"{label}: ", style="bold")
+        head.append(f"{', '.join(side.source)} ({side.n_chains} chains x {side.n_draws} draws)\n")
+    head.rstrip()
+    table = Table(header_style="bold")
+    for label in ("parameter", "mean A", f"mean {b_label}", "z", f"sd A / sd {b_label}", "z sd", "ESS A",
+                  f"ESS {b_label}"):  # fmt: skip
+        table.add_column(label, justify="left" if label == "parameter" else "right")
+    for p in result.parameters:
+        table.add_row(
+            Text(p.name, style="bold"),
+            count(p.mean_a, 4),
+            count(p.mean_b, 4),
+            Text(z(p.z), style="bold red" if p.mean_differs else ""),
+            count(p.sd_ratio, 3),
+            Text(z(p.z_sd), style="bold red" if p.sd_differs else "dim"),
+            ess(p.ess_bulk_a),
+            ess(p.ess_bulk_b),
+        )
+    extra = []
+    if result.only_in_a:
+        extra.append(f"only in A: {names(result.only_in_a)}")
+    if result.only_in_b:
+        extra.append(f"only in {b_label}: {names(result.only_in_b)}")
+    caption = "z = (mean A - mean B) / sqrt(MCSE_A^2 + MCSE_B^2); ESS is bulk ESS."
+    table.caption = Text(caption + ("  " + "; ".join(extra) if extra else ""))  # names verbatim, not markup
+    table.caption_justify = "left"
+    console(out).print(Group(head, table))
+
+
+_RENDERERS = {
+    "Report": _report,
+    "SampleResult": _sample,
+    "SamplerComparison": _samplers,
+    "Comparison": _runs,
+}

@@ -70,7 +70,7 @@ def test_root_options_before_the_subcommand(mcmc) -> None:
 def test_allocator_tuning_leaves_a_users_malloc_settings_alone(monkeypatch) -> None:
     import ctypes
 
-    from mcmc.cli import app
+    from mcmc.cli import speedups
 
     calls = []
 
@@ -80,21 +80,21 @@ def test_allocator_tuning_leaves_a_users_malloc_settings_alone(monkeypatch) -> N
             return 1
 
     monkeypatch.setattr(ctypes, "CDLL", lambda name: FakeLibc())
-    monkeypatch.setattr(app.sys, "platform", "linux")
-    for key in [k for k in app.os.environ if k.startswith("MALLOC_")]:
+    monkeypatch.setattr(speedups.sys, "platform", "linux")
+    for key in [k for k in speedups.os.environ if k.startswith("MALLOC_")]:
         monkeypatch.delenv(key)
-    app._keep_freed_memory()
+    speedups.keep_freed_memory()
     assert sorted(calls) == [(-3, 64 << 20), (-1, 256 << 20)]
     calls.clear()
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "1000000")
-    app._keep_freed_memory()
+    speedups.keep_freed_memory()
     assert calls == []
 
 
 def test_the_markdown_stand_in_hands_on_to_rich() -> None:
     # --help no longer imports rich.markdown; a Markdown made later must still be rich's own.
     code = (
-        "import sys; from mcmc.cli.app import _defer_rich_markdown; _defer_rich_markdown(); "
+        "import sys; from mcmc.cli.speedups import defer_rich_markdown; defer_rich_markdown(); "
         "from rich.markdown import Markdown; m = Markdown('# title'); "
         "import rich.markdown; print(type(m) is rich.markdown.Markdown, 'markdown_it' in sys.modules)"
     )

@@ -289,9 +289,9 @@ def test_sample_output_is_read_by_diagnose(mcmc, tmp_path: Path) -> None:
 
 def test_progress_bar_path(mcmc, monkeypatch) -> None:
     # stderr is not a terminal under test; force the progress-bar branch to run.
-    import mcmc.cli.sample as sample_cli
+    import mcmc.cli.console as console
 
-    monkeypatch.setattr(sample_cli, "progress_enabled", lambda: True)
+    monkeypatch.setattr(console, "progress_enabled", lambda: True)
     r = mcmc("sample", "-s", "rwm", "--dim", "2", *FAST, "--seed", "1", "-o", "-")
     assert r.code == 0, r.stderr
     assert _load(r.stdout)[0]["x"].shape == (2, 30, 2)

@@ -206,11 +206,11 @@ def test_sampler_row_counts_and_truth_z_by_hand(gaussian_runs) -> None:
         assert row.ess_per_1k_evals == pytest.approx(1000 * ess / row.sampling_cost)
         assert row.ess_per_s == pytest.approx(ess / timings.sampling_time_s)
         assert (row.wall_time_s, row.warmup_time_s) == (timings.wall_time_s, timings.warmup_time_s)
-        assert row.rhat_max == pytest.approx(stats.rhat(x).max())
-        assert row.acceptance == pytest.approx(chains.sample_stats["acceptance_rate"].mean())
+        assert row.summary.rhat_max == pytest.approx(stats.rhat(x).max())
+        assert row.summary.acceptance == pytest.approx(chains.sample_stats["acceptance_rate"].mean())
     hmc, rwm = (sampler_row(c) for c, _ in runs)
-    assert hmc.divergences == int(runs[0].chains.sample_stats["diverging"].sum())
-    assert rwm.divergences is None and rwm.n_gradient_evals == 0
+    assert hmc.summary.divergences == int(runs[0].chains.sample_stats["diverging"].sum())
+    assert rwm.summary.divergences is None and rwm.n_gradient_evals == 0
     assert hmc.mean_z_max is None and hmc.sd_z_max is None  # no truth given
 
 

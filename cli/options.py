@@ -1,0 +1,200 @@
+"""Options shared by the subcommands, written once: run length, seed, targets, sampler tuning.
+
+Each shared option is an ``Annotated`` alias a command uses as its parameter's
+type (as fastapi-cli does); the parsers of ``KEY=VALUE`` target options and of
+``SAMPLER:KEY=VALUE`` tuning live here too, so ``mcmc sample`` and
+``mcmc compare`` accept the same words the same way. Choices come from the
+registries (:data:`mcmc.core.samplers.SAMPLERS`), loaded only when shown or
+checked (:func:`mcmc.cli.speedups.lazy_choice`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import Annotated, Any
+
+import typer
+
+from mcmc.cli.speedups import lazy_choice
+from mcmc.core.errors import UsageError
+
+RUN = "Run"
+
+
+def _sampler_names() -> list[str]:
+    from mcmc.core.samplers import SAMPLERS
+
+    return list(SAMPLERS)
+
+
+Sampler = Annotated[
+    str,
+    typer.Option(
+        "--sampler",
+        "-s",
+        metavar="NAME",
+        click_type=lazy_choice(_sampler_names),
+        rich_help_panel=RUN,
+        help="Sampling algorithm, one of the samplers above.",
+    ),
+]
+Chains = Annotated[int, typer.Option("--chains", "-c", min=1, rich_help_panel=RUN, help="Number of chains.")]
+Warmup = Annotated[
+    int, typer.Option(min=0, rich_help_panel=RUN, help="Warm-up (adaptation) iterations per chain, discarded.")
+]
+Draws = Annotated[int, typer.Option(min=1, rich_help_panel=RUN, help="Sampling iterations per chain.")]
+Seed = Annotated[
+    int | None,
+    typer.Option(
+        min=0,
+        rich_help_panel=RUN,
+        help="Random seed; omitted: a random one, printed and recorded.",
+        show_default=False,
+    ),
+]
+Dim = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        rich_help_panel="Target",
+        help="Dimension (gaussian, bimodal, banana, funnel, gamma).",
+        show_default=False,
+    ),
+]
+TargetOptions = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--target-option",
+        "-T",
+        metavar="KEY=VALUE",
+        rich_help_panel="Target",
+        help="Other option of a built-in target, repeatable: banana b=0.1, gamma shape=0.5 rate=2, logistic "
+        "prior_sd=1, beta-bernoulli successes=3 trials=10 a=1 b=1, ising size=32 beta=0.3.",
+        show_default=False,
+    ),
+]
+Output = Annotated[
+    str,
+    typer.Option("--output", "-o", metavar="FILE", help="Write the report to FILE (atomically); - is stdout."),
+]
+Var = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--var",
+        metavar="NAME|REGEX",
+        help="Variable or parameter, by exact name (theta, theta[0]) or regular expression matching the whole "
+        "name ('theta\\\\[[0-3]]', 'sigma.*'). Repeat for several. Default: all.",
+        show_default=False,
+    ),
+]
+
+#: Sampler -> the tuning settings it takes (``mcmc sample --NAME``, ``mcmc compare -P SAMPLER:NAME=``).
+#: Each setting is the kernel's keyword of the same name; its valid values are in :mod:`mcmc.core.ranges`.
+TUNING: dict[str, tuple[str, ...]] = {
+    "rwm": ("scale", "target_accept"),
+    "mh-independence": ("scale",),
+    "mh-lognormal": ("scale", "target_accept"),
+    "two-stage": ("scale", "target_accept", "proposal"),
+    "slice": ("width",),
+    "elliptical-slice": (),
+    "rejection": (),
+    "isir": ("particles",),
+    "gibbs": (),
+    "swendsen-wang": (),
+    "hmc": ("step_size", "path_length", "target_accept", "persistence", "max_energy_error"),
+}
+#: Tuning settings whose values are words (two-stage's proposal); every other one is a number.
+TEXT_SETTINGS = frozenset({"proposal"})
+
+
+def flag(setting: str) -> str:
+    """``step_size`` -> ``--step-size``."""
+    return "--" + setting.replace("_", "-")
+
+
+def tuning(sampler: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The kernel keywords of the tuning options given as ``--NAME`` (``None``: not given) for ``sampler``.
+
+    Raises :class:`UsageError` for a value out of range or an option the sampler does not take.
+    """
+    from mcmc.core.ranges import check_settings
+
+    check_settings(given)
+    params = {}
+    for setting, value in given.items():
+        if value is None:
+            continue
+        if setting not in TUNING.get(sampler, ()):
+            raise UsageError(f"{flag(setting)} does not apply to --sampler {sampler}")
+        params[setting] = value
+    return params
+
+
+def parse_target_options(items: Sequence[str]) -> dict[str, int | float | str]:
+    """``["b=0.1", "trials=10"]`` -> ``{"b": 0.1, "trials": 10}`` (ints, then floats, else text)."""
+    out: dict[str, int | float | str] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key.isidentifier():
+            raise UsageError(f"--target-option expects KEY=VALUE, got {item!r}")
+        value: int | float | str
+        try:
+            value = int(text)
+        except ValueError:
+            try:
+                value = float(text)
+            except ValueError:
+                value = text
+        out[key] = value
+    return out
+
+
+def parse_sampler_params(items: Sequence[str], samplers: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``["hmc:target-accept=0.95"]`` -> ``{"hmc": {"target_accept": 0.95}, ...}`` (kernel keywords, every sampler).
+
+    Setting names are ``mcmc sample``'s (``--target-accept`` as ``target-accept``
+    or ``target_accept``); values parse as in ``--target-option``.
+    """
+    from mcmc.core.ranges import check_setting
+
+    out: dict[str, dict[str, Any]] = {name: {} for name in samplers}
+    for item in items:
+        sampler, sep, setting = item.partition(":")
+        sampler = sampler.strip().lower()
+        if not sep or "=" not in setting:
+            raise UsageError(f"--param expects SAMPLER:KEY=VALUE, got {item!r}")
+        if sampler not in out:
+            raise UsageError(f"--param {item!r}: {sampler!r} is not among --samplers ({', '.join(samplers)})")
+        ((key, value),) = parse_target_options([setting]).items()
+        settings = TUNING.get(sampler, ())
+        if key not in settings:
+            known = ", ".join(k.replace("_", "-") for k in settings) or "none"
+            raise UsageError(
+                f"--param {item!r}: {sampler} has no option {key.replace('_', '-')!r} (its options: {known})"
+            )
+        if key not in TEXT_SETTINGS and isinstance(value, (str, bool)):
+            raise UsageError(f"--param {item!r}: {key.replace('_', '-')} must be a number, got {value!r}")
+        check_setting(key, value, where=f"--param {item!r}:")
+        out[sampler][key] = value
+    return out
+
+
+class Layout(str, Enum):
+    """Axis order of bare arrays (:data:`mcmc.diagnostics.readers.LAYOUTS`)."""
+
+    chain_draw = "chain,draw"
+    draw_chain = "draw,chain"
+
+
+LayoutOption = Annotated[
+    Layout | None,
+    typer.Option(
+        metavar="chain,draw|draw,chain",
+        help="Axis order of a bare array (.npy, .npz saved without names): chain,draw, or draw,chain as emcee's "
+        "get_chain() saves (draw, walker, dim). Without it, a bare array with more chains than draws is refused. "
+        "\\[default: chain,draw]",
+        show_default=False,
+    ),
+]

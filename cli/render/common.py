@@ -1,0 +1,111 @@
+"""The helpers every renderer shares: JSON cleaning, number formatting, the console, the verdict line.
+
+One copy of each, for every command and output format (``docs/architecture.md``).
+Nothing here computes a statistic or judges a threshold.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def clean(value: Any) -> Any:
+    """JSON-ready: tuples to lists, NaN and infinities to ``None`` (strict JSON has neither)."""
+    if isinstance(value, float):
+        return value if value - value == 0 else None  # NaN and +-inf fail x - x == 0
+    if isinstance(value, dict):
+        return {k: clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean(v) for v in value]
+    return value
+
+
+def csv_cell(value: Any) -> str:
+    """A CSV field: full precision (shortest round-trip repr), empty when undefined, ``true``/``false``."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return repr(value)
+        return "" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return str(value)
+
+
+def finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def num(value: float | None, digits: int = 4) -> str:
+    """``digits`` significant digits; ``"-"`` when undefined."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return f"{value:.{digits}g}"
+
+
+def count(value: float | None, digits: int = 3) -> str:
+    """A rate or count: ``digits`` significant digits below ``10**digits``, whole above (``12345``, not ``1.23e+04``)."""
+    if not finite(value):
+        return num(value)
+    return f"{value:.{digits}g}" if abs(value) < 10**digits else f"{value:.0f}"
+
+
+def ess(value: float | None) -> str:
+    """ESS as a whole number of draws (ArviZ rounds down too)."""
+    return str(int(math.floor(value))) if finite(value) else num(value)
+
+
+def rhat(value: float | None) -> str:
+    """R-hat to 3 decimals: 1.01 vs 1.005 is the distinction that matters."""
+    return f"{value:.3f}" if finite(value) else num(value)
+
+
+def z(value: float | None) -> str:
+    """A signed z-score to 2 decimals; ``undefined`` for NaN."""
+    if value is None or math.isnan(value):
+        return "undefined"
+    return f"{value:+.2f}" if math.isfinite(value) else ("+inf" if value > 0 else "-inf")
+
+
+def names(items: Sequence[str], cap: int = 8) -> str:
+    """``a, b, c and 5 more``."""
+    return ", ".join(items[:cap]) + (f" and {len(items) - cap} more" if len(items) > cap else "")
+
+
+def console(out: TextIO) -> Console:
+    """A rich console writing to ``out``: the terminal's width on a terminal, else 160 columns.
+
+    A file or pipe gets a wide fixed width instead of rich's 80 columns, so
+    saved reports keep one row per parameter; ``COLUMNS`` still wins.
+    """
+    from rich.console import Console
+
+    is_tty = hasattr(out, "isatty") and out.isatty()
+    width = None if is_tty or os.environ.get("COLUMNS") else 160
+    return Console(file=out, width=width, highlight=False)
+
+
+def print_verdict(verdict: str, passed: bool, notes: Iterable[str] = ()) -> None:
+    """The one verdict line on stderr (``PASS:`` green, ``FAIL:`` red, other heads bold), then notes, dimmed.
+
+    Printed as rich ``Text``, never markup: parameter and file names such as
+    ``b[lo]`` print verbatim.
+    """
+    from rich.text import Text
+
+    from mcmc.cli.console import err_console
+
+    head, _, rest = verdict.partition(":")
+    style = "bold green" if passed and head == "PASS" else ("bold" if passed else "bold red")
+    err_console.print(Text.assemble((head + ":", style), rest), highlight=False, soft_wrap=True)
+    for note in notes:
+        err_console.print(Text(f"note: {note}", style="dim"), highlight=False, soft_wrap=True)

@@ -1,0 +1,124 @@
+"""Process-level speed tricks of the ``mcmc`` command, each with what it buys and the bench that shows it.
+
+Everything here changes how the *process* behaves, not what it computes, and
+each trick stays only while its benchmark still shows it paying (rerun the
+bench named beside it after upgrading NumPy, Typer, rich or glibc).
+:func:`apply` is the one call, made by :func:`mcmc.cli.app.main` before the
+app is built; tests calling ``main([...])`` get the same process set-up.
+
+Applied at start-up
+-------------------
+:func:`keep_freed_memory` (glibc ``mallopt`` through ctypes)
+    About 0.2 s of system time per ``mcmc diagnose`` on 4 x 1000 x 1000 draws
+    (80 000 page faults avoided): ``bench/diagnose.py``, "glibc's allocator"
+    in ``docs/benchmarks.md``.
+:func:`defer_rich_markdown` (a stand-in ``rich.markdown`` module)
+    About 60 ms of a 0.2-0.3 s ``mcmc --help`` (markdown-it and pygments not
+    imported): best of 5 ``time mcmc --help``.
+
+Used by the option definitions
+------------------------------
+:func:`lazy_choice` (choices loaded from a registry when first shown or checked)
+    About 90 ms of ``mcmc --help``: the sampler registry's package imports
+    NumPy (best of 5 ``time mcmc --help``).
+
+Kept elsewhere, noted here so they are found in one place
+---------------------------------------------------------
+The ``typer>=0.28,<0.29`` pin (``pyproject.toml``)
+    Typer 0.29 imports pydantic in every command: about 100 ms on each
+    ``mcmc diagnose`` (``bench/diagnose.py``) and on ``mcmc --help``.
+The hand-written normal quantile (:func:`mcmc.diagnostics._ranks.norm_ppf`, Wichura's AS241)
+    ``mcmc diagnose`` never imports SciPy (about 0.1-0.2 s): ``bench/diagnose.py``.
+Lazy imports in the subcommand modules and one subcommand registered per run (:mod:`mcmc.cli.app`)
+    ``mcmc --help`` stays under 0.3 s; a ``diagnose`` run does not pay about
+    60 ms for building the other commands' options.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable
+from typing import Any
+
+__all__ = ["apply", "defer_rich_markdown", "keep_freed_memory", "lazy_choice"]
+
+
+def apply() -> None:
+    """Apply every start-up trick of this module (each is idempotent)."""
+    keep_freed_memory()
+    defer_rich_markdown()
+
+
+def keep_freed_memory() -> None:
+    """Let glibc reuse the memory of freed NumPy temporaries instead of unmapping it.
+
+    glibc serves blocks above a dynamic threshold (128 KiB to 32 MiB) with
+    fresh mappings and trims the top of the heap beyond twice that, so each
+    multi-megabyte temporary of a batched statistic faults its pages in again:
+    on 4 x 1000 x 1000 draws, 80 000 page faults and a quarter of the time of
+    ``mcmc diagnose``. With the thresholds raised, freed blocks below 64 MiB
+    stay in the heap for the next temporary (at most 256 MiB kept). A user's
+    own ``MALLOC_*`` settings win; other C libraries are left alone.
+    """
+    if not sys.platform.startswith("linux") or any(k.startswith("MALLOC_") for k in os.environ):
+        return
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's malloc.h
+    mallopt(m_mmap_threshold, 64 << 20)
+    mallopt(m_trim_threshold, 256 << 20)
+
+
+def defer_rich_markdown() -> None:
+    """Keep Typer's help formatter from importing ``rich.markdown`` until a ``Markdown`` is made.
+
+    ``typer.rich_utils`` imports ``rich.markdown`` (markdown-it and pygments:
+    60 ms of a 0.2-0.3 s ``mcmc --help``) at module level, for
+    ``rich_markup_mode="markdown"``; mcmc's help uses rich markup, so no
+    ``Markdown`` is ever made. Until one is, a stand-in module serves the
+    name; making one imports the real module and hands the call on.
+    """
+    if "rich.markdown" in sys.modules:
+        return
+    import types
+
+    class Markdown:
+        def __new__(cls, *args: object, **kwargs: object):  # noqa: ANN204 - returns the real rich Markdown
+            if sys.modules.get("rich.markdown") is stand_in:
+                del sys.modules["rich.markdown"]
+            from rich.markdown import Markdown as real
+
+            return real(*args, **kwargs)
+
+    stand_in = types.ModuleType("rich.markdown", "Stand-in until a Markdown is made (see mcmc.cli.speedups).")
+    stand_in.Markdown = Markdown  # type: ignore[attr-defined]
+    sys.modules["rich.markdown"] = stand_in
+
+
+def lazy_choice(load: Callable[[], Iterable[str]]) -> Any:
+    """A case-insensitive choice whose names are loaded from a registry only when shown or checked.
+
+    The sampler registry (:data:`mcmc.core.samplers.SAMPLERS`) sits in a
+    package that imports NumPy: building ``mcmc sample``'s choices from it at
+    start-up would add about 90 ms to every ``mcmc --help`` (best of 5
+    ``time mcmc --help``, 0.17 -> 0.26 s). ``mcmc --help`` lists commands
+    without their options, so it never loads the registry; ``mcmc sample -h``
+    and a run do. Built on Typer's own choice type (``typer._types``, stable
+    under the ``typer<0.29`` pin), so help and errors look like any choice's.
+    """
+    from typer._types import TyperChoice
+
+    class LazyChoice(TyperChoice):
+        def __init__(self) -> None:
+            self.case_sensitive = False
+
+        @property
+        def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+            return tuple(load())
+
+    return LazyChoice()
