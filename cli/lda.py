@@ -17,9 +17,9 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from mcmc.cli.console import err_console, out_console, progress_enabled, write_output
+from mcmc.cli.console import CheckFailed, err_console, out_console, progress_enabled, write_output
 from mcmc.core.errors import UsageError
-from mcmc.core.lda.config import DEFAULT_ALPHA, KERNELS, METHODS, LdaConfig
+from mcmc.core.lda.config import DEFAULT_ALPHA, KERNELS, METHODS, LdaConfig, default_burn_in
 
 T = TypeVar("T")
 CORPUS_FORMATS = ("ldac", "uci", "text")
@@ -132,14 +132,26 @@ def command(
         int, typer.Option(min=1, metavar="N", help="Gibbs sweeps per chain, burn-in included.")
     ] = 200,
     burn_in: Annotated[
-        int,
+        int | None,
         typer.Option(
             min=0,
             metavar="N",
-            help="Sweeps left out of theta and phi and of the chains file (must be < --iterations).",
+            help="Sweeps left out of theta and phi, of the chains file and of the R-hat gate (must be < "
+            "--iterations). Default: half of --iterations.",
+            show_default=False,
         ),
-    ] = 100,
+    ] = None,
     chains: Annotated[int, typer.Option(min=1, metavar="N", help="Independent chains.")] = 2,
+    max_rhat: Annotated[
+        float | None,
+        typer.Option(
+            metavar="R",
+            help="Exit 1 if the rank-normalized split R-hat of the post-burn-in log joint across chains exceeds "
+            "this (the chains disagree: run more iterations). With one chain there is nothing to compare and "
+            "the check is skipped. \\[default: 1.01, as diagnose]",
+            show_default=False,
+        ),
+    ] = None,
     seed: Annotated[
         int,
         typer.Option(
@@ -239,6 +251,10 @@ def command(
     from mcmc.core.ranges import check_settings
 
     check_settings({"alpha": alpha, "beta": beta, "holdout": holdout, "min_df": min_df, "max_df": max_df})
+    if burn_in is None:
+        burn_in = default_burn_in(iterations)
+    if max_rhat is not None and not max_rhat >= 1:
+        raise UsageError(f"--max-rhat must be at least 1 (R-hat of agreeing chains), got {max_rhat:g}")
     if not 0 <= burn_in < iterations:
         raise UsageError(f"--burn-in must be in 0 .. --iterations - 1 = {iterations - 1}, got {burn_in}")
     if output == "-" and output_format != "table":
@@ -299,7 +315,10 @@ def command(
     from mcmc.core.lda.report import fit_report
     from mcmc.diagnostics.summary import summarize_lda
 
-    convergence = summarize_lda(result.log_joint_per_token, result.burn_in)
+    from mcmc.diagnostics.report import Thresholds
+
+    thresholds = Thresholds() if max_rhat is None else Thresholds(max_rhat=max_rhat)
+    convergence = summarize_lda(result.log_joint_per_token, result.burn_in, thresholds=thresholds)
     report = fit_report(result, run.train, run.source, run.top, run.shares, run.umass, run.npmi, run.recoveries,
                         run.completion, holdout, convergence)
     if plot is not None:
@@ -320,6 +339,7 @@ def command(
     else:
         _render_tables(report, shown, out_console if output != "-" else err_console)
     _summary(report)
+    _verdict(report)
 
 
 # -- progress ------------------------------------------------------------------------
@@ -465,6 +485,25 @@ def _summary(report: dict[str, Any]) -> None:
         )
     for line in lines:
         err_console.print(line, highlight=False, soft_wrap=True)
+
+
+def _verdict(report: dict[str, Any]) -> None:
+    """The gate's one line on stderr; exit 1 (CheckFailed) when the chains disagree."""
+    ok, rhat, limit = report["rhat_ok"], report["log_joint_per_token_rhat"], report["max_rhat"]
+    if ok is None:
+        why = ("with one chain (R-hat compares chains; use --chains 2 or more)" if report["model"]["chains"] < 2
+               else "(too few post-burn-in draws for R-hat)")
+        err_console.print(f"convergence: not checked {why}", highlight=False, soft_wrap=True)
+        return
+    if ok:
+        err_console.print(f"convergence: ok (R-hat {_num(rhat, 4)} <= {limit:g})", highlight=False, soft_wrap=True)
+        return
+    err_console.print(
+        f"convergence: FAIL: R-hat of the post-burn-in log joint across chains is {_num(rhat, 4)} > --max-rhat "
+        f"{limit:g}: the chains disagree; run more iterations (--iterations, --burn-in)",
+        highlight=False, soft_wrap=True,
+    )  # fmt: skip
+    raise CheckFailed(f"R-hat {rhat} > {limit}")
 
 
 command.__doc__ = HELP

@@ -16,6 +16,11 @@ KERNELS = ("auto", "sparse", "dense")
 DEFAULT_ALPHA = 0.1
 
 
+def default_burn_in(iterations: int) -> int:
+    """Sweeps left out when none are given: the first half, so any ``iterations`` >= 2 works alone."""
+    return iterations // 2
+
+
 @dataclass(frozen=True)
 class LdaConfig:
     """Everything a fit needs besides the corpus.

@@ -89,6 +89,9 @@ def fit_report(
         "tokens_per_second": result.tokens_per_second,
         "log_joint_per_token_rhat": _nan_if_none(convergence.rhat_max),
         "log_joint_per_token_ess_bulk": _nan_if_none(convergence.ess_bulk_min),
+        # the gate: R-hat across chains against max_rhat; null with one chain (cannot judge)
+        "max_rhat": convergence.thresholds.max_rhat,
+        "rhat_ok": convergence.rhat_ok,
         "holdout": None
         if completion is None
         else {
