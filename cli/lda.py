@@ -19,7 +19,14 @@ import typer
 
 from mcmc.cli.console import CheckFailed, err_console, out_console, progress_enabled, write_output
 from mcmc.core.errors import UsageError
-from mcmc.core.lda.config import DEFAULT_ALPHA, KERNELS, METHODS, LdaConfig, default_burn_in
+from mcmc.core.lda.config import (
+    DEFAULT_ALPHA,
+    KERNELS,
+    METHODS,
+    LdaConfig,
+    default_burn_in,
+    default_optimize_burn_in,
+)
 
 T = TypeVar("T")
 CORPUS_FORMATS = ("ldac", "uci", "text")
@@ -175,6 +182,27 @@ def command(
             "token), or auto (dense for small K). Same distribution either way.",
         ),
     ] = "auto",
+    optimize_interval: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            metavar="N",
+            help="Learn the hyperparameters by Monte Carlo EM: every N sweeps each chain sets an asymmetric "
+            "alpha (one per topic) and a symmetric beta to the maximizers of the likelihood of its current "
+            "topic assignments (Minka's fixed point, as Mallet's --optimize-interval; Wallach, Mimno & McCallum "
+            "2009). --alpha and --beta are then the starting values. Collapsed Gibbs only. Default: 0, off "
+            "(fixed alpha and beta, as before).",
+        ),
+    ] = 0,
+    optimize_burn_in: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            metavar="N",
+            help="Sweeps before the first hyperparameter update. Default: a quarter of --iterations.",
+            show_default=False,
+        ),
+    ] = None,
     threads: Annotated[
         int,
         typer.Option(
@@ -253,6 +281,8 @@ def command(
     check_settings({"alpha": alpha, "beta": beta, "holdout": holdout, "min_df": min_df, "max_df": max_df})
     if burn_in is None:
         burn_in = default_burn_in(iterations)
+    if optimize_burn_in is None:
+        optimize_burn_in = default_optimize_burn_in(iterations)
     if max_rhat is not None and not max_rhat >= 1:
         raise UsageError(f"--max-rhat must be at least 1 (R-hat of agreeing chains), got {max_rhat:g}")
     if not 0 <= burn_in < iterations:
@@ -282,6 +312,7 @@ def command(
     config = LdaConfig(
         n_topics=topics, alpha=alpha, beta=beta, iterations=iterations, burn_in=burn_in, chains=chains, seed=seed,
         method=method, kernel=kernel, threads=threads, holdout=holdout, coherence=coherence, n_top=n_top,
+        optimize_interval=optimize_interval, optimize_burn_in=optimize_burn_in,
     )  # fmt: skip
     corpus = data.corpus
     err_console.print(
@@ -291,8 +322,10 @@ def command(
         soft_wrap=True,
     )
     alpha_note = " (default)" if alpha == DEFAULT_ALPHA else ""
+    learn_note = (f" to start, learned every {optimize_interval} sweeps after {optimize_burn_in}"
+                  if optimize_interval else "")
     err_console.print(
-        f"model: K={topics}, alpha={alpha:g}{alpha_note}, beta={beta:g}; {method} Gibbs, {chains} chains x "
+        f"model: K={topics}, alpha={alpha:g}{alpha_note}, beta={beta:g}{learn_note}; {method} Gibbs, {chains} chains x "
         f"{iterations} iterations ({burn_in} burn-in), seed {seed}, {threads} thread{'s' if threads > 1 else ''}",
         highlight=False,
         soft_wrap=True,
@@ -407,6 +440,9 @@ def _render_tables(report: dict[str, Any], shown: range, console: Any) -> None:
         table.add_column("share", justify="right")
         has_coherence = "umass" in chain["topics"][0]
         has_truth = "true_topic" in chain["topics"][0]
+        has_alpha = "alpha" in chain["topics"][0]
+        if has_alpha:
+            table.add_column("alpha", justify="right")
         if has_coherence:
             table.add_column("UMass", justify="right")
             table.add_column("NPMI", justify="right")
@@ -416,6 +452,8 @@ def _render_tables(report: dict[str, Any], shown: range, console: Any) -> None:
         table.add_column("top words")
         for t in sorted(chain["topics"], key=lambda t: -t["share"]):
             row = [str(t["topic"]), f"{t['share']:.3f}"]
+            if has_alpha:
+                row.append(_num(t["alpha"], 3))
             if has_coherence:
                 row += [_num(t["umass"], 3), _num(t["npmi"], 3)]
             if has_truth:
@@ -472,6 +510,12 @@ def _summary(report: dict[str, Any]) -> None:
         f"post-burn-in R-hat {_num(report['log_joint_per_token_rhat'], 4)}, "
         f"bulk ESS {_num(report['log_joint_per_token_ess_bulk'], 3)}",
     ]
+    if "learned_beta" in chains[0]:
+        lines.append(
+            f"learned hyperparameters ({report['model']['hyperparameter_updates']} updates): alpha summed over "
+            f"topics {per_chain('learned_alpha_sum', 4)}; beta {per_chain('learned_beta', 4)} (per topic alpha in "
+            "the topics table and --estimates)"
+        )
     if report["holdout"] is not None:
         h = report["holdout"]
         lines.append(

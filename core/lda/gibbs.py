@@ -320,5 +320,6 @@ def fit(
         timings={"sampling": sampling, "sampling_cpu": sampling_cpu, "log_joint": t_log_joint,
                  "estimates": t_estimates, "total": total},
         z_doc=np.stack([st.z_doc for st in states]) if states[0].z_doc is not None else None,
-        learned=LearnedHyperparameters(updates, trace_alpha, trace_beta) if learn else None,
+        learned=(LearnedHyperparameters(updates, trace_alpha, trace_beta, int(optimize_interval), int(optimize_burn_in))
+                 if learn else None),
     )

@@ -110,11 +110,14 @@ class LearnedHyperparameters:
         alpha after each update; topic labels are those of the chain.
     beta : float (chains, U)
         beta after each update.
+    interval, burn_in : the update schedule (:func:`update_sweeps`).
     """
 
     iterations: np.ndarray
     alpha: np.ndarray
     beta: np.ndarray
+    interval: int
+    burn_in: int
 
     @property
     def final_alpha(self) -> np.ndarray:

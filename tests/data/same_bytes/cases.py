@@ -44,6 +44,11 @@ LDA_CASES: dict[str, list[str]] = {
     "lda-uncollapsed": ["--method", "uncollapsed"],
     "lda-dmm": ["--method", "dmm"],
     "lda-collapsed-holdout": ["--method", "collapsed", "--holdout", "0.2"],
+    # learned alpha and beta (Monte Carlo EM), both kernels, the fold-in with a per-topic alpha
+    "lda-collapsed-optimize": ["--method", "collapsed", "--kernel", "dense", "--optimize-interval", "2",
+                               "--optimize-burn-in", "4", "--holdout", "0.2"],
+    "lda-collapsed-sparse-optimize": ["--method", "collapsed", "--kernel", "sparse", "--optimize-interval", "3",
+                                      "--optimize-burn-in", "3"],
 }
 
 
