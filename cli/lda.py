@@ -60,6 +60,8 @@ HELP = "\n\n".join(
                 "  mcmc diagnose ap.npz",
                 "  mcmc lda docword.nips.txt -k 20 --method partial --threads 2 --coherence",
                 "  mcmc lda tweets.txt -k 8 --method dmm --output-format json > topics.json",
+                "  mcmc lda ap.ldac -k 50 --optimize-interval 10 --save-model ap-model.npz",
+                "  mcmc lda new.ldac --model ap-model.npz --theta theta.csv",
             ]
         ),
     ]
@@ -253,6 +255,34 @@ def command(
             show_default=False,
         ),
     ] = None,
+    save_model: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE.npz",
+            help="Save the model for later use with --model: vocabulary, phi of every chain, alpha and beta "
+            "(learned or fixed), method and corpus reading options (format mcmc.lda-model, docs/formats.md).",
+            show_default=False,
+        ),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE.npz",
+            help="Infer the topics of the documents in CORPUS with a saved model instead of fitting: fold-in Gibbs "
+            "with phi fixed (as for held-out perplexity), --iterations sweeps per chain of the model, the last "
+            "after --burn-in averaged; words the model does not know are ignored and counted. Prints the top "
+            "topics of the first documents.",
+            show_default=False,
+        ),
+    ] = None,
+    theta: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE.csv",
+            help="With --model: write theta, one row per document and chain (document, chain, topic_0, ...).",
+            show_default=False,
+        ),
+    ] = None,
     plot: Annotated[
         str | None,
         typer.Option(
@@ -279,6 +309,14 @@ def command(
     from mcmc.core.ranges import check_settings
 
     check_settings({"alpha": alpha, "beta": beta, "holdout": holdout, "min_df": min_df, "max_df": max_df})
+    if model is not None:
+        return _infer(corpus_path, model, theta, vocab=vocab, corpus_format=corpus_format, iterations=iterations,
+                      burn_in=burn_in, seed=seed, output_format=output_format,
+                      fitting={"-o": output, "--estimates": estimates, "--save-model": save_model, "--plot": plot,
+                               "--holdout": holdout or None, "--optimize-interval": optimize_interval or None,
+                               "--coherence": coherence or None, "--min-df": min_df, "--max-df": max_df})
+    if theta is not None:
+        raise UsageError("--theta writes the topics of new documents; it needs --model")
     if burn_in is None:
         burn_in = default_burn_in(iterations)
     if optimize_burn_in is None:
@@ -292,9 +330,11 @@ def command(
     # Refuse unusable output names before sampling rather than after.
     from mcmc.core.paths import check_paths
 
-    check_paths({"-o": output, "--estimates": estimates, "--plot": plot}, [corpus_path, vocab])
-    if estimates is not None and not estimates.lower().endswith(".npz"):
-        raise UsageError(f"{estimates}: --estimates writes .npz; give a name ending in .npz")
+    check_paths({"-o": output, "--estimates": estimates, "--plot": plot, "--save-model": save_model},
+                [corpus_path, vocab])
+    for option, name in (("--estimates", estimates), ("--save-model", save_model)):
+        if name is not None and not name.lower().endswith(".npz"):
+            raise UsageError(f"{name}: {option} writes .npz; give a name ending in .npz")
     if output not in (None, "-") and not output.lower().endswith((".npz", ".nc")):
         raise UsageError(f"{output}: unknown chains file format; use .npz or .nc")
     if plot is not None:
@@ -344,6 +384,10 @@ def command(
             write_chains(chains_file, output)  # .npz or .nc, by the name
     if estimates is not None:
         run.write_estimates(estimates)
+    if save_model is not None:
+        from mcmc.core.lda.model import model_of
+
+        model_of(run).save(save_model)
 
     from mcmc.core.lda.report import fit_report
     from mcmc.diagnostics.summary import summarize_lda
@@ -373,6 +417,61 @@ def command(
         _render_tables(report, shown, out_console if output != "-" else err_console)
     _summary(report)
     _verdict(report)
+
+
+# -- new documents against a saved model -------------------------------------------------
+
+
+def _infer(corpus_path: str | None, model_path: str, theta_path: str | None, *, vocab: str | None,
+           corpus_format: str | None, iterations: int, burn_in: int | None, seed: int, output_format: str,
+           fitting: dict[str, Any]) -> None:
+    given = [option for option, value in fitting.items() if value is not None]
+    if given:
+        raise UsageError(f"--model infers the topics of new documents; {', '.join(given)} applies to fitting")
+    if corpus_path is None:
+        raise UsageError("--model needs a CORPUS of new documents")
+    if burn_in is None:
+        burn_in = default_burn_in(iterations)
+    if not 0 <= burn_in < iterations:
+        raise UsageError(f"--burn-in must be in 0 .. --iterations - 1 = {iterations - 1}, got {burn_in}")
+    if output_format == "csv":
+        raise UsageError("--output-format csv: with --model, write theta with --theta FILE.csv")
+    from mcmc.core.paths import check_paths
+
+    check_paths({"--theta": theta_path}, [corpus_path, vocab, model_path])
+    from rich.table import Table
+    from rich.text import Text
+
+    from mcmc.core.lda.model import infer, inference_report, load_model
+
+    model = load_model(model_path)
+    inference = infer(model, corpus_path, sweeps=iterations, burn_in=burn_in, seed=seed, fmt=corpus_format,
+                      vocab=vocab)
+    if theta_path is not None:
+        inference.write_theta(theta_path)
+    report = inference_report(inference, model)
+    c, m = report["corpus"], report["model"]
+    err_console.print(
+        Text(f"model: {m['topics']} topics, {m['chains']} chain{'s' if m['chains'] != 1 else ''}, {m['words']} words "
+             f"({model_path}); corpus: {c['documents']} documents, {c['tokens']} known tokens; "
+             f"{c['unknown_tokens']} tokens of {c['unknown_words']} words unknown to the model ignored "
+             f"({c['source']}); fold-in: {iterations} sweeps ({burn_in} burn-in), seed {seed}"),
+        highlight=False, soft_wrap=True,
+    )  # fmt: skip
+    if output_format == "json":
+        text = json.dumps(_json_safe(report), indent=2) + "\n"
+        write_output("-", lambda fh: fh.write(text.encode()))
+        return
+    table = Table(title="Top topics of the first documents (chain 0 of the model)", title_justify="left",
+                  show_edge=False, pad_edge=False)
+    for name, justify in (("doc", "right"), ("tokens", "right"), ("topic", "right"), ("theta", "right"),
+                          ("top words", "left")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for doc in report["documents"]:
+        for i, t in enumerate(doc["topics"]):
+            table.add_row(str(doc["document"]) if i == 0 else "", str(doc["tokens"]) if i == 0 else "",
+                          str(t["topic"]), f"{t['theta']:.3f}", Text(" ".join(t["words"])))
+    out_console.print(table)
 
 
 # -- progress ------------------------------------------------------------------------

@@ -38,7 +38,7 @@ import numpy as np
 from mcmc.core.chains import Chains, atomic_output
 from mcmc.core.lda import evaluate
 from mcmc.core.lda.config import LdaConfig
-from mcmc.core.lda.corpus import Corpus, SyntheticCorpus, load_corpus, synthetic_corpus
+from mcmc.core.lda.corpus import Corpus, SyntheticCorpus, detect_format, load_corpus, synthetic_corpus
 from mcmc.core.lda.gibbs import LdaFit, fit
 from mcmc.core.random import generator
 
@@ -54,6 +54,8 @@ class LdaInput:
     corpus: Corpus
     source: str
     truth: SyntheticCorpus | None = None
+    #: how the corpus was read (``format``, ``min_df``, ``max_df``; ``None`` = not given), kept with a saved model
+    reading: dict[str, Any] = field(default_factory=dict)
 
 
 def load_input(
@@ -68,7 +70,9 @@ def load_input(
     if path is None:
         truth = synthetic_corpus(np.random.default_rng(SYNTHETIC_SEED))
         return LdaInput(truth.corpus, SYNTHETIC_SOURCE, truth)
-    return LdaInput(load_corpus(path, fmt=fmt, vocab=vocab, min_df=min_df, max_df=max_df), os.fspath(path))
+    corpus = load_corpus(path, fmt=fmt, vocab=vocab, min_df=min_df, max_df=max_df)
+    reading = {"format": fmt or detect_format(path), "min_df": min_df, "max_df": max_df}
+    return LdaInput(corpus, os.fspath(path), reading=reading)
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,6 +92,7 @@ class LdaRun:
     umass, npmi : float (chains, K) coherence of the top words, or ``None``.
     recoveries : per chain, the match of fitted to true topics (synthetic corpus), or ``None``.
     timings : seconds of sampling, log joint, estimates, fit total and ``evaluation``.
+    reading : how the corpus was read (:attr:`LdaInput.reading`).
     """
 
     config: LdaConfig
@@ -104,6 +109,7 @@ class LdaRun:
     npmi: np.ndarray | None
     recoveries: list[evaluate.Recovery] | None
     timings: dict[str, float] = field(default_factory=dict)
+    reading: dict[str, Any] = field(default_factory=dict)
 
     def attrs(self) -> dict[str, Any]:
         """The attributes of the chains file: the model and where the data came from."""
@@ -233,4 +239,4 @@ def fit_lda(
     shares = evaluate.topic_shares(result.theta, train.doc_lengths)
     timings = {**result.timings, "evaluation": time.perf_counter() - t0}
     return LdaRun(config, result, train, heldout, doc_index, data.source, truth, completion, top, shares, umass,
-                  npmi, recoveries, timings)
+                  npmi, recoveries, timings, dict(data.reading))
