@@ -17,9 +17,16 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from mcmc.cli.console import err_console, out_console, progress_enabled, write_output
+from mcmc.cli.console import CheckFailed, err_console, out_console, progress_enabled, write_output
 from mcmc.core.errors import UsageError
-from mcmc.core.lda.config import DEFAULT_ALPHA, KERNELS, METHODS, LdaConfig
+from mcmc.core.lda.config import (
+    DEFAULT_ALPHA,
+    KERNELS,
+    METHODS,
+    LdaConfig,
+    default_burn_in,
+    default_optimize_burn_in,
+)
 
 T = TypeVar("T")
 CORPUS_FORMATS = ("ldac", "uci", "text")
@@ -53,6 +60,8 @@ HELP = "\n\n".join(
                 "  mcmc diagnose ap.npz",
                 "  mcmc lda docword.nips.txt -k 20 --method partial --threads 2 --coherence",
                 "  mcmc lda tweets.txt -k 8 --method dmm --output-format json > topics.json",
+                "  mcmc lda ap.ldac -k 50 --optimize-interval 10 --save-model ap-model.npz",
+                "  mcmc lda new.ldac --model ap-model.npz --theta theta.csv",
             ]
         ),
     ]
@@ -132,14 +141,26 @@ def command(
         int, typer.Option(min=1, metavar="N", help="Gibbs sweeps per chain, burn-in included.")
     ] = 200,
     burn_in: Annotated[
-        int,
+        int | None,
         typer.Option(
             min=0,
             metavar="N",
-            help="Sweeps left out of theta and phi and of the chains file (must be < --iterations).",
+            help="Sweeps left out of theta and phi, of the chains file and of the R-hat gate (must be < "
+            "--iterations). Default: half of --iterations.",
+            show_default=False,
         ),
-    ] = 100,
+    ] = None,
     chains: Annotated[int, typer.Option(min=1, metavar="N", help="Independent chains.")] = 2,
+    max_rhat: Annotated[
+        float | None,
+        typer.Option(
+            metavar="R",
+            help="Exit 1 if the rank-normalized split R-hat of the post-burn-in log joint across chains exceeds "
+            "this (the chains disagree: run more iterations). With one chain there is nothing to compare and "
+            "the check is skipped. \\[default: 1.01, as diagnose]",
+            show_default=False,
+        ),
+    ] = None,
     seed: Annotated[
         int,
         typer.Option(
@@ -163,6 +184,27 @@ def command(
             "token), or auto (dense for small K). Same distribution either way.",
         ),
     ] = "auto",
+    optimize_interval: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            metavar="N",
+            help="Learn the hyperparameters by Monte Carlo EM: every N sweeps each chain sets an asymmetric "
+            "alpha (one per topic) and a symmetric beta to the maximizers of the likelihood of its current "
+            "topic assignments (Minka's fixed point, as Mallet's --optimize-interval; Wallach, Mimno & McCallum "
+            "2009). --alpha and --beta are then the starting values. Collapsed Gibbs only. Default: 0, off "
+            "(fixed alpha and beta, as before).",
+        ),
+    ] = 0,
+    optimize_burn_in: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            metavar="N",
+            help="Sweeps before the first hyperparameter update. Default: a quarter of --iterations.",
+            show_default=False,
+        ),
+    ] = None,
     threads: Annotated[
         int,
         typer.Option(
@@ -213,6 +255,34 @@ def command(
             show_default=False,
         ),
     ] = None,
+    save_model: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE.npz",
+            help="Save the model for later use with --model: vocabulary, phi of every chain, alpha and beta "
+            "(learned or fixed), method and corpus reading options (format mcmc.lda-model, docs/formats.md).",
+            show_default=False,
+        ),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE.npz",
+            help="Infer the topics of the documents in CORPUS with a saved model instead of fitting: fold-in Gibbs "
+            "with phi fixed (as for held-out perplexity), --iterations sweeps per chain of the model, the last "
+            "after --burn-in averaged; words the model does not know are ignored and counted. Prints the top "
+            "topics of the first documents.",
+            show_default=False,
+        ),
+    ] = None,
+    theta: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE.csv",
+            help="With --model: write theta, one row per document and chain (document, chain, topic_0, ...).",
+            show_default=False,
+        ),
+    ] = None,
     plot: Annotated[
         str | None,
         typer.Option(
@@ -239,6 +309,20 @@ def command(
     from mcmc.core.ranges import check_settings
 
     check_settings({"alpha": alpha, "beta": beta, "holdout": holdout, "min_df": min_df, "max_df": max_df})
+    if model is not None:
+        return _infer(corpus_path, model, theta, vocab=vocab, corpus_format=corpus_format, iterations=iterations,
+                      burn_in=burn_in, seed=seed, output_format=output_format,
+                      fitting={"-o": output, "--estimates": estimates, "--save-model": save_model, "--plot": plot,
+                               "--holdout": holdout or None, "--optimize-interval": optimize_interval or None,
+                               "--coherence": coherence or None, "--min-df": min_df, "--max-df": max_df})
+    if theta is not None:
+        raise UsageError("--theta writes the topics of new documents; it needs --model")
+    if burn_in is None:
+        burn_in = default_burn_in(iterations)
+    if optimize_burn_in is None:
+        optimize_burn_in = default_optimize_burn_in(iterations)
+    if max_rhat is not None and not max_rhat >= 1:
+        raise UsageError(f"--max-rhat must be at least 1 (R-hat of agreeing chains), got {max_rhat:g}")
     if not 0 <= burn_in < iterations:
         raise UsageError(f"--burn-in must be in 0 .. --iterations - 1 = {iterations - 1}, got {burn_in}")
     if output == "-" and output_format != "table":
@@ -246,9 +330,11 @@ def command(
     # Refuse unusable output names before sampling rather than after.
     from mcmc.core.paths import check_paths
 
-    check_paths({"-o": output, "--estimates": estimates, "--plot": plot}, [corpus_path, vocab])
-    if estimates is not None and not estimates.lower().endswith(".npz"):
-        raise UsageError(f"{estimates}: --estimates writes .npz; give a name ending in .npz")
+    check_paths({"-o": output, "--estimates": estimates, "--plot": plot, "--save-model": save_model},
+                [corpus_path, vocab])
+    for option, name in (("--estimates", estimates), ("--save-model", save_model)):
+        if name is not None and not name.lower().endswith(".npz"):
+            raise UsageError(f"{name}: {option} writes .npz; give a name ending in .npz")
     if output not in (None, "-") and not output.lower().endswith((".npz", ".nc")):
         raise UsageError(f"{output}: unknown chains file format; use .npz or .nc")
     if plot is not None:
@@ -266,6 +352,7 @@ def command(
     config = LdaConfig(
         n_topics=topics, alpha=alpha, beta=beta, iterations=iterations, burn_in=burn_in, chains=chains, seed=seed,
         method=method, kernel=kernel, threads=threads, holdout=holdout, coherence=coherence, n_top=n_top,
+        optimize_interval=optimize_interval, optimize_burn_in=optimize_burn_in,
     )  # fmt: skip
     corpus = data.corpus
     err_console.print(
@@ -275,8 +362,10 @@ def command(
         soft_wrap=True,
     )
     alpha_note = " (default)" if alpha == DEFAULT_ALPHA else ""
+    learn_note = (f" to start, learned every {optimize_interval} sweeps after {optimize_burn_in}"
+                  if optimize_interval else "")
     err_console.print(
-        f"model: K={topics}, alpha={alpha:g}{alpha_note}, beta={beta:g}; {method} Gibbs, {chains} chains x "
+        f"model: K={topics}, alpha={alpha:g}{alpha_note}, beta={beta:g}{learn_note}; {method} Gibbs, {chains} chains x "
         f"{iterations} iterations ({burn_in} burn-in), seed {seed}, {threads} thread{'s' if threads > 1 else ''}",
         highlight=False,
         soft_wrap=True,
@@ -295,11 +384,18 @@ def command(
             write_chains(chains_file, output)  # .npz or .nc, by the name
     if estimates is not None:
         run.write_estimates(estimates)
+    if save_model is not None:
+        from mcmc.core.lda.model import model_of
+
+        model_of(run).save(save_model)
 
     from mcmc.core.lda.report import fit_report
     from mcmc.diagnostics.summary import summarize_lda
 
-    convergence = summarize_lda(result.log_joint_per_token, result.burn_in)
+    from mcmc.diagnostics.report import Thresholds
+
+    thresholds = Thresholds() if max_rhat is None else Thresholds(max_rhat=max_rhat)
+    convergence = summarize_lda(result.log_joint_per_token, result.burn_in, thresholds=thresholds)
     report = fit_report(result, run.train, run.source, run.top, run.shares, run.umass, run.npmi, run.recoveries,
                         run.completion, holdout, convergence)
     if plot is not None:
@@ -320,6 +416,62 @@ def command(
     else:
         _render_tables(report, shown, out_console if output != "-" else err_console)
     _summary(report)
+    _verdict(report)
+
+
+# -- new documents against a saved model -------------------------------------------------
+
+
+def _infer(corpus_path: str | None, model_path: str, theta_path: str | None, *, vocab: str | None,
+           corpus_format: str | None, iterations: int, burn_in: int | None, seed: int, output_format: str,
+           fitting: dict[str, Any]) -> None:
+    given = [option for option, value in fitting.items() if value is not None]
+    if given:
+        raise UsageError(f"--model infers the topics of new documents; {', '.join(given)} applies to fitting")
+    if corpus_path is None:
+        raise UsageError("--model needs a CORPUS of new documents")
+    if burn_in is None:
+        burn_in = default_burn_in(iterations)
+    if not 0 <= burn_in < iterations:
+        raise UsageError(f"--burn-in must be in 0 .. --iterations - 1 = {iterations - 1}, got {burn_in}")
+    if output_format == "csv":
+        raise UsageError("--output-format csv: with --model, write theta with --theta FILE.csv")
+    from mcmc.core.paths import check_paths
+
+    check_paths({"--theta": theta_path}, [corpus_path, vocab, model_path])
+    from rich.table import Table
+    from rich.text import Text
+
+    from mcmc.core.lda.model import infer, inference_report, load_model
+
+    model = load_model(model_path)
+    inference = infer(model, corpus_path, sweeps=iterations, burn_in=burn_in, seed=seed, fmt=corpus_format,
+                      vocab=vocab)
+    if theta_path is not None:
+        inference.write_theta(theta_path)
+    report = inference_report(inference, model)
+    c, m = report["corpus"], report["model"]
+    err_console.print(
+        Text(f"model: {m['topics']} topics, {m['chains']} chain{'s' if m['chains'] != 1 else ''}, {m['words']} words "
+             f"({model_path}); corpus: {c['documents']} documents, {c['tokens']} known tokens; "
+             f"{c['unknown_tokens']} tokens of {c['unknown_words']} words unknown to the model ignored "
+             f"({c['source']}); fold-in: {iterations} sweeps ({burn_in} burn-in), seed {seed}"),
+        highlight=False, soft_wrap=True,
+    )  # fmt: skip
+    if output_format == "json":
+        text = json.dumps(_json_safe(report), indent=2) + "\n"
+        write_output("-", lambda fh: fh.write(text.encode()))
+        return
+    table = Table(title="Top topics of the first documents (chain 0 of the model)", title_justify="left",
+                  show_edge=False, pad_edge=False)
+    for name, justify in (("doc", "right"), ("tokens", "right"), ("topic", "right"), ("theta", "right"),
+                          ("top words", "left")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for doc in report["documents"]:
+        for i, t in enumerate(doc["topics"]):
+            table.add_row(str(doc["document"]) if i == 0 else "", str(doc["tokens"]) if i == 0 else "",
+                          str(t["topic"]), f"{t['theta']:.3f}", Text(" ".join(t["words"])))
+    out_console.print(table)
 
 
 # -- progress ------------------------------------------------------------------------
@@ -387,6 +539,9 @@ def _render_tables(report: dict[str, Any], shown: range, console: Any) -> None:
         table.add_column("share", justify="right")
         has_coherence = "umass" in chain["topics"][0]
         has_truth = "true_topic" in chain["topics"][0]
+        has_alpha = "alpha" in chain["topics"][0]
+        if has_alpha:
+            table.add_column("alpha", justify="right")
         if has_coherence:
             table.add_column("UMass", justify="right")
             table.add_column("NPMI", justify="right")
@@ -396,6 +551,8 @@ def _render_tables(report: dict[str, Any], shown: range, console: Any) -> None:
         table.add_column("top words")
         for t in sorted(chain["topics"], key=lambda t: -t["share"]):
             row = [str(t["topic"]), f"{t['share']:.3f}"]
+            if has_alpha:
+                row.append(_num(t["alpha"], 3))
             if has_coherence:
                 row += [_num(t["umass"], 3), _num(t["npmi"], 3)]
             if has_truth:
@@ -452,6 +609,12 @@ def _summary(report: dict[str, Any]) -> None:
         f"post-burn-in R-hat {_num(report['log_joint_per_token_rhat'], 4)}, "
         f"bulk ESS {_num(report['log_joint_per_token_ess_bulk'], 3)}",
     ]
+    if "learned_beta" in chains[0]:
+        lines.append(
+            f"learned hyperparameters ({report['model']['hyperparameter_updates']} updates): alpha summed over "
+            f"topics {per_chain('learned_alpha_sum', 4)}; beta {per_chain('learned_beta', 4)} (per topic alpha in "
+            "the topics table and --estimates)"
+        )
     if report["holdout"] is not None:
         h = report["holdout"]
         lines.append(
@@ -465,6 +628,25 @@ def _summary(report: dict[str, Any]) -> None:
         )
     for line in lines:
         err_console.print(line, highlight=False, soft_wrap=True)
+
+
+def _verdict(report: dict[str, Any]) -> None:
+    """The gate's one line on stderr; exit 1 (CheckFailed) when the chains disagree."""
+    ok, rhat, limit = report["rhat_ok"], report["log_joint_per_token_rhat"], report["max_rhat"]
+    if ok is None:
+        why = ("with one chain (R-hat compares chains; use --chains 2 or more)" if report["model"]["chains"] < 2
+               else "(too few post-burn-in draws for R-hat)")
+        err_console.print(f"convergence: not checked {why}", highlight=False, soft_wrap=True)
+        return
+    if ok:
+        err_console.print(f"convergence: ok (R-hat {_num(rhat, 4)} <= {limit:g})", highlight=False, soft_wrap=True)
+        return
+    err_console.print(
+        f"convergence: FAIL: R-hat of the post-burn-in log joint across chains is {_num(rhat, 4)} > --max-rhat "
+        f"{limit:g}: the chains disagree; run more iterations (--iterations, --burn-in)",
+        highlight=False, soft_wrap=True,
+    )  # fmt: skip
+    raise CheckFailed(f"R-hat {rhat} > {limit}")
 
 
 command.__doc__ = HELP

@@ -18,7 +18,7 @@ convergence of MCMC. *Bayesian Analysis* 16(2), 667-718.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -137,7 +137,9 @@ def summarize_run(chains: Chains, *, thresholds: Thresholds = Thresholds()) -> R
     )
 
 
-def summarize_lda(log_joint_per_token: np.ndarray, burn_in: int) -> RunSummary:
+def summarize_lda(
+    log_joint_per_token: np.ndarray, burn_in: int, *, thresholds: Thresholds = Thresholds()  # noqa: B008 - frozen
+) -> RunSummary:
     """The run summary of an LDA fit: R-hat and ESS of its log joint per token after burn-in.
 
     The log joint is invariant to relabelling the topics, so unlike any
@@ -151,11 +153,19 @@ def summarize_lda(log_joint_per_token: np.ndarray, burn_in: int) -> RunSummary:
         Every iteration, burn-in first.
     burn_in : int
         Iterations to leave out at the start of each chain.
+    thresholds
+        ``rhat_ok`` is judged against ``thresholds.max_rhat`` (``diagnose``'s default).
 
     Returns
     -------
     RunSummary
-        Over the one parameter ``log_joint_per_token``.
+        Over the one parameter ``log_joint_per_token``. With one chain
+        ``rhat_ok`` is ``None``: split R-hat of a single chain compares its
+        halves only, and chains stuck apart in different modes, which is what
+        a topic model's gate must catch, cannot be seen from one chain.
     """
     post = np.asarray(log_joint_per_token)[:, burn_in:]
-    return summarize_run(Chains({"log_joint_per_token": post}))
+    summary = summarize_run(Chains({"log_joint_per_token": post}), thresholds=thresholds)
+    if post.shape[0] < 2:
+        summary = replace(summary, rhat_ok=None)
+    return summary

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from mcmc.core.lda import hyper
 from mcmc.core.lda.kernels import collapsed as kernels
+from mcmc.core.lda.kernels import common
 from mcmc.core.lda.kernels.rng import draw_key
 from mcmc.core.lda.sampler import LdaChain, Phase, Problem, TokenChain, run_toy
 
@@ -46,6 +48,7 @@ class CollapsedSampler:
     """Collapsed Gibbs with the dense or the sparse kernel (``kernel="auto"``: chosen by K, see the module)."""
 
     name = NAME
+    learns_hyperparameters = True
 
     def __init__(self, n_topics: int, kernel: str = "auto") -> None:
         self.kernel = kernel if kernel != "auto" else ("dense" if n_topics <= DENSE_MAX_TOPICS else "sparse")
@@ -66,6 +69,14 @@ class CollapsedChain(TokenChain):
 
     def __init__(self, problem: Problem, rng: np.random.Generator, kernel: str, dense_start: bool) -> None:
         super().__init__(problem, rng, rng.integers(0, problem.K, size=problem.N).astype(np.int32))
+        # This chain's hyperparameters: the kernels take alpha per topic; they change only with problem.learn.
+        self.alpha = np.full(problem.K, problem.alpha)
+        self.beta = problem.beta
+        self.lg_beta = problem.lg_beta
+        if problem.learn:
+            # theta and phi estimates average over states with different alpha and beta
+            self.alpha_sum = np.zeros(problem.K)
+            self.beta_inv_sum = np.zeros(problem.K)
         self.dense_start = dense_start
         # until the words have concentrated (see SPARSE_SWITCH_FRACTION)
         self.mode = "dense" if dense_start else kernel
@@ -95,13 +106,66 @@ class CollapsedChain(TokenChain):
         key = draw_key(self.rng)
         if self.mode == "sparse":
             return [lambda: [(kernels.collapsed_sparse_sweep, (p.doc_ptr, p.words, self.z, self.nk, self.wt_ptr,
-                                                               self.wt_len, self.wt, p.alpha, p.beta, key))]]
+                                                               self.wt_len, self.wt, self.alpha, self.beta, key))]]
         return [lambda: [(kernels.collapsed_dense_sweep, (p.doc_ptr, p.words, self.z, self.nwk, self.nk,
-                                                          p.alpha, p.beta, key))]]
+                                                          self.alpha, self.beta, key))]]
 
     def log_joint(self) -> float:
+        p = self.p
+        if p.learn:
+            if self.mode == "dense":
+                return float(common.doc_part_asymmetric(p.doc_ptr, self.z, self.alpha)
+                             + common.topic_word_part(self.nwk, self.nk, self.beta, self.lg_beta))
+            return float(kernels.log_joint_sparse_asymmetric(p.doc_ptr, self.z, self.wt_ptr, self.wt_len, self.wt,
+                                                             self.nk, self.alpha, self.beta, self.lg_beta))
         if self.mode == "dense":
             return super().log_joint()
-        p = self.p
         return float(kernels.log_joint_sparse(p.doc_ptr, self.z, self.wt_ptr, self.wt_len, self.wt, self.nk,
                                               p.alpha, p.beta, p.lg_alpha, p.lg_beta))
+
+    # -- learned hyperparameters (problem.learn) -------------------------------------------
+
+    def hyperparameters(self) -> tuple[np.ndarray, float]:
+        """This chain's current alpha (K,) and beta."""
+        return self.alpha.copy(), self.beta
+
+    def word_topic_values(self) -> np.ndarray:
+        """The nonzero ``n_kw`` of the current state, in any order."""
+        if self.mode == "dense":
+            counts = self.nwk[:, :self.p.K]
+            return counts[counts > 0]
+        lengths = self.wt_len.astype(np.int64)
+        first = np.repeat(self.wt_ptr[:-1] - (np.cumsum(lengths) - lengths), lengths)
+        return self.wt[first + np.arange(lengths.sum())] >> kernels.TOPIC_BITS
+
+    def update_hyperparameters(self) -> None:
+        """One Monte Carlo EM M-step from the current assignments (:mod:`mcmc.core.lda.hyper`)."""
+        p = self.p
+        self.alpha = hyper.optimize_alpha(self.alpha, common.doc_topic_histogram(p.doc_ptr, self.z, p.K),
+                                          np.diff(p.doc_ptr))
+        self.beta = hyper.optimize_beta(self.beta, self.word_topic_values(), self.nk, p.V)
+        self.lg_beta = common.lgamma_table(self.beta, p.lg_beta.size - 1)
+
+    def accumulate(self) -> None:
+        p = self.p
+        if not p.learn:
+            return super().accumulate()
+        inv = np.zeros(p.K)
+        common.accumulate_estimates(p.doc_ptr, p.words, self.z, self.nk, p.V * self.beta,
+                                    self.ndk_sum, self.nkw_scaled_sum, inv)
+        self.beta_inv_sum += self.beta * inv
+        self.alpha_sum += self.alpha
+        self.kept += 1
+
+    def estimates(self) -> tuple[np.ndarray, np.ndarray]:
+        """With learned hyperparameters: phi averages ``(n_kw + beta_t) / (n_k + V beta_t)`` over the kept
+        states exactly; theta uses the mean alpha of the kept states."""
+        p = self.p
+        if not p.learn:
+            return super().estimates()
+        t = max(self.kept, 1)
+        alpha = self.alpha_sum / t if self.kept else self.alpha
+        lengths = np.diff(p.doc_ptr).astype(float)
+        theta = (self.ndk_sum / t + alpha) / (lengths + alpha.sum())[:, None]
+        phi = (self.nkw_scaled_sum + self.beta_inv_sum[:, None]) / t
+        return theta, phi

@@ -16,6 +16,22 @@ KERNELS = ("auto", "sparse", "dense")
 DEFAULT_ALPHA = 0.1
 
 
+def default_burn_in(iterations: int) -> int:
+    """Sweeps left out when none are given: the first half, so any ``iterations`` >= 2 works alone."""
+    return iterations // 2
+
+
+def default_optimize_burn_in(iterations: int) -> int:
+    """Sweeps before the first hyperparameter update: a quarter, half the default burn-in.
+
+    The assignments of a random start say nothing about alpha (every document
+    looks evenly mixed), so updates wait until the topics have formed, as
+    Mallet's ``--optimize-burn-in`` does; they then have the rest of the
+    burn-in to settle before theta and phi are averaged.
+    """
+    return iterations // 4
+
+
 @dataclass(frozen=True)
 class LdaConfig:
     """Everything a fit needs besides the corpus.
@@ -38,6 +54,10 @@ class LdaConfig:
         Whether to score UMass and NPMI coherence of the top words.
     n_top
         Top words kept per topic.
+    optimize_interval, optimize_burn_in
+        Learn alpha (per topic) and beta by Monte Carlo EM every
+        ``optimize_interval`` sweeps after the first ``optimize_burn_in``
+        (0: keep them fixed); ``alpha`` and ``beta`` are then starting values.
     """
 
     n_topics: int = 10
@@ -53,3 +73,5 @@ class LdaConfig:
     holdout: float = 0.0
     coherence: bool = False
     n_top: int = 10
+    optimize_interval: int = 0
+    optimize_burn_in: int = 0

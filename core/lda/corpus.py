@@ -203,14 +203,15 @@ class SyntheticCorpus:
     z
         int32, shape ``(N,)``: true topic of every token.
     alpha, beta
-        The symmetric Dirichlet parameters used to generate.
+        The Dirichlet parameters used to generate: beta symmetric, alpha
+        symmetric (a float) or one per topic (float (K,)).
     """
 
     corpus: Corpus
     phi: np.ndarray
     theta: np.ndarray
     z: np.ndarray
-    alpha: float
+    alpha: float | np.ndarray
     beta: float
 
 
@@ -221,7 +222,7 @@ def synthetic_corpus(
     vocab_size: int = 500,
     n_docs: int = 500,
     doc_length: int = 100,
-    alpha: float = 0.1,
+    alpha: float | np.ndarray = 0.1,
     beta: float = 0.05,
 ) -> SyntheticCorpus:
     """Draw a corpus from LDA's generative process.
@@ -237,6 +238,9 @@ def synthetic_corpus(
     ----------
     rng
         The only source of randomness.
+    alpha
+        Symmetric, or one concentration per topic (K,): an asymmetric prior
+        such as Monte Carlo EM should recover.
 
     Returns
     -------
@@ -245,11 +249,13 @@ def synthetic_corpus(
     for name, value in (("n_topics", n_topics), ("vocab_size", vocab_size), ("n_docs", n_docs)):
         if value < 1:
             raise UsageError(f"synthetic corpus: {name} must be at least 1, got {value}")
-    if doc_length < 0 or alpha <= 0 or beta <= 0:
+    if doc_length < 0 or np.any(np.asarray(alpha) <= 0) or beta <= 0:
         raise UsageError("synthetic corpus: doc_length must be >= 0 and alpha, beta > 0")
+    if np.ndim(alpha) > 0 and np.shape(alpha) != (n_topics,):
+        raise UsageError(f"synthetic corpus: alpha needs one value per topic ({n_topics}), got {np.shape(alpha)}")
     k, v, d = n_topics, vocab_size, n_docs
     phi = rng.dirichlet(np.full(v, beta), size=k)
-    theta = rng.dirichlet(np.full(k, alpha), size=d)
+    theta = rng.dirichlet(np.broadcast_to(np.asarray(alpha, dtype=np.float64), (k,)), size=d)
     n = d * doc_length
     doc = np.repeat(np.arange(d), doc_length)
     u_topic = rng.random(n)
@@ -264,7 +270,8 @@ def synthetic_corpus(
     width = len(str(v - 1))
     vocab = tuple(f"w{i:0{width}d}" for i in range(v))
     corpus = Corpus(np.arange(d + 1, dtype=np.int64) * doc_length, words, vocab)
-    return SyntheticCorpus(corpus, phi, theta, z, float(alpha), float(beta))
+    alpha = float(alpha) if np.ndim(alpha) == 0 else np.array(alpha, dtype=np.float64)
+    return SyntheticCorpus(corpus, phi, theta, z, alpha, float(beta))
 
 
 # -- format detection and vocabulary ------------------------------------------

@@ -117,10 +117,87 @@ class Completion:
     theta: np.ndarray
 
 
+def fold_in(
+    phi: np.ndarray,
+    corpus: Corpus,
+    alpha: float | np.ndarray,
+    rng: np.random.Generator,
+    *,
+    sweeps: int = 50,
+    burn_in: int = 10,
+) -> np.ndarray:
+    """theta of documents not seen in training, by Gibbs sampling their topics with phi fixed.
+
+    ``p(z_i = k | z_-i) ∝ (n_dk^-i + alpha_k) phi_k,w_i``: the partially
+    collapsed sampler's own sweep (:func:`mcmc.core.lda.kernels.partial.partial_sweep`),
+    theta integrated out. Sweep 0 assigns tokens one by one from empty counts,
+    then ``sweeps`` full sweeps, the last ``sweeps - burn_in`` averaged into
+    ``(n_dk + alpha_k) / (N_d + sum_k alpha_k)``. Used for held-out document
+    completion and for new documents against a saved model (tomotopy's ``infer``).
+
+    Parameters
+    ----------
+    phi
+        shape ``(chains, K, V)`` or ``(K, V)``: topic-word distributions (rows sum to 1).
+    corpus
+        The documents, with phi's vocabulary.
+    alpha
+        A symmetric concentration, or one per topic and chain, shape ``(chains, K)``
+        (learned hyperparameters: topic labels differ between chains).
+    rng
+        Source of the sweeps' keys.
+    sweeps, burn_in
+        Gibbs sweeps and how many to discard before averaging.
+
+    Returns
+    -------
+    float (chains, D, K)
+    """
+    phi = np.asarray(phi, dtype=np.float64)
+    if phi.ndim == 2:
+        phi = phi[None]
+    if not 0 <= burn_in < sweeps:
+        raise UsageError(f"fold-in needs 0 <= burn_in < sweeps, got {burn_in} and {sweeps}")
+    if phi.shape[2] != corpus.vocab_size:
+        raise UsageError(f"phi has {phi.shape[2]} words but the corpus has {corpus.vocab_size}")
+    n_chains, k, _ = phi.shape
+    per_topic = np.ndim(alpha) > 0
+    if per_topic and np.shape(alpha) != (n_chains, k):
+        raise UsageError(f"alpha has shape {np.shape(alpha)}; phi needs ({n_chains}, {k})")
+    # numba is imported, and the kernels compiled (or loaded from its cache), on first use only.
+    from mcmc.core.lda.kernels.common import doc_topic_counts
+    from mcmc.core.lda.kernels.partial import partial_sweep
+    from mcmc.core.lda.kernels.rng import draw_key
+
+    phi_t = np.ascontiguousarray(phi.transpose(0, 2, 1))  # (chains, V, K), word-major like the sampler's
+    if per_topic:
+        # The kernel's smoothing term alpha * cphi[w]: with cphi the running sums of alpha_k phi_wk and a
+        # factor 1 it is sum_k alpha_k phi_wk, the asymmetric conditional.
+        a = np.asarray(alpha, dtype=np.float64)
+        cphi_t = np.cumsum(phi_t * a[:, None, :], axis=2)
+        factor = 1.0
+        norm = corpus.doc_lengths[None, :, None] + a.sum(axis=1)[:, None, None]  # (chains, D, 1)
+        prior = a[:, None, :]
+    else:
+        cphi_t = np.cumsum(phi_t, axis=2)
+        factor = float(alpha)
+        norm = np.broadcast_to((corpus.doc_lengths + k * alpha)[:, None], (n_chains, corpus.n_docs, 1))
+        prior = np.full((n_chains, 1, 1), alpha)
+    z = np.zeros((n_chains, corpus.n_tokens), dtype=np.int32)
+    theta_sum = np.zeros((n_chains, corpus.n_docs, k))
+    for sweep in range(sweeps + 1):  # sweep 0 assigns tokens sequentially from empty counts
+        for c in range(n_chains):
+            partial_sweep(corpus.doc_ptr, corpus.words, z[c], phi_t[c], cphi_t[c], factor, draw_key(rng),
+                          0, corpus.n_docs, sweep == 0)
+            if sweep > burn_in:
+                theta_sum[c] += (doc_topic_counts(corpus.doc_ptr, z[c], k) + prior[c]) / norm[c]
+    return theta_sum / (sweeps - burn_in)
+
+
 def document_completion(
     phi: np.ndarray,
     heldout: Corpus,
-    alpha: float,
+    alpha: float | np.ndarray,
     rng: np.random.Generator,
     *,
     sweeps: int = 50,
@@ -135,7 +212,8 @@ def document_completion(
     heldout
         The held-out documents (never seen in training).
     alpha
-        Symmetric Dirichlet parameter of ``theta`` used in training.
+        The Dirichlet parameter of ``theta`` used in training: symmetric, or
+        learned, shape ``(chains, K)``.
     rng
         Source of the uniforms driving the fold-in Gibbs sampler.
     sweeps, burn_in
@@ -149,33 +227,14 @@ def document_completion(
     phi = np.asarray(phi, dtype=np.float64)
     if phi.ndim == 2:
         phi = phi[None]
-    if not 0 <= burn_in < sweeps:
-        raise UsageError(f"fold-in needs 0 <= burn_in < sweeps, got {burn_in} and {sweeps}")
-    if phi.shape[2] != heldout.vocab_size:
-        raise UsageError(f"phi has {phi.shape[2]} words but the corpus has {heldout.vocab_size}")
-    # numba is imported, and the kernels compiled (or loaded from its cache), on first use only.
-    from mcmc.core.lda.kernels.common import doc_topic_counts, token_log_likelihood
-    from mcmc.core.lda.kernels.partial import partial_sweep
-    from mcmc.core.lda.kernels.rng import draw_key
+    from mcmc.core.lda.kernels.common import token_log_likelihood
 
     observed, target = completion_halves(heldout)
-    n_chains, k, _ = phi.shape
-    phi_t = np.ascontiguousarray(phi.transpose(0, 2, 1))  # (chains, V, K), word-major like the sampler's
-    cphi_t = np.cumsum(phi_t, axis=2)
-    z = np.zeros((n_chains, observed.n_tokens), dtype=np.int32)
-    theta_sum = np.zeros((n_chains, observed.n_docs, k))
-    norm = (observed.doc_lengths + k * alpha)[:, None]
-    for sweep in range(sweeps + 1):  # sweep 0 assigns tokens sequentially from empty counts
-        for c in range(n_chains):
-            # The partially collapsed sampler's own sweep: phi fixed, theta integrated out.
-            partial_sweep(observed.doc_ptr, observed.words, z[c], phi_t[c], cphi_t[c], float(alpha), draw_key(rng),
-                          0, observed.n_docs, sweep == 0)
-            if sweep > burn_in:
-                theta_sum[c] += (doc_topic_counts(observed.doc_ptr, z[c], k) + alpha) / norm
-    theta = theta_sum / (sweeps - burn_in)
+    theta = fold_in(phi, observed, alpha, rng, sweeps=sweeps, burn_in=burn_in)
+    phi_t = np.ascontiguousarray(phi.transpose(0, 2, 1))
     ll = token_log_likelihood(target.words, target.doc_ptr, phi_t, theta)
     n = target.n_tokens
-    perplexity = np.exp(-ll / n) if n else np.full(n_chains, np.nan)
+    perplexity = np.exp(-ll / n) if n else np.full(phi.shape[0], np.nan)
     return Completion(ll, n, perplexity, theta)
 
 

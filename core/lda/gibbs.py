@@ -53,6 +53,7 @@ from mcmc.core.memory import require_memory
 from mcmc.core.lda.collapsed import CollapsedSampler
 from mcmc.core.lda.config import KERNELS, METHODS
 from mcmc.core.lda.dmm import DmmSampler
+from mcmc.core.lda.hyper import LearnedHyperparameters, update_sweeps
 from mcmc.core.lda.partial import PartialSampler
 from mcmc.core.lda.sampler import Problem, Sampler, Task
 from mcmc.core.lda.uncollapsed import UncollapsedSampler
@@ -106,6 +107,10 @@ class LdaFit:
     z_doc : int32 (chains, D) or None
         For ``dmm``, the final topic of every document (also defined for empty
         documents, which ``z`` cannot show); ``None`` otherwise.
+    learned : LearnedHyperparameters or None
+        With ``optimize_interval``: every chain's alpha (per topic) and beta
+        after each Monte Carlo EM update (``alpha`` and ``beta`` above are then
+        the starting values).
     """
 
     log_joint: np.ndarray
@@ -128,6 +133,7 @@ class LdaFit:
     total_seconds: float
     timings: dict[str, float] = field(default_factory=dict)
     z_doc: np.ndarray | None = None
+    learned: LearnedHyperparameters | None = None
 
     @property
     def tokens_per_second(self) -> float:
@@ -137,9 +143,19 @@ class LdaFit:
 
 
 def _validate(corpus: CorpusLike, n_topics: int, alpha: float, beta: float, iterations: int, burn_in: int,
-              chains: int, method: str, threads: int, kernel: str) -> tuple[np.ndarray, np.ndarray, int]:
+              chains: int, method: str, threads: int, kernel: str, optimize_interval: int = 0,
+              optimize_burn_in: int = 0) -> tuple[np.ndarray, np.ndarray, int]:
     if method not in METHODS:
         raise UsageError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    if optimize_interval < 0 or optimize_burn_in < 0:
+        raise UsageError("optimize_interval and optimize_burn_in must be >= 0")
+    if optimize_interval > 0:
+        if not SAMPLERS[method].learns_hyperparameters:
+            raise UsageError(f"--optimize-interval learns alpha and beta with --method collapsed; {method} keeps "
+                             "them fixed")
+        if optimize_burn_in + optimize_interval > iterations:
+            raise UsageError(f"no hyperparameter update would happen: --optimize-burn-in {optimize_burn_in} + "
+                             f"--optimize-interval {optimize_interval} > --iterations {iterations}")
     if kernel not in KERNELS:
         raise UsageError(f"unknown kernel {kernel!r}; choose one of {', '.join(KERNELS)}")
     if int(n_topics) != n_topics or n_topics < 1:
@@ -187,6 +203,8 @@ def fit(
     threads: int = 1,
     callback: Callable[[int, int, float], None] | None = None,
     kernel: str = "auto",
+    optimize_interval: int = 0,
+    optimize_burn_in: int = 0,
 ) -> LdaFit:
     """Fit LDA (or the Dirichlet-multinomial mixture) by Gibbs sampling.
 
@@ -217,19 +235,31 @@ def fit(
         above (reported as ``"sparse"``), where it starts with dense sweeps
         until the words have concentrated on few topics
         (``collapsed.SPARSE_SWITCH_FRACTION``).
+    optimize_interval, optimize_burn_in
+        With ``optimize_interval`` N > 0 (``method="collapsed"`` only), every
+        chain updates its own asymmetric alpha and symmetric beta by Monte
+        Carlo EM (:mod:`mcmc.core.lda.hyper`) after sweeps
+        ``optimize_burn_in + N``, ``+ 2N``, ...; ``alpha`` and ``beta`` are
+        the starting values. The log joint is then ``log p(w, z | alpha_t, beta_t)``
+        with the values in force during the sweep.
 
     Returns
     -------
     LdaFit
     """
     doc_ptr, words, vocab_size = _validate(corpus, n_topics, alpha, beta, iterations, burn_in,
-                                           chains, method, threads, kernel)
+                                           chains, method, threads, kernel, optimize_interval, optimize_burn_in)
     n_topics, iterations, burn_in, chains, threads = map(int, (n_topics, iterations, burn_in, chains, threads))
     alpha, beta, seed = float(alpha), float(beta), int(seed)
     sampler = SAMPLERS[method](n_topics, kernel)
     sampler.warm_up()
     t_start = time.perf_counter()
-    problem = Problem.build(doc_ptr, words, n_topics, vocab_size, alpha, beta, threads)
+    learn = optimize_interval > 0
+    problem = Problem.build(doc_ptr, words, n_topics, vocab_size, alpha, beta, threads, learn)
+    updates = update_sweeps(iterations, optimize_interval, optimize_burn_in) if learn else np.empty(0, np.int64)
+    trace_alpha = np.empty((chains, updates.size, n_topics))
+    trace_beta = np.empty((chains, updates.size))
+    n_updates = 0
     states = sampler.chains(problem, [generator(seed, (c,)) for c in range(chains)])
     log_joint = np.empty((chains, iterations))
     n_tokens = words.size
@@ -268,6 +298,11 @@ def fit(
             t_log_joint += t2 - t1
             if it >= burn_in:
                 run([(st.accumulate, ()) for st in states])
+            if n_updates < updates.size and it + 1 == updates[n_updates]:
+                run([(st.update_hyperparameters, ()) for st in states])  # type: ignore[attr-defined]
+                for c, st in enumerate(states):
+                    trace_alpha[c, n_updates], trace_beta[c, n_updates] = st.hyperparameters()  # type: ignore
+                n_updates += 1
             t_estimates += time.perf_counter() - t2
             if callback is not None:
                 for c in range(chains):
@@ -285,4 +320,6 @@ def fit(
         timings={"sampling": sampling, "sampling_cpu": sampling_cpu, "log_joint": t_log_joint,
                  "estimates": t_estimates, "total": total},
         z_doc=np.stack([st.z_doc for st in states]) if states[0].z_doc is not None else None,
+        learned=(LearnedHyperparameters(updates, trace_alpha, trace_beta, int(optimize_interval), int(optimize_burn_in))
+                 if learn else None),
     )

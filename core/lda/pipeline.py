@@ -38,7 +38,7 @@ import numpy as np
 from mcmc.core.chains import Chains, atomic_output
 from mcmc.core.lda import evaluate
 from mcmc.core.lda.config import LdaConfig
-from mcmc.core.lda.corpus import Corpus, SyntheticCorpus, load_corpus, synthetic_corpus
+from mcmc.core.lda.corpus import Corpus, SyntheticCorpus, detect_format, load_corpus, synthetic_corpus
 from mcmc.core.lda.gibbs import LdaFit, fit
 from mcmc.core.random import generator
 
@@ -54,6 +54,8 @@ class LdaInput:
     corpus: Corpus
     source: str
     truth: SyntheticCorpus | None = None
+    #: how the corpus was read (``format``, ``min_df``, ``max_df``; ``None`` = not given), kept with a saved model
+    reading: dict[str, Any] = field(default_factory=dict)
 
 
 def load_input(
@@ -68,7 +70,9 @@ def load_input(
     if path is None:
         truth = synthetic_corpus(np.random.default_rng(SYNTHETIC_SEED))
         return LdaInput(truth.corpus, SYNTHETIC_SOURCE, truth)
-    return LdaInput(load_corpus(path, fmt=fmt, vocab=vocab, min_df=min_df, max_df=max_df), os.fspath(path))
+    corpus = load_corpus(path, fmt=fmt, vocab=vocab, min_df=min_df, max_df=max_df)
+    reading = {"format": fmt or detect_format(path), "min_df": min_df, "max_df": max_df}
+    return LdaInput(corpus, os.fspath(path), reading=reading)
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,6 +92,7 @@ class LdaRun:
     umass, npmi : float (chains, K) coherence of the top words, or ``None``.
     recoveries : per chain, the match of fitted to true topics (synthetic corpus), or ``None``.
     timings : seconds of sampling, log joint, estimates, fit total and ``evaluation``.
+    reading : how the corpus was read (:attr:`LdaInput.reading`).
     """
 
     config: LdaConfig
@@ -104,6 +109,7 @@ class LdaRun:
     npmi: np.ndarray | None
     recoveries: list[evaluate.Recovery] | None
     timings: dict[str, float] = field(default_factory=dict)
+    reading: dict[str, Any] = field(default_factory=dict)
 
     def attrs(self) -> dict[str, Any]:
         """The attributes of the chains file: the model and where the data came from."""
@@ -122,6 +128,9 @@ class LdaRun:
             "iterations": f.iterations,
             "burn_in": f.burn_in,
             "seed": f.seed,
+            **({"optimize_interval": self.config.optimize_interval, "optimize_burn_in": self.config.optimize_burn_in,
+                "alpha_learned": f.learned.final_alpha.tolist(), "beta_learned": f.learned.final_beta.tolist()}
+               if f.learned is not None else {}),
             "draws": "post-burn-in iterations only; the full trace is in the estimates file",
         }
 
@@ -143,20 +152,28 @@ class LdaRun:
         ``alpha``, ``beta``, ``burn_in``, ``doc_index`` (D_train,), the full
         traces ``trace_log_joint`` and ``trace_log_joint_per_token``
         (chain, iteration), and for the synthetic corpus ``true_phi`` and
-        ``true_theta``.
+        ``true_theta``. With learned hyperparameters ``alpha`` is (chain, K)
+        and ``beta`` (chain,), the last values; ``alpha_start``,
+        ``beta_start`` the starting values; ``trace_alpha`` (chain, update, K),
+        ``trace_beta`` (chain, update) and ``trace_optimize_iteration``
+        (update,) the sweep after which each update was made.
         """
         f = self.fit
+        learned = f.learned
         arrays: dict[str, np.ndarray] = {
             "theta": f.theta,
             "phi": f.phi,
             "vocab": np.array(self.train.vocab, dtype=str),
-            "alpha": np.array(f.alpha),
-            "beta": np.array(f.beta),
+            "alpha": np.array(f.alpha) if learned is None else learned.final_alpha,
+            "beta": np.array(f.beta) if learned is None else learned.final_beta,
             "burn_in": np.array(f.burn_in),
             "doc_index": np.asarray(self.doc_index, dtype=np.int64),
             "trace_log_joint": f.log_joint,
             "trace_log_joint_per_token": f.log_joint_per_token,
         }
+        if learned is not None:
+            arrays.update(alpha_start=np.array(f.alpha), beta_start=np.array(f.beta), trace_alpha=learned.alpha,
+                          trace_beta=learned.beta, trace_optimize_iteration=learned.iterations)
         if self.truth is not None:
             arrays["true_phi"] = self.truth.phi
             arrays["true_theta"] = self.truth.theta
@@ -201,6 +218,7 @@ def fit_lda(
         train, n_topics=config.n_topics, alpha=config.alpha, beta=config.beta, iterations=config.iterations,
         burn_in=config.burn_in, chains=config.chains, seed=config.seed, method=config.method,
         threads=config.threads, kernel=config.kernel, callback=callback,
+        optimize_interval=config.optimize_interval, optimize_burn_in=config.optimize_burn_in,
     )  # fmt: skip
     t0 = time.perf_counter()
     completion = None
@@ -209,7 +227,8 @@ def fit_lda(
             completion = evaluate.dmm_document_completion(result.phi, result.theta, heldout)
         else:
             rng = generator(config.seed, FOLD_IN_KEY)
-            completion = evaluate.document_completion(result.phi, heldout, config.alpha, rng)
+            alpha = config.alpha if result.learned is None else result.learned.final_alpha
+            completion = evaluate.document_completion(result.phi, heldout, alpha, rng)
     top = evaluate.top_words(result.phi, config.n_top)  # (chains, K, n_top)
     umass = npmi = None
     if config.coherence:
@@ -220,4 +239,4 @@ def fit_lda(
     shares = evaluate.topic_shares(result.theta, train.doc_lengths)
     timings = {**result.timings, "evaluation": time.perf_counter() - t0}
     return LdaRun(config, result, train, heldout, doc_index, data.source, truth, completion, top, shares, umass,
-                  npmi, recoveries, timings)
+                  npmi, recoveries, timings, dict(data.reading))

@@ -45,6 +45,8 @@ def fit_report(
             if umass is not None and npmi is not None:
                 entry["umass"] = float(umass[c, k])
                 entry["npmi"] = float(npmi[c, k])
+            if result.learned is not None:
+                entry["alpha"] = float(result.learned.final_alpha[c, k])
             if recoveries is not None:
                 entry["true_topic"] = int(recoveries[c].true_topic[k])
                 entry["hellinger"] = float(recoveries[c].hellinger[k])
@@ -55,6 +57,9 @@ def fit_report(
             "mean_log_joint_per_token": float(post[c].mean()),
             "topics": topics,
         }
+        if result.learned is not None:
+            chain["learned_alpha_sum"] = float(result.learned.final_alpha[c].sum())
+            chain["learned_beta"] = float(result.learned.final_beta[c])
         if completion is not None:
             chain["heldout_perplexity"] = float(completion.perplexity[c])
             chain["heldout_log_likelihood"] = float(completion.log_likelihood[c])
@@ -79,6 +84,10 @@ def fit_report(
             "topics": result.n_topics,
             "alpha": result.alpha,
             "beta": result.beta,
+            # Monte Carlo EM updates of alpha and beta (0: fixed); alpha and beta above are then the start
+            "optimize_interval": 0 if result.learned is None else result.learned.interval,
+            "optimize_burn_in": None if result.learned is None else result.learned.burn_in,
+            "hyperparameter_updates": 0 if result.learned is None else int(result.learned.iterations.size),
             "iterations": result.iterations,
             "burn_in": result.burn_in,
             "chains": result.chains,
@@ -89,6 +98,9 @@ def fit_report(
         "tokens_per_second": result.tokens_per_second,
         "log_joint_per_token_rhat": _nan_if_none(convergence.rhat_max),
         "log_joint_per_token_ess_bulk": _nan_if_none(convergence.ess_bulk_min),
+        # the gate: R-hat across chains against max_rhat; null with one chain (cannot judge)
+        "max_rhat": convergence.thresholds.max_rhat,
+        "rhat_ok": convergence.rhat_ok,
         "holdout": None
         if completion is None
         else {

@@ -50,6 +50,9 @@ class Problem:
     lg_alpha, lg_beta : ``lgamma(j + alpha)`` for j up to the longest document,
         ``lgamma(j + beta)`` for j up to the most frequent word.
     word_freq : int64 (V,) tokens per word.
+    learn : whether the chains learn alpha (per topic) and beta by Monte Carlo
+        EM (:mod:`mcmc.core.lda.hyper`); then ``alpha`` and ``beta`` are their
+        starting values and each chain keeps its own.
     """
 
     doc_ptr: np.ndarray
@@ -62,15 +65,16 @@ class Problem:
     lg_alpha: np.ndarray
     lg_beta: np.ndarray
     word_freq: np.ndarray
+    learn: bool = False
 
     @classmethod
     def build(cls, doc_ptr: np.ndarray, words: np.ndarray, n_topics: int, vocab_size: int, alpha: float,
-              beta: float, threads: int) -> Problem:
+              beta: float, threads: int, learn: bool = False) -> Problem:
         lengths = np.diff(doc_ptr)
         word_freq = np.bincount(words, minlength=vocab_size)
         return cls(doc_ptr, words, n_topics, vocab_size, alpha, beta, threads,
                    common.lgamma_table(alpha, int(max(lengths.max(), 1))),
-                   common.lgamma_table(beta, int(word_freq.max())), word_freq)
+                   common.lgamma_table(beta, int(word_freq.max())), word_freq, learn)
 
     @property
     def D(self) -> int:
@@ -109,10 +113,16 @@ class LdaChain(Protocol):
 
 
 class Sampler(Protocol):
-    """One method of fitting: the implementation it runs and its chains."""
+    """One method of fitting: the implementation it runs and its chains.
+
+    A sampler with ``learns_hyperparameters`` accepts ``Problem.learn``: its
+    chains then also have ``update_hyperparameters()`` (one Monte Carlo EM
+    M-step from the current state) and ``hyperparameters() -> (alpha (K,), beta)``.
+    """
 
     name: str  # the method, e.g. "collapsed"
     kernel: str  # implementation actually run (``"dense"``/``"sparse"`` for collapsed, else the name)
+    learns_hyperparameters: bool
 
     def warm_up(self) -> None:
         """Compile (or load from numba's cache) the kernels this sampler runs."""
@@ -150,6 +160,7 @@ class OneKernelSampler:
     """
 
     name: str
+    learns_hyperparameters = False
 
     def __init__(self, n_topics: int = 1, kernel: str = "auto") -> None:
         self.kernel = self.name

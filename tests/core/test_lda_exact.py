@@ -63,7 +63,8 @@ def ref_log_joint(doc_ptr, words, z, n_topics, vocab_size, alpha, beta):
             ndk[d, z[i]] += 1
             nkw[z[i], words[i]] += 1
     g = special.gammaln
-    doc = g(n_topics * alpha) - g(ndk.sum(1) + n_topics * alpha) + (g(ndk + alpha) - g(alpha)).sum(1)
+    alpha = np.broadcast_to(np.asarray(alpha, dtype=float), (n_topics,))  # symmetric or one per topic
+    doc = g(alpha.sum()) - g(ndk.sum(1) + alpha.sum()) + (g(ndk + alpha) - g(alpha)).sum(1)
     top = g(vocab_size * beta) - g(nkw.sum(1) + vocab_size * beta) + (g(nkw + beta) - g(beta)).sum(1)
     return doc.sum() + top.sum()
 
@@ -166,9 +167,10 @@ class CollapsedRunner:
 
     def sweep(self, key):
         if self.kernel == "sparse":
-            kcollapsed.collapsed_sparse_sweep(DOC_PTR, WORDS, self.z, self.nk, *self.lists, ALPHA, BETA, key)
+            kcollapsed.collapsed_sparse_sweep(DOC_PTR, WORDS, self.z, self.nk, *self.lists, np.full(K, ALPHA), BETA,
+                                              key)
         else:
-            kcollapsed.collapsed_dense_sweep(DOC_PTR, WORDS, self.z, self.nwk, self.nk, ALPHA, BETA, key)
+            kcollapsed.collapsed_dense_sweep(DOC_PTR, WORDS, self.z, self.nwk, self.nk, np.full(K, ALPHA), BETA, key)
 
 
 def keys(rng, n):
@@ -233,7 +235,7 @@ def test_sparse_kernel_small_alpha_beta_buckets():
         nwk = common.word_topic_counts(words, z, n_topics, 3)
         nk = common.topic_counts(z, n_topics)
         lists = kcollapsed.word_topic_lists(nwk, freq)
-        kcollapsed.collapsed_sparse_sweep(doc_ptr, words, z, nk, *lists, alpha, beta, key)
+        kcollapsed.collapsed_sparse_sweep(doc_ptr, words, z, nk, *lists, np.full(n_topics, alpha), beta, key)
         counts[state_index(z, n_topics)] += 1
     assert pearson(counts, P[state_index(start, n_topics)]) > P_MIN
 
@@ -427,11 +429,15 @@ def test_geweke_joint_distribution(sampler):
     assert np.abs(z).max() < 4.0, z
 
 
+@pytest.mark.parametrize("asymmetric", [False, True])
 @pytest.mark.parametrize("kernel", ["sparse", "dense", "dense-padded"])
-def test_many_topics_transition_row(kernel):
+def test_many_topics_transition_row(kernel, asymmetric):
     # K = 10 > 8: the dense kernel's walk crosses blocks (and a padded last
     # block), the sparse kernel's smoothing bucket walks many empty topics.
-    n_topics, alpha, beta = 10, 0.2, 0.1
+    # Asymmetric: one alpha per topic (learned hyperparameters), the sparse
+    # kernel's smoothing bucket weighted by alpha_k.
+    n_topics, beta = 10, 0.1
+    alpha = np.linspace(0.02, 0.8, n_topics) if asymmetric else np.full(n_topics, 0.2)
     doc_ptr = np.array([0, 2, 3], dtype=np.int64)
     words = np.array([0, 1, 1], dtype=np.int32)
     states = enumerate_states(3, n_topics)
@@ -455,3 +461,11 @@ def test_many_topics_transition_row(kernel):
             kcollapsed.collapsed_dense_sweep(doc_ptr, words, z, nwk, nk, alpha, beta, key)
         counts[state_index(z, n_topics)] += 1
     assert pearson(counts, row) > P_MIN
+    # the log joint a chain records, dense and packed, against the formula
+    nwk, nk = common.word_topic_counts(words, start, n_topics, 2), common.topic_counts(start, n_topics)
+    lg_beta = common.lgamma_table(beta, 3)
+    ref = ref_log_joint(doc_ptr, words, start, n_topics, 2, alpha, beta)
+    dense = common.doc_part_asymmetric(doc_ptr, start, alpha) + common.topic_word_part(nwk, nk, beta, lg_beta)
+    packed = kcollapsed.log_joint_sparse_asymmetric(doc_ptr, start, *kcollapsed.word_topic_lists(nwk, freq), nk, alpha,
+                                                    beta, lg_beta)
+    assert dense == pytest.approx(ref, rel=1e-12) and packed == pytest.approx(ref, rel=1e-12)

@@ -166,7 +166,8 @@ def test_sparse_lists_and_counts_stay_consistent():
     ptr, length, packed = kcollapsed.word_topic_lists(nwk, freq)
     for _ in range(30):
         key = rng.integers(0, 2**63, dtype=np.uint64)
-        kcollapsed.collapsed_sparse_sweep(corpus.doc_ptr, corpus.words, z, nk, ptr, length, packed, 0.01, 0.01, key)
+        kcollapsed.collapsed_sparse_sweep(corpus.doc_ptr, corpus.words, z, nk, ptr, length, packed, np.full(n_topics, 0.01),
+                                          0.01, key)
     nwk = common.word_topic_counts(corpus.words, z, n_topics, corpus.vocab_size)
     np.testing.assert_array_equal(kcollapsed.unpack_word_topics(ptr, length, packed, n_topics), nwk)
     np.testing.assert_array_equal(nk, np.bincount(z, minlength=n_topics))

@@ -26,6 +26,7 @@ from mcmc.core.lda.kernels.common import (
     PREFETCH_AHEAD,
     add_topic_norms,
     doc_part,
+    doc_part_asymmetric,
     doc_topics_add,
     doc_topics_drop,
     doc_topics_load,
@@ -56,7 +57,7 @@ def collapsed_dense_sweep(
     z: np.ndarray,
     nwk: np.ndarray,
     nk: np.ndarray,
-    alpha: float,
+    alpha: np.ndarray,
     beta: float,
     key: np.uint64,
 ) -> None:
@@ -78,7 +79,8 @@ def collapsed_dense_sweep(
     nwk : int32 (V, K) or (V, K rounded up to a multiple of 8, zero beyond K)
         word-major topic counts, updated in place
     nk : int32 (K,) tokens per topic, updated in place
-    alpha, beta : symmetric Dirichlet concentrations
+    alpha : float (K,) Dirichlet concentration of theta, per topic (all equal: symmetric)
+    beta : symmetric Dirichlet concentration of phi
     key : the sweep's random key (token ``i`` uses uniform ``(key, i)``)
     """
     n_topics = nk.size
@@ -101,7 +103,7 @@ def collapsed_dense_sweep(
     for d in range(doc_ptr.size - 1):
         start, stop = doc_ptr[d], doc_ptr[d + 1]
         for k in range(n_topics):
-            ndk[k] = alpha
+            ndk[k] = alpha[k]
         for i in range(start, stop):
             ndk[z[i]] += 1.0
         for k in range(n_topics):
@@ -231,7 +233,7 @@ def collapsed_sparse_sweep(
     wt_ptr: np.ndarray,
     wt_len: np.ndarray,
     wt: np.ndarray,
-    alpha: float,
+    alpha: np.ndarray,
     beta: float,
     key: np.uint64,
 ) -> None:
@@ -253,18 +255,27 @@ def collapsed_sparse_sweep(
     nk : int32 (K,) tokens per topic, in place
     wt_ptr, wt_len, wt : the packed sorted word-topic lists of
         :func:`word_topic_lists`, updated in place (they replace ``n_wk``)
-    alpha, beta : symmetric Dirichlet concentrations
+    alpha : float (K,) Dirichlet concentration of theta per topic (Mallet's
+        asymmetric form: the smoothing bucket is ``s = sum_k alpha_k beta / (n_k + V b)``)
+    beta : symmetric Dirichlet concentration of phi
     key : the sweep's random key (token ``i`` uses uniform ``(key, i)``)
     """
     n_topics = nk.size
     vbeta = wt_len.size * beta
-    ab = alpha * beta
+    ab_k = alpha * beta  # alpha_k beta per topic
+    # A symmetric alpha keeps the original arithmetic (s summed as beta alpha sum_k inv_k), so
+    # runs without learned hyperparameters give the same bytes as before alpha became a vector.
+    symmetric = True
+    for k in range(1, n_topics):
+        if alpha[k] != alpha[0]:
+            symmetric = False
+    ab = ab_k[0]
     one = np.int64(1) << TOPIC_BITS
     inv = np.empty(n_topics)
     coef = np.empty(n_topics)
     for k in range(n_topics):
         inv[k] = 1.0 / (nk[k] + vbeta)
-        coef[k] = alpha * inv[k]
+        coef[k] = alpha[k] * inv[k]
     ndk = np.zeros(n_topics, dtype=np.int32)
     dt = np.empty(n_topics, dtype=np.int32)  # topics of the document
     dpos = np.empty(n_topics, dtype=np.int32)  # position of a topic in dt
@@ -274,14 +285,18 @@ def collapsed_sparse_sweep(
         start, stop = doc_ptr[d], doc_ptr[d + 1]
         n_dt = doc_topics_load(z, start, stop, ndk, dt, dpos)
         s = 0.0
-        for k in range(n_topics):
-            s += inv[k]
-        s *= ab
+        if symmetric:
+            for k in range(n_topics):
+                s += inv[k]
+            s *= ab
+        else:
+            for k in range(n_topics):
+                s += ab_k[k] * inv[k]
         r = 0.0
         for j in range(n_dt):
             k = dt[j]
             r += ndk[k] * inv[k]
-            coef[k] = (alpha + ndk[k]) * inv[k]
+            coef[k] = (alpha[k] + ndk[k]) * inv[k]
         r *= beta
         for i in range(start, stop):
             if i + PREFETCH_AHEAD < n_tokens:  # the head of a coming token's list (often all of it)
@@ -289,14 +304,14 @@ def collapsed_sparse_sweep(
             w = words[i]
             t = z[i]
             # -- take token i out of topic t
-            s -= ab * inv[t]
+            s -= ab_k[t] * inv[t]
             r -= beta * ndk[t] * inv[t]
             ndk[t] -= 1
             nk[t] -= 1
             inv[t] = 1.0 / (nk[t] + vbeta)
-            s += ab * inv[t]
+            s += ab_k[t] * inv[t]
             r += beta * ndk[t] * inv[t]
-            coef[t] = (alpha + ndk[t]) * inv[t]
+            coef[t] = (alpha[t] + ndk[t]) * inv[t]
             if ndk[t] == 0:
                 n_dt = doc_topics_drop(t, n_dt, dt, dpos)
             base = wt_ptr[w]
@@ -339,11 +354,19 @@ def collapsed_sparse_sweep(
                         if u < 0.0:
                             t = k
                             break
-                else:
+                elif symmetric:
                     u = (u - r) / ab
                     t = n_topics - 1
                     for k in range(n_topics):
                         u -= inv[k]
+                        if u < 0.0:
+                            t = k
+                            break
+                else:
+                    u = u - r
+                    t = n_topics - 1
+                    for k in range(n_topics):
+                        u -= ab_k[k] * inv[k]
                         if u < 0.0:
                             t = k
                             break
@@ -364,21 +387,21 @@ def collapsed_sparse_sweep(
             wt[base + j] = e
             wt_len[w] = n_wt
             z[i] = t
-            s -= ab * inv[t]
+            s -= ab_k[t] * inv[t]
             r -= beta * ndk[t] * inv[t]
             ndk[t] += 1
             nk[t] += 1
             inv[t] = 1.0 / (nk[t] + vbeta)
-            s += ab * inv[t]
+            s += ab_k[t] * inv[t]
             r += beta * ndk[t] * inv[t]
-            coef[t] = (alpha + ndk[t]) * inv[t]
+            coef[t] = (alpha[t] + ndk[t]) * inv[t]
             if ndk[t] == 1:
                 n_dt = doc_topics_add(t, n_dt, dt, dpos)
         # leave the caches as an empty document would see them
         for j in range(n_dt):
             k = dt[j]
             ndk[k] = 0
-            coef[k] = alpha * inv[k]
+            coef[k] = alpha[k] * inv[k]
 
 
 @njit(cache=True, nogil=True)
@@ -404,3 +427,25 @@ def log_joint_sparse(
             total += lg_beta[wt[j] >> TOPIC_BITS] - lg0
     return total
 
+
+
+@njit(cache=True, nogil=True)
+def log_joint_sparse_asymmetric(
+    doc_ptr: np.ndarray,
+    z: np.ndarray,
+    wt_ptr: np.ndarray,
+    wt_len: np.ndarray,
+    wt: np.ndarray,
+    nk: np.ndarray,
+    alpha: np.ndarray,
+    beta: float,
+    lg_beta: np.ndarray,
+) -> float:
+    """:func:`log_joint_sparse` with a per-topic ``alpha`` (K,) (learned hyperparameters)."""
+    vocab_size = wt_len.size
+    total = add_topic_norms(doc_part_asymmetric(doc_ptr, z, alpha), nk, vocab_size * beta)
+    lg0 = lg_beta[0]
+    for w in range(vocab_size):
+        for j in range(wt_ptr[w], wt_ptr[w] + wt_len[w]):
+            total += lg_beta[wt[j] >> TOPIC_BITS] - lg0
+    return total

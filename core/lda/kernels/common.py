@@ -163,6 +163,58 @@ def doc_part(doc_ptr: np.ndarray, z: np.ndarray, n_topics: int, alpha: float, lg
 
 
 @njit(cache=True, nogil=True)
+def doc_part_asymmetric(doc_ptr: np.ndarray, z: np.ndarray, alpha: np.ndarray) -> float:
+    """:func:`doc_part` for a per-topic ``alpha`` (K,): ``lgamma`` computed, not read from a table.
+
+    ``sum_d [lgamma(A) - lgamma(N_d + A) + sum_k (lgamma(n_dk + alpha_k) - lgamma(alpha_k))]``
+    with ``A = sum_k alpha_k``; only runs that learn alpha pay for the calls.
+    """
+    n_topics = alpha.size
+    asum = 0.0
+    lg_a = np.empty(n_topics)
+    for k in range(n_topics):
+        asum += alpha[k]
+        lg_a[k] = math.lgamma(alpha[k])
+    lg_asum = math.lgamma(asum)
+    total = 0.0
+    ndk = np.zeros(n_topics, dtype=np.int64)
+    for d in range(doc_ptr.size - 1):
+        start, stop = doc_ptr[d], doc_ptr[d + 1]
+        total += lg_asum - math.lgamma(stop - start + asum)
+        for i in range(start, stop):
+            ndk[z[i]] += 1
+        for i in range(start, stop):
+            k = z[i]
+            if ndk[k] > 0:
+                total += math.lgamma(ndk[k] + alpha[k]) - lg_a[k]
+                ndk[k] = 0
+    return total
+
+
+@njit(cache=True, nogil=True)
+def doc_topic_histogram(doc_ptr: np.ndarray, z: np.ndarray, n_topics: int) -> np.ndarray:
+    """``h[k, n]`` = documents in which topic k has exactly n tokens (n >= 1): int64 (K, longest + 1).
+
+    Column 0 stays 0 (documents without the topic add nothing to alpha's fixed point).
+    """
+    longest = 0
+    for d in range(doc_ptr.size - 1):
+        longest = max(longest, doc_ptr[d + 1] - doc_ptr[d])
+    hist = np.zeros((n_topics, longest + 1), dtype=np.int64)
+    ndk = np.zeros(n_topics, dtype=np.int64)
+    for d in range(doc_ptr.size - 1):
+        start, stop = doc_ptr[d], doc_ptr[d + 1]
+        for i in range(start, stop):
+            ndk[z[i]] += 1
+        for i in range(start, stop):
+            k = z[i]
+            if ndk[k] > 0:
+                hist[k, ndk[k]] += 1
+                ndk[k] = 0
+    return hist
+
+
+@njit(cache=True, nogil=True)
 def log_joint_from_counts(
     doc_ptr: np.ndarray,
     z: np.ndarray,

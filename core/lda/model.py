@@ -1,0 +1,241 @@
+"""Saved topic models (``--save-model``) and topics of new documents (``--model``).
+
+A saved model is an ``.npz`` file of plain arrays (no pickles; read with
+``allow_pickle=False``), format ``mcmc.lda-model`` version :data:`VERSION`,
+described in ``docs/formats.md``: the vocabulary, phi of every chain, the
+alpha and beta each chain ended with (learned or fixed), the method and the
+options the training corpus was read with.
+
+:func:`infer` gives documents the model never saw their topic proportions:
+their words are mapped to the model's vocabulary by spelling (unknown words
+are dropped and counted), and theta is estimated by fold-in Gibbs sampling
+with phi fixed (:func:`mcmc.core.lda.evaluate.fold_in`, the conditional
+held-out document completion uses), per chain of the model: tomotopy's
+``LDAModel.infer``.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import zipfile
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mcmc.core.chains import atomic_output
+from mcmc.core.errors import InputError
+from mcmc.core.lda import evaluate
+from mcmc.core.lda.corpus import Corpus, load_corpus
+from mcmc.core.random import generator
+
+FORMAT = "mcmc.lda-model"
+VERSION = 1
+#: Spawn key of the fold-in's stream (distinct from the chains' and the held-out split's).
+INFER_KEY = (0x1DA, 2)
+
+
+@dataclass(frozen=True, eq=False)
+class LdaModel:
+    """A fitted model, enough to infer the topics of new documents.
+
+    Attributes
+    ----------
+    vocab : the V words.
+    phi : float (chains, K, V), rows summing to 1.
+    alpha : float (chains, K); beta : float (chains,).
+    method : the sampler that fitted it.
+    reading : how the training corpus was read (``format``, ``min_df``, ``max_df``; NaN = not given).
+    source : the training corpus.
+    """
+
+    vocab: tuple[str, ...]
+    phi: np.ndarray
+    alpha: np.ndarray
+    beta: np.ndarray
+    method: str
+    reading: dict[str, Any]
+    source: str
+
+    @property
+    def n_topics(self) -> int:
+        return self.phi.shape[1]
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The arrays of the model file."""
+        return {
+            "format": np.array(FORMAT),
+            "version": np.array(VERSION),
+            "vocab": np.array(self.vocab, dtype=str),
+            "phi": self.phi,
+            "alpha": self.alpha,
+            "beta": self.beta,
+            "method": np.array(self.method),
+            "source": np.array(self.source),
+            "corpus_format": np.array(self.reading.get("format") or ""),
+            "min_df": np.array(_nan_if_none(self.reading.get("min_df"))),
+            "max_df": np.array(_nan_if_none(self.reading.get("max_df"))),
+        }
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the model to the ``.npz`` file ``path``, atomically."""
+        buf = io.BytesIO()
+        np.savez(buf, **self.arrays())
+        with atomic_output(path) as fh:
+            fh.write(buf.getvalue())
+
+
+def _nan_if_none(value: float | None) -> float:
+    return math.nan if value is None else float(value)
+
+
+def model_of(run: Any) -> LdaModel:
+    """The model of an :class:`~mcmc.core.lda.pipeline.LdaRun`: per chain, its phi and final alpha and beta."""
+    f = run.fit
+    chains, k = f.phi.shape[:2]
+    if f.learned is not None:
+        alpha, beta = f.learned.final_alpha, f.learned.final_beta
+    else:
+        alpha, beta = np.full((chains, k), f.alpha), np.full(chains, f.beta)
+    return LdaModel(tuple(run.train.vocab), f.phi, alpha, beta, f.method, dict(run.reading), run.source)
+
+
+def load_model(path: str | os.PathLike[str]) -> LdaModel:
+    """Read and check a model file; any problem is an :class:`InputError` naming ``path``."""
+    source = os.fspath(path)
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            arrays = {name: f[name] for name in f.files}
+    except FileNotFoundError:
+        raise InputError(source, "no such file") from None
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError):
+        # NumPy reads what is neither .npz nor .npy as a pickle, which allow_pickle=False refuses
+        raise InputError(source, "not a model file written by mcmc lda --save-model (not an .npz archive)") from None
+    missing = [n for n in ("format", "version", "vocab", "phi", "alpha", "beta", "method") if n not in arrays]
+    if missing or str(arrays.get("format")) != FORMAT:
+        raise InputError(source, "not a model file written by mcmc lda --save-model"
+                         + (f" (missing {', '.join(missing)})" if missing else ""))
+    if int(arrays["version"]) != VERSION:
+        raise InputError(source, f"model format version {int(arrays['version'])}; this mcmc reads version {VERSION}")
+    phi, alpha, beta, vocab = arrays["phi"], arrays["alpha"], arrays["beta"], arrays["vocab"]
+    if phi.ndim != 3 or vocab.ndim != 1 or phi.shape[2] != vocab.size or alpha.shape != phi.shape[:2] \
+            or beta.shape != phi.shape[:1]:
+        raise InputError(source, f"inconsistent shapes: phi {phi.shape}, alpha {alpha.shape}, beta {beta.shape}, "
+                         f"vocab {vocab.shape}")
+    if not (np.all(np.isfinite(phi)) and np.all(phi >= 0) and np.allclose(phi.sum(axis=2), 1)):
+        raise InputError(source, "phi must hold probability distributions over the vocabulary")
+    if not (np.all(np.isfinite(alpha)) and np.all(alpha > 0) and np.all(np.isfinite(beta)) and np.all(beta > 0)):
+        raise InputError(source, "alpha and beta must be positive and finite")
+    reading = {
+        "format": str(arrays.get("corpus_format", "")) or None,
+        "min_df": _none_if_nan(arrays.get("min_df")),
+        "max_df": _none_if_nan(arrays.get("max_df")),
+    }
+    return LdaModel(tuple(vocab.tolist()), phi.astype(np.float64), alpha.astype(np.float64),
+                    beta.astype(np.float64), str(arrays["method"]), reading, str(arrays.get("source", "")))
+
+
+def _none_if_nan(value: Any) -> float | None:
+    if value is None or not np.isfinite(float(value)):
+        return None
+    return float(value)
+
+
+@dataclass(frozen=True, eq=False)
+class Inference:
+    """Topic proportions of new documents.
+
+    Attributes
+    ----------
+    theta : float (chains, D, K), per chain of the model (topic labels are the chain's).
+    n_tokens : tokens of the new corpus that are in the model's vocabulary (the ones used).
+    unknown_tokens : tokens whose word the model does not know (ignored).
+    unknown_words : distinct such words.
+    source : the new corpus.
+    """
+
+    theta: np.ndarray
+    n_tokens: int
+    unknown_tokens: int
+    unknown_words: int
+    doc_lengths: np.ndarray
+    source: str
+
+    def theta_csv(self) -> str:
+        """CSV: ``document,chain,topic_0,...,topic_{K-1}``, one row per document and chain."""
+        chains, d, k = self.theta.shape
+        lines = [",".join(["document", "chain", *(f"topic_{j}" for j in range(k))])]
+        for c in range(chains):
+            for i in range(d):
+                lines.append(f"{i},{c}," + ",".join(repr(float(x)) for x in self.theta[c, i]))
+        return "\n".join(lines) + "\n"
+
+    def write_theta(self, path: str | os.PathLike[str]) -> None:
+        """Write :meth:`theta_csv` to ``path``, atomically."""
+        with atomic_output(path) as fh:
+            fh.write(self.theta_csv().encode())
+
+
+def map_to_vocabulary(corpus: Corpus, vocab: tuple[str, ...]) -> tuple[Corpus, int, int]:
+    """``corpus`` with word ids of ``vocab``; tokens of other words dropped.
+
+    Returns the mapped corpus, the number of dropped tokens and of distinct dropped words.
+    """
+    index = {w: i for i, w in enumerate(vocab)}
+    new_id = np.array([index.get(w, -1) for w in corpus.vocab], dtype=np.int64)
+    ids = new_id[corpus.words]
+    keep = ids >= 0
+    lengths = np.bincount(corpus.doc_of_token()[keep], minlength=corpus.n_docs)
+    mapped = Corpus(np.concatenate([[0], np.cumsum(lengths)]), ids[keep], vocab)
+    used = np.bincount(corpus.words, minlength=corpus.vocab_size) > 0
+    return mapped, int((~keep).sum()), int(np.sum(used & (new_id < 0)))
+
+
+def infer(
+    model: LdaModel,
+    path: str | os.PathLike[str],
+    *,
+    sweeps: int = 200,
+    burn_in: int = 100,
+    seed: int = 1,
+    fmt: str | None = None,
+    vocab: str | os.PathLike[str] | None = None,
+) -> Inference:
+    """Topic proportions of the documents at ``path`` under ``model`` (fold-in Gibbs, phi fixed).
+
+    The corpus is read like any ``mcmc lda`` input but never pruned (the
+    model's vocabulary decides which words count); the fold-in runs ``sweeps``
+    sweeps per chain of the model, the last ``sweeps - burn_in`` averaged,
+    from the stream ``SeedSequence(seed, spawn_key=INFER_KEY)``.
+    """
+    corpus = load_corpus(path, fmt=fmt, vocab=vocab)
+    mapped, unknown_tokens, unknown_words = map_to_vocabulary(corpus, model.vocab)
+    theta = evaluate.fold_in(model.phi, mapped, model.alpha, generator(seed, INFER_KEY), sweeps=sweeps,
+                             burn_in=burn_in)
+    return Inference(theta, mapped.n_tokens, unknown_tokens, unknown_words, mapped.doc_lengths, os.fspath(path))
+
+
+def inference_report(inference: Inference, model: LdaModel, *, n_docs: int = 10, n_topics: int = 3,
+                     n_words: int = 6) -> dict[str, Any]:
+    """The JSON-ready summary ``mcmc lda --model`` renders: the top topics of the first documents (chain 0)."""
+    theta = inference.theta[0]
+    top_words = evaluate.top_words(model.phi[0], n_words)
+    docs = []
+    for d in range(min(n_docs, theta.shape[0])):
+        order = np.argsort(-theta[d], kind="stable")[:n_topics]
+        docs.append({
+            "document": d,
+            "tokens": int(inference.doc_lengths[d]),
+            "topics": [{"topic": int(k), "theta": float(theta[d, k]),
+                        "words": [model.vocab[w] for w in top_words[k]]} for k in order],
+        })  # fmt: skip
+    return {
+        "schema": "mcmc.lda-infer/1",
+        "corpus": {"source": inference.source, "documents": int(theta.shape[0]), "tokens": inference.n_tokens,
+                   "unknown_tokens": inference.unknown_tokens, "unknown_words": inference.unknown_words},
+        "model": {"source": model.source, "method": model.method, "topics": model.n_topics,
+                  "chains": int(model.phi.shape[0]), "words": len(model.vocab)},
+        "documents": docs,
+    }
