@@ -28,7 +28,8 @@ One transition, for every chain at once:
 The inverse mass matrix is diagonal and per chain. During warm-up
 :func:`make_adapter` tunes the step size by dual averaging toward
 ``target_accept`` (0.8) and the diagonal mass matrix in Stan's windows
-(:mod:`mcmc.core.samplers.hmc_adapt`), each chain on its own draws.
+(:mod:`mcmc.core.samplers.hmc_adapt`), each chain on its own draws, with
+trajectories capped at :data:`EARLY_MAX_STEPS` until the first metric.
 
 Statistics (ArviZ names): ``acceptance_rate`` ``min(1, exp(-dH))`` (0 for a
 divergence), ``accepted``, ``diverging``, ``energy`` (the Hamiltonian at the
@@ -57,8 +58,12 @@ import numpy as np
 
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
-from mcmc.core.samplers.adapt import Adapter, Welford
-from mcmc.core.samplers.hmc_adapt import DualAveraging, window_ends
+from mcmc.core.samplers.hmc_adapt import (
+    WindowAdapter,
+    find_reasonable_step_size,
+    inv_mass_per_chain,
+    per_chain,
+)
 from mcmc.core.samplers.leapfrog import ValueAndGrad, integrate, kinetic_energy
 from mcmc.core.targets.base import Target
 
@@ -77,6 +82,15 @@ eight schools, logistic regression, banana) pi/2 gave the best or near-best
 min(bulk, tail) ESS per gradient."""
 JITTER = 0.5
 MAX_STEPS = 1024
+EARLY_MAX_STEPS = 32
+"""Cap on leapfrog steps during warm-up while the metric is still the initial one.
+
+With an identity metric on a badly scaled posterior the step size is set by
+the stiffest coordinate (0.01 on kidiq or arK) and pi/2 in those units is
+160 to 290 steps, some hitting :data:`MAX_STEPS`: half of all gradients of a
+run went there (issue 15). Those iterations only have to bring the chain to
+the typical set and feed the first variance window; 32 steps of the adapted
+size do that at a tenth of the cost."""
 MAX_ENERGY_ERROR = 1000.0
 TARGET_ACCEPT = 0.8
 
@@ -120,26 +134,6 @@ def init(position: np.ndarray, target: Target) -> State:
     x = np.array(position, dtype=float)
     lp, g = vg(x)
     return State(x, np.asarray(lp, dtype=float), np.asarray(g, dtype=float), np.zeros_like(x))
-
-
-def _per_chain(value: Any, chains: int, name: str) -> np.ndarray:
-    arr = np.broadcast_to(np.asarray(value, dtype=float), (chains,)).copy()
-    if not np.all(np.isfinite(arr) & (arr > 0)):
-        raise UsageError(f"hmc: {name} must be positive and finite, got {value!r}")
-    return arr
-
-
-def _inv_mass(value: Any, chains: int, dim: int) -> np.ndarray:
-    if value is None:
-        return np.ones((chains, dim))
-    arr = np.asarray(value, dtype=float)
-    try:
-        arr = np.broadcast_to(arr, (chains, dim))
-    except ValueError:
-        raise UsageError(f"hmc: inv_mass has shape {arr.shape}; expected (dim,) or (chains, dim)") from None
-    if not np.all(np.isfinite(arr) & (arr > 0)):
-        raise UsageError("hmc: inv_mass must be positive and finite")
-    return arr
 
 
 def _check_scalars(persistence: float, jitter: float, max_steps: int, max_energy_error: float) -> None:
@@ -202,9 +196,9 @@ def step(
     a = 0.0 if persistence is None else float(persistence)
     max_err = MAX_ENERGY_ERROR if max_energy_error is None else float(max_energy_error)
     _check_scalars(a, jitter, max_steps, max_err)
-    eps = _per_chain(step_size, chains, "step_size")
-    length = _per_chain(PATH_LENGTH if path_length is None else path_length, chains, "path_length")
-    minv = _inv_mass(inv_mass, chains, dim)
+    eps = per_chain(step_size, chains, "step_size", NAME)
+    length = per_chain(PATH_LENGTH if path_length is None else path_length, chains, "path_length", NAME)
+    minv = inv_mass_per_chain(inv_mass, chains, dim, NAME)
 
     noise = rng.normal((dim,))
     z = a * state.momentum + np.sqrt(1.0 - a * a) * noise if a > 0 else noise
@@ -268,137 +262,20 @@ def run_attrs(state: State, final: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def find_reasonable_step_size(
-    rng: ChainRandom,
-    state: State,
-    target: Target,
-    step_size: np.ndarray,
-    inv_mass: np.ndarray,
-    max_iter: int = 100,
-) -> np.ndarray:
-    """Per-chain initial step size (Hoffman & Gelman 2014, Algorithm 4, as in Stan).
-
-    From ``step_size (chains,)``, double (or halve) each chain's step size
-    until the acceptance probability of one leapfrog step crosses 0.8, and
-    return the first step size past the crossing. Each chain draws one
-    momentum (``dim`` normals) for the whole search, so the numbers a chain
-    consumes do not depend on how long the other chains search.
-
-    Returns
-    -------
-    ndarray
-        Shape ``(chains,)``, within ``[1e-10, 1e7]``.
-    """
-    vg = _value_and_grad(target)
-    x, lp, g = state.position, state.log_density, state.grad
-    chains, dim = x.shape
-    p = rng.normal((dim,)) / np.sqrt(inv_mass)
-    h0 = -lp + kinetic_energy(p, inv_mass)
-    eps = np.array(step_size, dtype=float)
-    log_08 = np.log(0.8)
-
-    def delta(rows: np.ndarray) -> np.ndarray:
-        t = integrate(vg, x[rows], p[rows], lp[rows], g[rows], eps[rows], 1, inv_mass[rows])
-        with np.errstate(over="ignore", invalid="ignore"):
-            d = h0[rows] + t.log_density - kinetic_energy(t.momentum, inv_mass[rows])
-        return np.where(np.isnan(d), -np.inf, d)
-
-    rows = np.arange(chains)
-    up = delta(rows) > log_08
-    for _ in range(max_iter):
-        if rows.size == 0:
-            break
-        eps[rows] = np.where(up[rows], 2.0 * eps[rows], 0.5 * eps[rows])
-        d = delta(rows)
-        crossed = np.where(up[rows], ~(d > log_08), ~(d < log_08))
-        stuck = (eps[rows] > 1e7) | (eps[rows] < 1e-10)
-        rows = rows[~(crossed | stuck)]
-    return np.clip(eps, 1e-10, 1e7)
-
-
-class WindowAdapter(Adapter):
-    """Stan-style warm-up for HMC: dual-averaged step size, windowed diagonal mass matrix.
-
-    Parameters
-    ----------
-    warmup
-        Number of warm-up iterations.
-    state
-        The starting state.
-    target, rng
-        Used for the step-size search at the start and after each slow window.
-    step_size
-        Initial guess for the search (default 1, as Stan), scalar or ``(chains,)``.
-    inv_mass
-        Initial diagonal inverse mass ``(dim,)`` or ``(chains, dim)`` (default identity).
-    target_accept
-        Mean acceptance statistic dual averaging aims at (default 0.8).
-    adapt_mass
-        Adapt the mass matrix in windows (default true).
-    **fixed
-        Other :func:`step` parameters, passed through unchanged.
-    """
-
-    def __init__(
-        self,
-        warmup: int,
-        state: State,
-        target: Target,
-        rng: ChainRandom,
-        *,
-        step_size: float | np.ndarray | None = None,
-        inv_mass: np.ndarray | None = None,
-        target_accept: float | None = None,
-        adapt_mass: bool = True,
-        **fixed: Any,
-    ) -> None:
-        chains, dim = state.position.shape
-        self.target = target
-        self.rng = rng
-        self.fixed = {k: v for k, v in fixed.items() if v is not None}
-        _check_scalars(
-            float(self.fixed.get("persistence", 0.0)),
-            float(self.fixed.get("jitter", JITTER)),
-            int(self.fixed.get("max_steps", MAX_STEPS)),
-            float(self.fixed.get("max_energy_error", MAX_ENERGY_ERROR)),
-        )
-        self.target_accept = TARGET_ACCEPT if target_accept is None else float(target_accept)
-        if not 0.0 < self.target_accept < 1.0:
-            raise UsageError(f"hmc: target_accept must be in (0, 1), got {target_accept}")
-        self.inv_mass = _inv_mass(inv_mass, chains, dim).copy()
-        self.warmup = warmup
-        self.start, self.ends = window_ends(warmup) if adapt_mass else (warmup, [])
-        self.t = 0
-        self.welford = Welford((chains, dim))
-        eps = _per_chain(1.0 if step_size is None else step_size, chains, "step_size")
-        if warmup > 0 or step_size is None:
-            eps = find_reasonable_step_size(rng, state, target, eps, self.inv_mass)
-        self.da = DualAveraging.start(eps, self.target_accept)
-
-    def params(self) -> dict[str, Any]:
-        return {**self.fixed, "step_size": self.da.step_size, "inv_mass": self.inv_mass}
-
-    def update(self, state: State, info: Info) -> None:
-        self.da.update(info.acceptance_rate)
-        if self.ends and self.start <= self.t <= self.ends[-1]:
-            self.welford.add(state.position)
-        if self.t in self.ends:
-            self.inv_mass = self.welford.regularized_variance()
-            self.welford = Welford(state.position.shape)
-            # A new metric changes the scale of everything: search the step
-            # size again and restart dual averaging from it (as Stan does).
-            eps = find_reasonable_step_size(self.rng, state, self.target, self.da.step_size, self.inv_mass)
-            self.da = DualAveraging.start(eps, self.target_accept)
-        self.t += 1
-
-    def final(self) -> dict[str, Any]:
-        return {**self.fixed, "step_size": self.da.final_step_size, "inv_mass": self.inv_mass}
-
-
 def make_adapter(warmup: int, state: State, target: Target, rng: ChainRandom, **params: Any) -> WindowAdapter:
-    """The warm-up adapter the driver uses (see :class:`WindowAdapter`).
+    """The warm-up adapter the driver uses (:class:`~mcmc.core.samplers.hmc_adapt.WindowAdapter`).
 
     With ``warmup = 0`` the parameters are used as given, except that a
     missing ``step_size`` is found once by :func:`find_reasonable_step_size`.
+    While the metric is still the initial one, trajectories are capped at
+    :data:`EARLY_MAX_STEPS` leapfrog steps.
     """
-    return WindowAdapter(warmup, state, target, rng, **params)
+    fixed = {k: v for k, v in params.items() if v is not None}
+    _check_scalars(
+        float(fixed.get("persistence", 0.0)),
+        float(fixed.get("jitter", JITTER)),
+        int(fixed.get("max_steps", MAX_STEPS)),
+        float(fixed.get("max_energy_error", MAX_ENERGY_ERROR)),
+    )
+    cap = {"max_steps": min(int(fixed.get("max_steps", MAX_STEPS)), EARLY_MAX_STEPS)}
+    return WindowAdapter(warmup, state, target, rng, early_cap=cap, name=NAME, **params)

@@ -13,7 +13,13 @@ user's own code, by design. It (or, with ``:name``, the module attribute
 * optionally ``grad_log_density(x) -> (chains, dim)`` (needed by HMC),
   ``names`` (one per coordinate), and ``log_prior(x)`` with
   ``log_likelihood(x)``, both ``(chains,)``, for two-stage Metropolis-Hastings
-  (with both, ``log_density`` may be left out: it is their sum).
+  (with both, ``log_density`` may be left out: it is their sum);
+* optionally ``transform(x) -> (chains, n_reported)``, the map from the
+  unconstrained sampling space to the values the chains file reports
+  (``tau = exp(log_tau)``, as Stan reports a ``<lower=0>`` parameter), and
+  ``variables``, ``[(name, shape), ...]`` grouping the reported values into
+  the chains file's variables (``[("theta", (8,)), ("mu", ()), ("tau", ())]``);
+  ``names`` are then those of :func:`~mcmc.core.targets.base.flat_names`.
 
 The functions are probed once on two points: the log density must return
 ``(2,)`` floats that are finite or ``-inf``, the gradient ``(2, dim)`` finite
@@ -44,7 +50,7 @@ import numpy as np
 
 from mcmc.core.errors import InputError, McmcError
 from mcmc.core.random import ChainRandom
-from mcmc.core.targets.base import Target
+from mcmc.core.targets.base import Target, flat_names
 
 
 def load_user_target(spec: str) -> Target:
@@ -122,11 +128,21 @@ def _from_namespace(obj: Any, spec: str, source: str) -> Target:
     if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
         raise InputError(source, f"dim must be a positive integer, got {dim!r}")
     dim = int(dim)
+    transform = _callable(obj, "transform", source, required=False)
+    variables = _variables(getattr(obj, "variables", None), source)
     names = getattr(obj, "names", None)
-    if names is not None:
+    if variables is not None:
+        if names is not None:
+            raise InputError(source, "defines both names and variables; give one (names follow from variables)")
+        names = flat_names(variables)
+    elif names is not None:
         names = tuple(str(n) for n in names)
-        if len(names) != dim:
-            raise InputError(source, f"names has {len(names)} entries but dim is {dim}")
+    if names is not None and transform is None and len(names) != dim:
+        raise InputError(source, f"names has {len(names)} entries but dim is {dim}")
+    if transform is not None and names is None:
+        raise InputError(source, "defines transform(x) but neither names nor variables for its values")
+    if variables is None and names is not None:
+        variables = tuple((n, ()) for n in names)
 
     return Target(
         name=spec,
@@ -134,12 +150,40 @@ def _from_namespace(obj: Any, spec: str, source: str) -> Target:
         log_density=log_density,
         grad_log_density=grad,
         names=names or (),
-        variables=(("x", (dim,)),) if names is None else tuple((n, ()) for n in names),
+        variables=variables or (("x", (dim,)),),
         initial_point=initial,
         log_prior=log_prior,
         log_likelihood=log_likelihood,
+        transform=None if transform is None else _batched(transform, dim, len(names or ()), source),
         options={},
     )
+
+
+def _variables(value: Any, source: str) -> tuple[tuple[str, tuple[int, ...]], ...] | None:
+    if value is None:
+        return None
+    try:
+        out = tuple((str(name), tuple(int(n) for n in shape)) for name, shape in value)
+    except (TypeError, ValueError):
+        raise InputError(source, "variables must be a list of (name, shape) pairs, e.g. [('theta', (8,)), ('mu', ())]") from None
+    if not out or any(n < 1 for _, shape in out for n in shape):
+        raise InputError(source, "variables must be a non-empty list of (name, shape) with positive sizes")
+    return out
+
+
+def _batched(fn: Callable[..., Any], dim: int, reported: int, source: str) -> Callable[[np.ndarray], np.ndarray]:
+    """The user's ``transform`` (written for ``(n, dim)``) applied to ``(..., dim)`` draws, shape-checked."""
+
+    def transform(x: np.ndarray) -> np.ndarray:
+        lead = np.shape(x)[:-1]
+        flat = np.reshape(x, (-1, dim))
+        out = _call_user(fn, flat, source, "transform")
+        if out.shape != (flat.shape[0], reported):
+            raise InputError(source, f"transform returned shape {out.shape} for {flat.shape[0]} points; "
+                             f"expected ({flat.shape[0]}, {reported})")  # fmt: skip
+        return out.reshape(*lead, reported)
+
+    return transform
 
 
 def _guarded(target: Target, source: str) -> Target:
@@ -206,6 +250,8 @@ def _probe(target: Target, source: str) -> None:
         parts = _call(target.log_prior, x) + _call(target.log_likelihood, x)
         if not np.allclose(parts, lp, rtol=1e-8, atol=1e-8, equal_nan=True):
             raise InputError(source, "log_prior(x) + log_likelihood(x) differs from log_density(x) at the probe points")
+    if target.transform is not None:
+        target.report(x.copy())  # raises on a wrong shape
     if target.grad_log_density is not None:
         g = _call(target.grad_log_density, x)
         if not np.all(np.isfinite(g[np.isfinite(lp)])):

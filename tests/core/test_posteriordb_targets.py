@@ -1,0 +1,158 @@
+"""The posteriordb user targets of ``bench/posteriordb/``: gradients, models, names.
+
+* The gradient against central finite differences of the log density.
+* The log density against the Stan program written out again with
+  ``scipy.stats`` on the constrained parameters, plus the log Jacobian of
+  Stan's transform: differences between points must agree (both are up to
+  a constant).
+* The reported names are those of the stored reference moments
+  (``tests/data/posteriordb/reference_moments.json``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats as st
+from scipy.special import expit, logit
+
+from mcmc.core.targets.user import load_user_target
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "posteriordb"
+REFERENCE = json.loads((DATA / "reference_moments.json").read_text())
+
+# target file -> posteriordb posterior name
+TARGETS = {
+    "eight_schools_noncentered": "eight_schools-eight_schools_noncentered",
+    "kidiq_kidscore_momiq": "kidiq-kidscore_momiq",
+    "arK": "arK-arK",
+    "garch11": "garch-garch11",
+    "low_dim_gauss_mix": "low_dim_gauss_mix-low_dim_gauss_mix",
+    "gp_pois_regr": "gp_pois_regr-gp_pois_regr",
+}
+
+
+def load(name):
+    return load_user_target(str(ROOT / "bench" / "posteriordb" / f"{name}.py"))
+
+
+def data(file):
+    return json.loads((DATA / file).read_text())
+
+
+def points(dim, n=4, seed=0):
+    # Stan's initial range and a little beyond
+    return np.random.default_rng(seed).uniform(-2.5, 2.5, size=(n, dim))
+
+
+@pytest.mark.parametrize("name", TARGETS)
+def test_gradient_matches_finite_differences(name):
+    t = load(name)
+    x = points(t.dim)
+    g = t.grad_log_density(x)
+    h = 1e-6
+    fd = np.empty_like(g)
+    for j in range(t.dim):
+        e = np.zeros(t.dim)
+        e[j] = h
+        fd[:, j] = (t.log_density(x + e) - t.log_density(x - e)) / (2 * h)
+    np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-5 * (1 + np.abs(fd).max()))
+
+
+@pytest.mark.parametrize("name", TARGETS)
+def test_names_are_the_references(name):
+    t = load(name)
+    assert sorted(t.names) == sorted(REFERENCE[TARGETS[name]])
+    assert t.report(points(t.dim)).shape == (4, len(t.names))
+
+
+def _eight_schools(z):
+    d = data("eight_schools.json")
+    tt, mu, tau = z[:8], z[8], np.exp(z[9])
+    theta = tt * tau + mu
+    return (st.norm.logpdf(tt).sum() + st.norm.logpdf(d["y"], theta, d["sigma"]).sum()
+            + st.norm.logpdf(mu, 0, 5) + st.cauchy.logpdf(tau, 0, 5) + z[9])
+
+
+def _kidiq(z):
+    d = data("kidiq.json")
+    sigma = np.exp(z[2])
+    mean = z[0] + z[1] * np.asarray(d["mom_iq"])
+    return st.norm.logpdf(d["kid_score"], mean, sigma).sum() + st.cauchy.logpdf(sigma, 0, 2.5) + z[2]
+
+
+def _ark(z):
+    d = data("arK.json")
+    y, K = np.asarray(d["y"]), d["K"]
+    alpha, beta, sigma = z[0], z[1 : K + 1], np.exp(z[K + 1])
+    lp = st.norm.logpdf(alpha, 0, 10) + st.norm.logpdf(beta, 0, 10).sum() + st.cauchy.logpdf(sigma, 0, 2.5)
+    for t in range(K, len(y)):  # Stan's loop, literally
+        lp += st.norm.logpdf(y[t], alpha + sum(beta[k - 1] * y[t - k] for k in range(1, K + 1)), sigma)
+    return lp + z[K + 1]
+
+
+def _garch(z):
+    d = data("garch.json")
+    y = np.asarray(d["y"])
+    mu, a0, a1 = z[0], np.exp(z[1]), expit(z[2])
+    b1 = (1 - a1) * expit(z[3])
+    sigma = [d["sigma1"]]
+    for t in range(1, len(y)):
+        sigma.append(np.sqrt(a0 + a1 * (y[t - 1] - mu) ** 2 + b1 * sigma[-1] ** 2))
+    # log |Jacobian| of (alpha0, alpha1, beta1) = (exp u0, expit u1, (1 - alpha1) expit u2)
+    jac = z[1] + np.log(a1 * (1 - a1)) + np.log((1 - a1) * expit(z[3]) * (1 - expit(z[3])))
+    return st.norm.logpdf(y, mu, sigma).sum() + jac
+
+
+def _gauss_mix(z):
+    d = data("low_dim_gauss_mix.json")
+    y = np.asarray(d["y"])
+    mu = np.array([z[0], z[0] + np.exp(z[1])])
+    sigma, theta = np.exp(z[2:4]), expit(z[4])
+    lp = st.norm.logpdf(sigma, 0, 2).sum() + st.norm.logpdf(mu, 0, 2).sum() + st.beta.logpdf(theta, 5, 5)
+    lp += np.logaddexp(np.log(theta) + st.norm.logpdf(y, mu[0], sigma[0]),
+                       np.log1p(-theta) + st.norm.logpdf(y, mu[1], sigma[1])).sum()  # fmt: skip
+    return lp + z[1] + z[2] + z[3] + np.log(theta * (1 - theta))
+
+
+def _gp(z):
+    d = data("gp_pois_regr.json")
+    x, k = np.asarray(d["x"]), np.asarray(d["k"])
+    rho, alpha, ft = np.exp(z[0]), np.exp(z[1]), z[2:]
+    cov = alpha**2 * np.exp(-((x[:, None] - x[None, :]) ** 2) / (2 * rho**2)) + 1e-10 * np.eye(len(x))
+    f = np.linalg.cholesky(cov) @ ft
+    return (st.gamma.logpdf(rho, 25, scale=1 / 4) + st.norm.logpdf(alpha, 0, 2) + st.norm.logpdf(ft).sum()
+            + st.poisson.logpmf(k, np.exp(f)).sum() + z[0] + z[1])
+
+
+STAN = {
+    "eight_schools_noncentered": _eight_schools,
+    "kidiq_kidscore_momiq": _kidiq,
+    "arK": _ark,
+    "garch11": _garch,
+    "low_dim_gauss_mix": _gauss_mix,
+    "gp_pois_regr": _gp,
+}
+
+
+@pytest.mark.parametrize("name", TARGETS)
+def test_log_density_is_the_stan_program(name):
+    t = load(name)
+    x = points(t.dim, seed=1)
+    ours = t.log_density(x)
+    ref = np.array([STAN[name](z) for z in x])
+    np.testing.assert_allclose(ours - ours[0], ref - ref[0], rtol=1e-9, atol=1e-8 * (1 + np.abs(ref).max()))
+
+
+def test_transforms_are_stans():
+    t = load("garch11")
+    x = points(4)
+    mu, a0, a1, b1 = t.report(x).T
+    np.testing.assert_allclose(a1, expit(x[:, 2]))
+    np.testing.assert_allclose(logit(b1 / (1 - a1)), x[:, 3])
+    m = load("low_dim_gauss_mix").report(x[:, :1].repeat(5, axis=1))
+    assert np.all(m[:, 1] > m[:, 0])  # ordered
