@@ -9,15 +9,15 @@ streams, evaluation and file contents live in the library.
 
 from __future__ import annotations
 
-import json
-import math
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 
-from mcmc.cli.console import CheckFailed, err_console, out_console, progress_enabled, write_output
+from mcmc.cli.console import CheckFailed, err_console, progress_enabled
+from mcmc.cli.render import emit
 from mcmc.core.errors import UsageError
 from mcmc.core.lda.config import (
     DEFAULT_ALPHA,
@@ -310,168 +310,95 @@ def command(
 
     check_settings({"alpha": alpha, "beta": beta, "holdout": holdout, "min_df": min_df, "max_df": max_df})
     if model is not None:
-        return _infer(corpus_path, model, theta, vocab=vocab, corpus_format=corpus_format, iterations=iterations,
-                      burn_in=burn_in, seed=seed, output_format=output_format,
-                      fitting={"-o": output, "--estimates": estimates, "--save-model": save_model, "--plot": plot,
-                               "--holdout": holdout or None, "--optimize-interval": optimize_interval or None,
-                               "--coherence": coherence or None, "--min-df": min_df, "--max-df": max_df})
+        fitting = {"-o": output, "--estimates": estimates, "--save-model": save_model, "--plot": plot,
+                   "--holdout": holdout or None, "--optimize-interval": optimize_interval or None,
+                   "--coherence": coherence or None, "--min-df": min_df, "--max-df": max_df}  # fmt: skip
+        given = [option for option, value in fitting.items() if value is not None]
+        if given:
+            raise UsageError(f"--model infers the topics of new documents; {', '.join(given)} applies to fitting")
+        if corpus_path is None:
+            raise UsageError("--model needs a CORPUS of new documents")
+        if output_format == "csv":
+            raise UsageError("--output-format csv: with --model, write theta with --theta FILE.csv")
+        from mcmc.core.lda.model import infer_documents
+
+        inferred = infer_documents(
+            model, corpus_path, sweeps=iterations, burn_in=default_burn_in(iterations) if burn_in is None else burn_in,
+            seed=seed, fmt=corpus_format, vocab=vocab, theta_path=theta,
+        )  # fmt: skip
+        from mcmc.cli.render import table
+
+        table.inference_summary(inferred, err_console.file)
+        emit(inferred, output_format, "-")
+        return
     if theta is not None:
         raise UsageError("--theta writes the topics of new documents; it needs --model")
     if burn_in is None:
         burn_in = default_burn_in(iterations)
     if optimize_burn_in is None:
         optimize_burn_in = default_optimize_burn_in(iterations)
-    if max_rhat is not None and not max_rhat >= 1:
-        raise UsageError(f"--max-rhat must be at least 1 (R-hat of agreeing chains), got {max_rhat:g}")
-    if not 0 <= burn_in < iterations:
-        raise UsageError(f"--burn-in must be in 0 .. --iterations - 1 = {iterations - 1}, got {burn_in}")
     if output == "-" and output_format != "table":
         raise UsageError("-o - and --output-format json/csv would both write to stdout; pick one")
-    # Refuse unusable output names before sampling rather than after.
-    from mcmc.core.paths import check_paths
-
-    check_paths({"-o": output, "--estimates": estimates, "--plot": plot, "--save-model": save_model},
-                [corpus_path, vocab])
-    for option, name in (("--estimates", estimates), ("--save-model", save_model)):
-        if name is not None and not name.lower().endswith(".npz"):
-            raise UsageError(f"{name}: {option} writes .npz; give a name ending in .npz")
-    if output not in (None, "-") and not output.lower().endswith((".npz", ".nc")):
-        raise UsageError(f"{output}: unknown chains file format; use .npz or .nc")
-    if plot is not None:
-        from mcmc.cli.plot import image_format
-
-        image_format(plot)
-
-    from rich.text import Text  # corpus names and words print verbatim, not as markup
-
-    from mcmc.core.lda.pipeline import fit_lda, load_input
-
     if corpus_path is None and (vocab is not None or corpus_format is not None):
         raise UsageError("--vocab and --format need a CORPUS")
-    data = load_input(corpus_path, fmt=corpus_format, vocab=vocab, min_df=min_df, max_df=max_df)
+    if plot is not None:
+        from mcmc.cli.render.plot import image_format
+
+        image_format(plot)
     config = LdaConfig(
         n_topics=topics, alpha=alpha, beta=beta, iterations=iterations, burn_in=burn_in, chains=chains, seed=seed,
         method=method, kernel=kernel, threads=threads, holdout=holdout, coherence=coherence, n_top=n_top,
         optimize_interval=optimize_interval, optimize_burn_in=optimize_burn_in,
     )  # fmt: skip
+    from mcmc.diagnostics.runs import LdaOutputs, check_lda, lda_run
+
+    outputs = LdaOutputs(chains=output, estimates=estimates, model=save_model, plot=plot)
+    check_lda(config, outputs, [corpus_path, vocab], max_rhat)  # before the corpus is read
+
+    from rich.text import Text  # corpus names print verbatim, not as markup
+
+    from mcmc.core.lda.pipeline import load_input
+
+    data = load_input(corpus_path, fmt=corpus_format, vocab=vocab, min_df=min_df, max_df=max_df)
     corpus = data.corpus
     err_console.print(
         Text(f"corpus: {corpus.n_docs} documents, {corpus.n_tokens} tokens, {corpus.vocab_size} words ({data.source})"
-        + (f"; holding out {holdout * 100:g}% of the documents" if holdout > 0 else "")),
-        highlight=False,
-        soft_wrap=True,
-    )
+             + (f"; holding out {holdout * 100:g}% of the documents" if holdout > 0 else "")),
+        highlight=False, soft_wrap=True,
+    )  # fmt: skip
     alpha_note = " (default)" if alpha == DEFAULT_ALPHA else ""
     learn_note = (f" to start, learned every {optimize_interval} sweeps after {optimize_burn_in}"
-                  if optimize_interval else "")
+                  if optimize_interval else "")  # fmt: skip
     err_console.print(
         f"model: K={topics}, alpha={alpha:g}{alpha_note}, beta={beta:g}{learn_note}; {method} Gibbs, {chains} chains x "
         f"{iterations} iterations ({burn_in} burn-in), seed {seed}, {threads} thread{'s' if threads > 1 else ''}",
-        highlight=False,
-        soft_wrap=True,
-    )
+        highlight=False, soft_wrap=True,
+    )  # fmt: skip
 
-    run = _with_progress(lambda callback: fit_lda(data, config, callback=callback), iterations, chains)
-    result = run.fit
-
-    if output is not None:
-        from mcmc.core.chains import write_chains
-
-        chains_file = run.to_chains()
-        if output == "-":
-            write_output("-", lambda fh: write_chains(chains_file, fh))
-        else:
-            write_chains(chains_file, output)  # .npz or .nc, by the name
-    if estimates is not None:
-        run.write_estimates(estimates)
-    if save_model is not None:
-        from mcmc.core.lda.model import model_of
-
-        model_of(run).save(save_model)
-
-    from mcmc.core.lda.report import fit_report
-    from mcmc.diagnostics.summary import summarize_lda
-
-    from mcmc.diagnostics.report import Thresholds
-
-    thresholds = Thresholds() if max_rhat is None else Thresholds(max_rhat=max_rhat)
-    convergence = summarize_lda(result.log_joint_per_token, result.burn_in, thresholds=thresholds)
-    report = fit_report(result, run.train, run.source, run.top, run.shares, run.umass, run.npmi, run.recoveries,
-                        run.completion, holdout, convergence)
+    result = _with_progress(
+        lambda callback: lda_run(data, config, outputs, max_rhat=max_rhat, all_chains=all_chains,
+                                 stdout=sys.stdout.buffer, callback=callback),
+        iterations, chains,
+    )  # fmt: skip
     if plot is not None:
         from mcmc.cli.plot import plot_lda_trace
 
+        fit, report = result.run.fit, result.report
         plot_lda_trace(
-            result.log_joint_per_token, result.burn_in, plot,
-            title=f"{Path(run.source).name if run.truth is None else 'synthetic corpus'}: K={topics}, {method} "
-            f"Gibbs, {result.chains} chain{'s' if result.chains != 1 else ''}",
+            fit.log_joint_per_token, fit.burn_in, plot,
+            title=f"{Path(result.run.source).name if result.run.truth is None else 'synthetic corpus'}: K={topics}, "
+            f"{method} Gibbs, {fit.chains} chain{'s' if fit.chains != 1 else ''}",
             rhat=report["log_joint_per_token_rhat"], ess=report["log_joint_per_token_ess_bulk"],
         )  # fmt: skip
-    shown = range(result.chains) if all_chains else range(1)
-    if output_format == "json":
-        text = json.dumps(_json_safe(report), indent=2) + "\n"
-        write_output("-", lambda fh: fh.write(text.encode()))
-    elif output_format == "csv":
-        write_output("-", lambda fh: fh.write(_csv(report, shown).encode()))
+    from mcmc.cli.render import table
+
+    if output == "-":  # the chains file is on stdout: the topics go to stderr
+        table.render(result, err_console.file)
     else:
-        _render_tables(report, shown, out_console if output != "-" else err_console)
-    _summary(report)
-    _verdict(report)
-
-
-# -- new documents against a saved model -------------------------------------------------
-
-
-def _infer(corpus_path: str | None, model_path: str, theta_path: str | None, *, vocab: str | None,
-           corpus_format: str | None, iterations: int, burn_in: int | None, seed: int, output_format: str,
-           fitting: dict[str, Any]) -> None:
-    given = [option for option, value in fitting.items() if value is not None]
-    if given:
-        raise UsageError(f"--model infers the topics of new documents; {', '.join(given)} applies to fitting")
-    if corpus_path is None:
-        raise UsageError("--model needs a CORPUS of new documents")
-    if burn_in is None:
-        burn_in = default_burn_in(iterations)
-    if not 0 <= burn_in < iterations:
-        raise UsageError(f"--burn-in must be in 0 .. --iterations - 1 = {iterations - 1}, got {burn_in}")
-    if output_format == "csv":
-        raise UsageError("--output-format csv: with --model, write theta with --theta FILE.csv")
-    from mcmc.core.paths import check_paths
-
-    check_paths({"--theta": theta_path}, [corpus_path, vocab, model_path])
-    from rich.table import Table
-    from rich.text import Text
-
-    from mcmc.core.lda.model import infer, inference_report, load_model
-
-    model = load_model(model_path)
-    inference = infer(model, corpus_path, sweeps=iterations, burn_in=burn_in, seed=seed, fmt=corpus_format,
-                      vocab=vocab)
-    if theta_path is not None:
-        inference.write_theta(theta_path)
-    report = inference_report(inference, model)
-    c, m = report["corpus"], report["model"]
-    err_console.print(
-        Text(f"model: {m['topics']} topics, {m['chains']} chain{'s' if m['chains'] != 1 else ''}, {m['words']} words "
-             f"({model_path}); corpus: {c['documents']} documents, {c['tokens']} known tokens; "
-             f"{c['unknown_tokens']} tokens of {c['unknown_words']} words unknown to the model ignored "
-             f"({c['source']}); fold-in: {iterations} sweeps ({burn_in} burn-in), seed {seed}"),
-        highlight=False, soft_wrap=True,
-    )  # fmt: skip
-    if output_format == "json":
-        text = json.dumps(_json_safe(report), indent=2) + "\n"
-        write_output("-", lambda fh: fh.write(text.encode()))
-        return
-    table = Table(title="Top topics of the first documents (chain 0 of the model)", title_justify="left",
-                  show_edge=False, pad_edge=False)
-    for name, justify in (("doc", "right"), ("tokens", "right"), ("topic", "right"), ("theta", "right"),
-                          ("top words", "left")):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for doc in report["documents"]:
-        for i, t in enumerate(doc["topics"]):
-            table.add_row(str(doc["document"]) if i == 0 else "", str(doc["tokens"]) if i == 0 else "",
-                          str(t["topic"]), f"{t['theta']:.3f}", Text(" ".join(t["words"])))
-    out_console.print(table)
+        emit(result, output_format, "-")
+    table.lda_summary(result, err_console.file)
+    if not result.passed:
+        raise CheckFailed("the chains disagree")
 
 
 # -- progress ------------------------------------------------------------------------
@@ -484,14 +411,9 @@ def _with_progress(call: Callable[[Callable[[int, int, float], None] | None], T]
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     progress = Progress(
-        TextColumn("chain {task.fields[chain]}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("log joint/token {task.fields[ll]}"),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-    )
+        TextColumn("chain {task.fields[chain]}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("log joint/token {task.fields[ll]}"), TimeElapsedColumn(), console=err_console, transient=True,
+    )  # fmt: skip
     with progress:
         tasks = [progress.add_task("", total=iterations, chain=c, ll="-") for c in range(chains)]
 
@@ -499,154 +421,6 @@ def _with_progress(call: Callable[[Callable[[int, int, float], None] | None], T]
             progress.update(tasks[chain], completed=iteration + 1, ll=f"{ll:.4f}")
 
         return call(callback)
-
-
-# -- the report (plain data) and its renderings -------------------------------------------
-
-
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_safe(v) for v in value]
-    return value
-
-
-def _csv(report: dict[str, Any], shown: range) -> str:
-    import csv
-    import io
-
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["chain", "topic", "share", "rank", "word", "probability"])
-    for c in shown:
-        for t in report["chains"][c]["topics"]:
-            for rank, (word, p) in enumerate(zip(t["words"], t["probabilities"], strict=True)):
-                w.writerow([c, t["topic"], f"{t['share']:.6g}", rank + 1, word, f"{p:.6g}"])
-    return buf.getvalue()
-
-
-def _render_tables(report: dict[str, Any], shown: range, console: Any) -> None:
-    from rich.table import Table
-    from rich.text import Text
-
-    for c in shown:
-        chain = report["chains"][c]
-        table = Table(title=f"Topics (chain {c})", title_justify="left", show_edge=False, pad_edge=False)
-        table.add_column("topic", justify="right")
-        table.add_column("share", justify="right")
-        has_coherence = "umass" in chain["topics"][0]
-        has_truth = "true_topic" in chain["topics"][0]
-        has_alpha = "alpha" in chain["topics"][0]
-        if has_alpha:
-            table.add_column("alpha", justify="right")
-        if has_coherence:
-            table.add_column("UMass", justify="right")
-            table.add_column("NPMI", justify="right")
-        if has_truth:
-            table.add_column("true", justify="right")
-            table.add_column("Hellinger", justify="right")
-        table.add_column("top words")
-        for t in sorted(chain["topics"], key=lambda t: -t["share"]):
-            row = [str(t["topic"]), f"{t['share']:.3f}"]
-            if has_alpha:
-                row.append(_num(t["alpha"], 3))
-            if has_coherence:
-                row += [_num(t["umass"], 3), _num(t["npmi"], 3)]
-            if has_truth:
-                row += [str(t["true_topic"]) if t["true_topic"] >= 0 else "-", _num(t["hellinger"], 3)]
-            table.add_row(*row, Text(" ".join(t["words"])))
-        console.print(table)
-    if "recovery" in report["chains"][0]:
-        table = Table(
-            title="Recovery of the true topics (Hungarian matching, Hellinger distance)",
-            title_justify="left",
-            show_edge=False,
-            pad_edge=False,
-        )
-        for name in ("chain", "mean Hellinger", "max Hellinger", "min cosine", "unmatched pairs"):
-            table.add_column(name, justify="right")
-        for chain in report["chains"]:
-            r = chain["recovery"]
-            table.add_row(
-                str(chain["chain"]),
-                _num(r["mean_hellinger"], 3),
-                _num(r["max_hellinger"], 3),
-                _num(r["min_cosine"], 3),
-                _num(r["unmatched_hellinger"], 3),
-            )
-        console.print(table)
-        console.print(
-            "Hellinger distance 0 = identical topics, 1 = disjoint; 'unmatched pairs' is the mean distance "
-            "between a fitted topic and the true topics it was not matched to.",
-            highlight=False,
-            style="dim",
-        )
-
-
-def _num(value: float | None, digits: int = 4) -> str:
-    if value is None or not math.isfinite(value):
-        return "-"
-    return f"{value:.{digits}g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.2e}"
-
-
-def _summary(report: dict[str, Any]) -> None:
-    chains = report["chains"]
-
-    def per_chain(key: str, digits: int = 4) -> str:
-        return ", ".join(_num(c[key], digits) for c in chains)
-
-    def per_chain_fixed(key: str) -> str:
-        return ", ".join(f"{c[key]:.4f}" for c in chains)
-
-    lines = [
-        f"sampling: {report['sampling_seconds']:.2f} s, {report['tokens_per_second'] / 1e6:.2f} M tokens/s "
-        f"({report['model']['kernel']} kernel, all chains)",
-        f"log joint per token, final iteration: {per_chain_fixed('final_log_joint_per_token')} "
-        f"(chains 0..{len(chains) - 1}); "
-        f"post-burn-in R-hat {_num(report['log_joint_per_token_rhat'], 4)}, "
-        f"bulk ESS {_num(report['log_joint_per_token_ess_bulk'], 3)}",
-    ]
-    if "learned_beta" in chains[0]:
-        lines.append(
-            f"learned hyperparameters ({report['model']['hyperparameter_updates']} updates): alpha summed over "
-            f"topics {per_chain('learned_alpha_sum', 4)}; beta {per_chain('learned_beta', 4)} (per topic alpha in "
-            "the topics table and --estimates)"
-        )
-    if report["holdout"] is not None:
-        h = report["holdout"]
-        lines.append(
-            f"held-out perplexity (document completion, {h['documents']} documents, {h['scored_tokens']} tokens "
-            f"scored): {per_chain('heldout_perplexity', 5)}"
-        )
-    if "umass" in chains[0]:
-        lines.append(
-            f"coherence of the top words (training documents, mean over topics): UMass {per_chain('umass', 3)}; "
-            f"NPMI {per_chain('npmi', 3)}"
-        )
-    for line in lines:
-        err_console.print(line, highlight=False, soft_wrap=True)
-
-
-def _verdict(report: dict[str, Any]) -> None:
-    """The gate's one line on stderr; exit 1 (CheckFailed) when the chains disagree."""
-    ok, rhat, limit = report["rhat_ok"], report["log_joint_per_token_rhat"], report["max_rhat"]
-    if ok is None:
-        why = ("with one chain (R-hat compares chains; use --chains 2 or more)" if report["model"]["chains"] < 2
-               else "(too few post-burn-in draws for R-hat)")
-        err_console.print(f"convergence: not checked {why}", highlight=False, soft_wrap=True)
-        return
-    if ok:
-        err_console.print(f"convergence: ok (R-hat {_num(rhat, 4)} <= {limit:g})", highlight=False, soft_wrap=True)
-        return
-    err_console.print(
-        f"convergence: FAIL: R-hat of the post-burn-in log joint across chains is {_num(rhat, 4)} > --max-rhat "
-        f"{limit:g}: the chains disagree; run more iterations (--iterations, --burn-in)",
-        highlight=False, soft_wrap=True,
-    )  # fmt: skip
-    raise CheckFailed(f"R-hat {rhat} > {limit}")
 
 
 command.__doc__ = HELP

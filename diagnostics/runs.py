@@ -158,3 +158,138 @@ def _stdout(stream: IO[bytes] | None) -> IO[bytes]:
     return stream
 
 
+
+
+# --------------------------------------------------------------------------- mcmc lda
+
+
+@dataclass(frozen=True)
+class LdaOutputs:
+    """Where ``mcmc lda`` writes: the chains file (``-``: npz on stdout), the estimates, the saved model."""
+
+    chains: str | None = None
+    estimates: str | None = None
+    model: str | None = None
+    plot: str | None = None  # drawn by the caller from the result; checked here with the others
+
+
+@dataclass(frozen=True)
+class LdaResult:
+    """A finished ``mcmc lda`` fit: the run, its report (schema ``mcmc.lda/1``) and its verdict.
+
+    Attributes
+    ----------
+    run
+        The :class:`~mcmc.core.lda.pipeline.LdaRun` (trace, estimates, scores).
+    report
+        The JSON-ready summary every output format renders
+        (:func:`mcmc.core.lda.report.fit_report`), with the convergence gate's
+        ``rhat_ok`` (``None``: not judged, one chain or too few draws).
+    all_chains
+        Show every chain's topics (``--all-chains``), not only chain 0's.
+    """
+
+    run: Any
+    report: dict[str, Any]
+    all_chains: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return self.report["rhat_ok"] is not False
+
+    @property
+    def shown_chains(self) -> range:
+        return range(len(self.report["chains"])) if self.all_chains else range(1)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.report
+
+    def to_table(self) -> tuple[list[str], list[list[Any]]]:
+        """One row per top word of every topic of the shown chains."""
+        rows = []
+        for c in self.shown_chains:
+            for t in self.report["chains"][c]["topics"]:
+                for rank, (word, p) in enumerate(zip(t["words"], t["probabilities"], strict=True)):
+                    rows.append([c, t["topic"], t["share"], rank + 1, word, p])
+        return ["chain", "topic", "share", "rank", "word", "probability"], rows
+
+
+def check_lda(config: Any, outputs: LdaOutputs, inputs: list[str | None], max_rhat: float | None = None) -> None:
+    """Refuse, before the corpus is read, options that do not fit and outputs that are inputs or unwritable."""
+    from mcmc.core.paths import check_paths
+
+    if not 0 <= config.burn_in < config.iterations:
+        raise UsageError(
+            f"--burn-in must be in 0 .. --iterations - 1 = {config.iterations - 1}, got {config.burn_in}"
+        )
+    if max_rhat is not None and not max_rhat >= 1:
+        raise UsageError(f"--max-rhat must be at least 1 (R-hat of agreeing chains), got {max_rhat:g}")
+
+    check_paths(
+        {"-o": outputs.chains, "--estimates": outputs.estimates, "--plot": outputs.plot,
+         "--save-model": outputs.model},
+        inputs,
+    )  # fmt: skip
+    for option, name in (("--estimates", outputs.estimates), ("--save-model", outputs.model)):
+        if name is not None and not name.lower().endswith(".npz"):
+            raise UsageError(f"{name}: {option} writes .npz; give a name ending in .npz")
+    if outputs.chains not in (None, "-") and Path(outputs.chains).suffix.lower() not in CHAINS_SUFFIXES:
+        raise UsageError(f"{outputs.chains}: unknown chains file format; use .npz or .nc")
+
+
+def lda_run(
+    data: Any,
+    config: Any,
+    outputs: LdaOutputs,
+    *,
+    max_rhat: float | None = None,
+    all_chains: bool = False,
+    stdout: IO[bytes] | None = None,
+    callback: Callable[[int, int, float], None] | None = None,
+) -> LdaResult:
+    """Fit ``config`` on ``data``, write the outputs and judge the chains: the one call of ``mcmc lda``.
+
+    Parameters
+    ----------
+    data
+        The corpus (:func:`mcmc.core.lda.pipeline.load_input`); the caller
+        checks options and outputs against the inputs before reading it
+        (:func:`check_lda`).
+    config
+        The :class:`~mcmc.core.lda.config.LdaConfig` of the run.
+    outputs
+        Files to write; the chains file and the estimates hold the post-burn-in
+        and the full trace respectively (docs/formats.md).
+    max_rhat
+        Threshold of the convergence gate on the post-burn-in log joint per
+        token across chains (default :class:`~mcmc.diagnostics.report.Thresholds`).
+    callback
+        ``callback(chain, iteration, log_joint_per_token)`` after every sweep.
+    """
+    from mcmc.core.lda.pipeline import fit_lda
+    from mcmc.core.lda.report import fit_report
+    from mcmc.diagnostics.report import Thresholds
+    from mcmc.diagnostics.summary import summarize_lda
+
+    check_lda(config, outputs, [], max_rhat)
+    run = fit_lda(data, config, callback=callback)
+    if outputs.chains is not None:
+        chains_file = run.to_chains()
+        if outputs.chains == "-":
+            stream = _stdout(stdout)
+            write_chains(chains_file, stream)
+            stream.flush()
+        else:
+            write_chains(chains_file, outputs.chains)  # .npz or .nc, by the name
+    if outputs.estimates is not None:
+        run.write_estimates(outputs.estimates)
+    if outputs.model is not None:
+        from mcmc.core.lda.model import model_of
+
+        model_of(run).save(outputs.model)
+    thresholds = Thresholds() if max_rhat is None else Thresholds(max_rhat=max_rhat)
+    fit = run.fit
+    convergence = summarize_lda(fit.log_joint_per_token, fit.burn_in, thresholds=thresholds)
+    report = fit_report(fit, run.train, run.source, run.top, run.shares, run.umass, run.npmi, run.recoveries,
+                        run.completion, config.holdout, convergence)  # fmt: skip
+    return LdaResult(run, report, all_chains)

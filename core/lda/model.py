@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from mcmc.core.chains import atomic_output
-from mcmc.core.errors import InputError
+from mcmc.core.errors import InputError, UsageError
 from mcmc.core.lda import evaluate
 from mcmc.core.lda.corpus import Corpus, load_corpus
 from mcmc.core.random import generator
@@ -239,3 +239,51 @@ def inference_report(inference: Inference, model: LdaModel, *, n_docs: int = 10,
                   "chains": int(model.phi.shape[0]), "words": len(model.vocab)},
         "documents": docs,
     }
+
+
+@dataclass(frozen=True)
+class InferenceResult:
+    """A finished ``mcmc lda CORPUS --model FILE``: the inference and its report (schema ``mcmc.lda-infer/1``)."""
+
+    inference: Inference
+    report: dict[str, Any]
+    model_path: str
+    sweeps: int
+    burn_in: int
+    seed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.report
+
+
+def infer_documents(
+    model_path: str,
+    corpus_path: str,
+    *,
+    sweeps: int,
+    burn_in: int,
+    seed: int,
+    fmt: str | None = None,
+    vocab: str | None = None,
+    theta_path: str | None = None,
+) -> InferenceResult:
+    """The one call of ``mcmc lda CORPUS --model FILE``: check the outputs, infer, write theta.
+
+    Raises
+    ------
+    UsageError
+        ``burn_in`` outside ``0 .. sweeps - 1``, or a ``theta_path`` that is
+        an input or cannot be written (checked before any work).
+    InputError
+        An unreadable model or corpus.
+    """
+    from mcmc.core.paths import check_paths
+
+    if not 0 <= burn_in < sweeps:
+        raise UsageError(f"--burn-in must be in 0 .. --iterations - 1 = {sweeps - 1}, got {burn_in}")
+    check_paths({"--theta": theta_path}, [corpus_path, vocab, model_path])
+    model = load_model(model_path)
+    inference = infer(model, corpus_path, sweeps=sweeps, burn_in=burn_in, seed=seed, fmt=fmt, vocab=vocab)
+    if theta_path is not None:
+        inference.write_theta(theta_path)
+    return InferenceResult(inference, inference_report(inference, model), model_path, sweeps, burn_in, seed)
