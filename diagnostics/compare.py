@@ -179,6 +179,18 @@ class Comparison:
     def failed(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.parameters if not p.passed)
 
+    def worst_first(self) -> tuple[ParameterComparison, ...]:
+        """The parameters failing first, then by the largest ``|z|`` (of the sd too when it is checked).
+
+        An undefined ``z`` counts as the largest; ties keep ``a``'s order.
+        """
+
+        def size(p: ParameterComparison) -> float:
+            zs = [p.z, p.z_sd] if self.check_sd else [p.z]
+            return max(abs(v) if not math.isnan(v) else math.inf for v in zs)
+
+        return tuple(sorted(self.parameters, key=lambda p: (p.passed, -size(p))))
+
     @property
     def passed(self) -> bool:
         return not self.failed

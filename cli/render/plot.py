@@ -38,6 +38,7 @@ STATUS_COLOUR = {
     "ok": "#1a7f37", "rhat": "#cf222e", "ess": "#bf8700", "constant": "#0969da", "nan": "#8250df", "inf": "#8250df",
 }  # fmt: skip
 PASS_COLOUR, FAIL_COLOUR = "#1a7f37", "#cf222e"
+RUNS_PLOT_MAX = 40  # parameters in a run-against-run z plot, largest |z| first
 
 
 def image_format(path: str, option: str = "--plot") -> str:
@@ -235,7 +236,7 @@ def _samplers(result: SamplerComparison) -> Figure:
 def _runs(result: Comparison) -> Figure:
     import numpy as np
 
-    shown = result.worst_first()[: result.plot_cap]
+    shown = result.worst_first()[:RUNS_PLOT_MAX]
     n = max(len(shown), 1)
     height = 1.5 + 0.22 * n
     fig = _new(10, height)
