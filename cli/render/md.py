@@ -141,7 +141,8 @@ def _samplers(result: SamplerComparison, out: TextIO) -> None:
     text += f"**{_esc(result.verdict())}**\n\n"
     cols = [
         ("wall time (s)", "wall_time_s", count), ("ESS/s", "ess_per_s", count),
-        ("ESS/1k evals", "ess_per_1k_evals", count), ("max R-hat", "rhat_max", rhat),
+        ("ESS/1k evals", "ess_per_1k_evals", count), ("ESS/1k grads", "ess_per_1k_grads", count),
+        ("max R-hat", "rhat_max", rhat),
         ("min ESS bulk", "ess_bulk_min", ess), ("min ESS tail", "ess_tail_min", ess),
         ("acceptance", "acceptance", lambda v: num(v, 3)), ("divergences", "divergences", lambda v: num(v)),
         ("max mean z", "mean_z_max", lambda v: num(v, 3)),
@@ -154,7 +155,8 @@ def _samplers(result: SamplerComparison, out: TextIO) -> None:
             cell = fmt(d[key]) if d[key] is not None else ""
             cells.append(f"**{cell}**" if r.sampler in result.best.get(key, ()) else cell)
         text += f"| {r.sampler} | " + " | ".join(cells) + " |\n"
-    text += "\nBest of each column in bold. " + f"A gradient counts {result.grad_cost:g} density evaluations.\n"
+    text += f"\nBest of each column in bold. Evaluations count a gradient as {result.grad_cost:g} density evaluation"
+    text += f"{'s' if result.grad_cost != 1 else ''}.\n"
     for note in result.notes:
         text += f"- note: {_esc(note)}\n"
     out.write(text)

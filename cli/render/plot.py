@@ -25,6 +25,7 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mcmc.cli.render.common import count
 from mcmc.core.errors import UsageError
 
 if TYPE_CHECKING:
@@ -93,10 +94,13 @@ def _new(width: float, height: float) -> Figure:
 
 
 def _title(fig: Figure, verdict: str, passed: bool, sub: str, height: float) -> None:
-    head = textwrap.shorten(verdict, 170, placeholder=" ...")
-    fig.text(0.01, 1 - 0.12 / height, head, fontsize=10.5, fontweight="bold", va="top",
+    """The verdict (at most two lines, in the verdict's colour) and a line of context, in the top 0.8 inch."""
+    width = fig.get_figwidth()
+    head = textwrap.wrap(verdict, int(width * 11.5), max_lines=2, placeholder=" ...")
+    fig.text(0.01, 1 - 0.1 / height, "\n".join(head), fontsize=10.5, fontweight="bold", va="top", linespacing=1.3,
              color=PASS_COLOUR if passed else FAIL_COLOUR)  # fmt: skip
-    fig.text(0.01, 1 - 0.38 / height, sub, fontsize=8.5, va="top", color="0.25")
+    sub = textwrap.shorten(sub, int(width * 15), placeholder=" ...")
+    fig.text(0.01, 1 - 0.56 / height, sub, fontsize=8.5, va="top", color="0.25")
 
 
 def _tidy(ax: Any) -> None:
@@ -116,10 +120,10 @@ def _report(report: Report) -> Figure:
     c, d, _ = x.shape
     bins, max_lag, ranks, rho = data.bins, data.max_lag, data.ranks, data.acf
     rows = max(n, 1) + (data.energy is not None)
-    height = 1.9 * rows + 1.2
+    height = 1.9 * rows + 1.3
     fig = _new(14, height)
     # Fixed margins (inches): constrained layout measured every tick label many times, half the plotting time.
-    fig.subplots_adjust(left=0.06, right=0.985, top=1 - 1.05 / height, bottom=0.75 / height, hspace=0.6, wspace=0.2)
+    fig.subplots_adjust(left=0.06, right=0.985, top=1 - 1.15 / height, bottom=0.75 / height, hspace=0.6, wspace=0.2)
     grid = fig.add_gridspec(rows, 4, width_ratios=[1, 2.4, 1, 1])
     colours = [f"C{i % 10}" for i in range(max(c, 2))]
     draws = np.arange(d)
@@ -192,13 +196,13 @@ def _report(report: Report) -> Figure:
         fig.legend(handles, labels, loc="lower center", fontsize=8, ncols=min(len(labels), 9), frameon=False)
     src = ", ".join(report.source) or "input"
     total = len(report.parameters)
-    sub = f"{src}: {c} chain{'s' if c != 1 else ''} x {d} draws; "
     if data.omitted:
         left = ", ".join(data.omitted[:6]) + (f" and {len(data.omitted) - 6} more" if len(data.omitted) > 6 else "")
-        sub += f"the {n} worst of {total} parameters shown; left out: {left} (choose with --var, --plot-max)"
+        sub = f"The {n} worst of {total} parameters; left out: {left} (choose with --var, --plot-max). "
     else:
-        sub += f"all {total} parameter{'s' if total != 1 else ''}, worst first"
-    _title(fig, report.verdict(), report.passed, textwrap.shorten(sub, 200, placeholder=" ..."), height)
+        sub = f"All {total} parameter{'s' if total != 1 else ''}, worst first. "
+    sub += f"{c} chain{'s' if c != 1 else ''} x {d} draws of {src}"  # the least needed part goes last
+    _title(fig, report.verdict(), report.passed, sub, height)
     return fig
 
 
@@ -208,13 +212,14 @@ def _samplers(result: SamplerComparison) -> Figure:
     rows = result.rows
     names = [r.sampler for r in rows]
     panels = [
-        ("ess_per_s", "ESS per second (sampling phase)"),
-        ("ess_per_1k_evals", f"ESS per 1000 evaluations (a gradient counts {result.grad_cost:g})"),
+        ("ess_per_s", "ESS per second"),
+        ("ess_per_1k_grads", "ESS per 1000 gradients"),
+        ("ess_per_1k_evals", f"ESS per 1000 evaluations (gradient = {result.grad_cost:g})"),
     ]
-    height = 0.9 + 0.45 * max(len(rows), 2) + 0.9
-    fig = _new(12, height)
-    fig.subplots_adjust(left=0.1, right=0.97, top=1 - 0.95 / height, bottom=0.55 / height, wspace=0.35)
-    axes = fig.subplots(1, 2, squeeze=True)
+    height = 1.1 + 0.45 * max(len(rows), 2) + 0.7
+    fig = _new(13, height)
+    fig.subplots_adjust(left=0.08, right=0.98, top=1 - 1.05 / height, bottom=0.45 / height, wspace=0.3)
+    axes = fig.subplots(1, 3, squeeze=True)
     y = np.arange(len(rows))
     for ax, (key, label) in zip(axes, panels, strict=True):
         values = [getattr(r, key) for r in rows]
@@ -223,13 +228,14 @@ def _samplers(result: SamplerComparison) -> Figure:
         colours = ["#1a7f37" if s in best else "#8c959f" for s in names]
         ax.barh(y, np.nan_to_num(vals), color=colours)
         for yi, v in zip(y, vals, strict=True):
-            ax.text(0, yi, f" {v:.3g}" if np.isfinite(v) else " n/a", va="center", fontsize=8)
+            ax.text(0, yi, f" {count(v)}" if np.isfinite(v) else " n/a (none taken)", va="center", fontsize=8)
         ax.set_yticks(y, names, fontsize=9)
         ax.invert_yaxis()
         ax.set_title(label, fontsize=9, loc="left")
         _tidy(ax)
-    sub = f"{result.target} (dim {result.dim}), {result.chains} chains x {result.draws} draws, seed {result.seed}"
-    _title(fig, result.verdict(), result.passed, sub + "; best in green", height)
+    sub = f"{result.target} (dim {result.dim}), {result.chains} chains x {result.draws} draws, seed {result.seed}; "
+    sub += "the worst coordinate's min(bulk, tail) ESS over the sampling phase; best in green"
+    _title(fig, result.verdict(), result.passed, sub, height)
     return fig
 
 
@@ -238,9 +244,9 @@ def _runs(result: Comparison) -> Figure:
 
     shown = result.worst_first()[:RUNS_PLOT_MAX]
     n = max(len(shown), 1)
-    height = 1.5 + 0.22 * n
+    height = 1.7 + 0.22 * n
     fig = _new(10, height)
-    fig.subplots_adjust(left=0.25, right=0.97, top=1 - 0.95 / height, bottom=0.55 / height)
+    fig.subplots_adjust(left=0.25, right=0.97, top=1 - 1.0 / height, bottom=0.6 / height)
     ax = fig.add_subplot()
     y = np.arange(len(shown))
     zs = np.array([p.z for p in shown], dtype=float)
@@ -264,5 +270,5 @@ def _runs(result: Comparison) -> Figure:
     sub = f"{a} against {b}: {len(result.parameters)} shared parameters" + (
         f", the {len(shown)} largest |z| shown ({left} left out)" if left else ", largest |z| first"
     )
-    _title(fig, result.verdict(), result.passed, textwrap.shorten(sub, 200, placeholder=" ..."), height)
+    _title(fig, result.verdict(), result.passed, sub, height)
     return fig
