@@ -178,7 +178,7 @@ def test_compare_samplers_md_and_plot(mcmc, tmp_path: Path) -> None:
     assert widths == pytest.approx([r.ess_per_s for r in result.rows])
 
 
-def test_html_with_plots_imports_nothing_on_the_plain_path(tmp_path: Path) -> None:
+def test_plain_diagnose_imports_no_matplotlib(tmp_path: Path) -> None:
     import subprocess
     import sys
 
