@@ -203,7 +203,8 @@ def command(
         from mcmc.diagnostics.compare import compare_runs
 
         result = compare_runs(
-            files, reference, max_z=max_z, check_sd=check_sd, var=var, outputs={"-o": output, "--plot": plot}, stdin=sys.stdin.buffer,
+            files, reference, max_z=max_z, check_sd=check_sd, var=var, outputs={"-o": output, "--plot": plot},
+            stdin=sys.stdin.buffer,
             layout=layout.value if layout is not None else None,
         )
 

@@ -105,7 +105,9 @@ def _report(report: Report, out: TextIO) -> None:
 
     footer = ""
     if any(p.ssif_disagrees for p in report.parameters):
-        footer = f"\n(!) ESS by SSIF differs from bulk ESS by more than {t.ssif_ratio:g}x: SSIF assumes an AR(1) chain.\n"
+        footer = (
+            f"\n(!) ESS by SSIF differs from bulk ESS by more than {t.ssif_ratio:g}x: SSIF assumes an AR(1) chain.\n"
+        )
     text = "".join(parts)
     out.write(text + _rows(head, report.worst_first(), row, LIMIT - len(text) - len(footer)) + footer)
 
@@ -120,7 +122,8 @@ def _runs(result: Comparison, out: TextIO) -> None:
         text += f"- note: {_esc(note)}\n"
     for side, names in (("A", result.only_in_a), ("B", result.only_in_b)):
         if names:
-            shown = ", ".join(f"`{n}`" for n in names[:20]) + (f" and {len(names) - 20} more" if len(names) > 20 else "")
+            shown = ", ".join(f"`{n}`" for n in names[:20])
+            shown += f" and {len(names) - 20} more" if len(names) > 20 else ""
             text += f"- only in {side}: {_esc(shown)}\n"
     text += "\n### Parameters, largest |z| first\n\n"
     head = "| parameter | mean A | mean B | z | sd ratio | z sd | ESS A | ESS B | |\n|---|" + "---:|" * 7 + "---|\n"

@@ -17,7 +17,9 @@ EIGHT_NPZ = str(FIX / "centered_eight_posterior.npz")  # fails rhat, ess, diverg
 
 
 def _outputs(tmp_path: Path) -> dict[str, Path]:
-    names = {"--output-json": "r.json", "--output-md": "r.md", "--html": "r.html", "--junit": "j.xml", "--plot": "p.svg"}
+    names = {
+        "--output-json": "r.json", "--output-md": "r.md", "--html": "r.html", "--junit": "j.xml", "--plot": "p.svg",
+    }  # fmt: skip
     return {opt: tmp_path / name for opt, name in names.items()}
 
 
@@ -172,7 +174,8 @@ def test_compare_samplers_md_and_plot(mcmc, tmp_path: Path) -> None:
     titles = [ax.get_title(loc="left") for ax in fig.axes]
     assert titles[:2] == ["ESS per second", "ESS per 1000 gradients"]
     hmc = result.rows[0]
-    assert hmc.ess_per_1k_grads == pytest.approx(1000 * hmc.ess_min / (hmc.n_gradient_evals - hmc.n_gradient_evals_warmup))
+    grads = hmc.n_gradient_evals - hmc.n_gradient_evals_warmup
+    assert hmc.ess_per_1k_grads == pytest.approx(1000 * hmc.ess_min / grads)
     assert result.rows[1].ess_per_1k_grads is None  # rwm takes no gradient
     widths = [p.get_width() for p in fig.axes[0].patches]
     assert widths == pytest.approx([r.ess_per_s for r in result.rows])
