@@ -4,7 +4,8 @@ Parses options and calls one library function:
 :func:`mcmc.diagnostics.compare.compare_samplers` (``--target`` and
 ``--samplers``) or :func:`mcmc.diagnostics.compare.compare_runs` (``A B``,
 ``RUN --reference REF``), then renders the result: a rich table by default,
-``--format json`` (schema ``mcmc.compare/1``) or ``csv``. The verdict goes to
+``--format json`` (schema ``mcmc.compare/1``), ``csv`` or ``md``, and with
+``--plot`` an image of it. The verdict goes to
 stderr as one line; exit 0 pass, 1 a difference beyond ``--max-z``, 2 bad
 usage or unreadable input.
 """
@@ -21,7 +22,7 @@ from mcmc.cli.console import CheckFailed, progress_bar
 from mcmc.cli.render import choices
 from mcmc.core.errors import UsageError
 
-CompareFormat = choices("table", "json", "csv")
+CompareFormat = choices("table", "json", "csv", "md")
 
 HELP = """Compare MCMC runs: samplers head to head, one run against another, a run against reference draws.
 
@@ -143,15 +144,28 @@ def command(
         typer.Option(
             "--format",
             "-f",
-            metavar="table|json|csv",
+            metavar="table|json|csv|md",
             help="table: for a terminal. json: schema mcmc.compare/1 (NaN as null). csv: one row per sampler or "
-            "parameter.",
+            "parameter. md: Markdown for a pull-request comment (under 60,000 characters).",
             case_sensitive=False,
         ),
     ] = CompareFormat.table,  # type: ignore[attr-defined]
     output: options.Output = "-",
+    plot: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE.png",
+            help="Also draw to this image (.png, .pdf or .svg): samplers, bars of ESS per second and per 1000 "
+            "evaluations; runs, the z-score of each parameter (largest first) against the --max-z band.",
+            show_default=False,
+        ),
+    ] = None,
     layout: options.LayoutOption = None,
 ) -> None:
+    if plot:
+        from mcmc.cli.render.plot import image_format
+
+        image_format(plot)  # refuse a bad --plot name before the (possibly long) work
     files = list(sources or [])
     if target is not None or samplers is not None:
         if files or reference is not None:
@@ -174,7 +188,7 @@ def command(
             result = compare_samplers(
                 target, names, target_options={**({"dim": dim} if dim is not None else {}), **extra},
                 params=params, chains=chains, warmup=warmup, draws=draws, seed=seed, grad_cost=grad_cost,
-                max_z=max_z, check_sd=check_sd, outputs={"-o": output}, progress=progress,
+                max_z=max_z, check_sd=check_sd, outputs={"-o": output, "--plot": plot}, progress=progress,
             )  # fmt: skip
     else:
         if reference is not None and len(files) != 1:
@@ -189,7 +203,8 @@ def command(
         from mcmc.diagnostics.compare import compare_runs
 
         result = compare_runs(
-            files, reference, max_z=max_z, check_sd=check_sd, var=var, outputs={"-o": output}, stdin=sys.stdin.buffer,
+            files, reference, max_z=max_z, check_sd=check_sd, var=var, outputs={"-o": output, "--plot": plot},
+            stdin=sys.stdin.buffer,
             layout=layout.value if layout is not None else None,
         )
 
@@ -197,6 +212,10 @@ def command(
     from mcmc.cli.render.common import print_verdict
 
     emit(result, fmt.value, output)
+    if plot:
+        from mcmc.cli.render import plot as plot_render
+
+        plot_render.render(result, plot)
     print_verdict(result.verdict(), result.passed, result.notes)
     if not result.passed:
         raise CheckFailed(result.verdict())

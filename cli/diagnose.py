@@ -9,6 +9,7 @@ input).
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Annotated
 
@@ -16,9 +17,11 @@ import typer
 
 from mcmc.cli import options
 from mcmc.cli.console import CheckFailed
-from mcmc.cli.render import Format
+from mcmc.cli.render import Format, choices
 
-PLOT_CAP = 8  # scalar parameters plotted without --var: more makes an unreadable figure
+DiagnoseFormat = choices("table", "json", "csv", "md")
+PLOT_MAX = 8  # parameters plotted by default: more makes an unreadable figure
+REPORTS = "Reports"  # help panel of the files written beside the terminal table
 
 HELP = """Diagnose convergence of MCMC draws: R-hat, ESS, MCSE, autocorrelation, SSIF, acceptance.
 
@@ -39,6 +42,10 @@ mcmc diagnose fit.nc --var 'theta.*' -f json -o report.json --plot report.png
 [dim]# a Markdown summary for a CI job page, straight from mcmc sample[/]
 
 mcmc sample -o - | mcmc diagnose - --format md >> "$GITHUB_STEP_SUMMARY"
+
+[dim]# a CI gate: the table in the log, an HTML page and JUnit XML to keep[/]
+
+mcmc diagnose fit.nc --html report.html --junit junit.xml
 """
 
 
@@ -53,7 +60,7 @@ def command(
     ],
     var: options.Var = None,
     fmt: Annotated[
-        Format | None,
+        DiagnoseFormat | None,  # type: ignore[valid-type]
         typer.Option(
             "--format",
             "-f",
@@ -139,11 +146,51 @@ def command(
         str | None,
         typer.Option(
             metavar="FILE.png",
-            help=f"Also draw trace, rank and autocorrelation plots (first {PLOT_CAP} parameters unless --var "
-            "selects) to this image (.png, .pdf or .svg).",
+            rich_help_panel=REPORTS,
+            help="Also draw density, trace (divergences marked), rank and autocorrelation plots of the worst "
+            "parameters, and the energy plot when the file has energies, to this image (.png, .pdf or .svg).",
             show_default=False,
         ),
     ] = None,
+    plot_max: Annotated[
+        int,
+        typer.Option(
+            metavar="N", rich_help_panel=REPORTS, min=1,
+            help="Plot at most this many parameters, the worst first; the title names those left out.",
+        ),
+    ] = PLOT_MAX,  # fmt: skip
+    html: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE.html", rich_help_panel=REPORTS,
+            help="Also write one self-contained HTML page: the verdict, the checks, a sortable and filterable "
+            "table of every parameter (failing first) and the plots; nothing loaded from the network.",
+            show_default=False,
+        ),
+    ] = None,  # fmt: skip
+    junit: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE.xml", rich_help_panel=REPORTS,
+            help="Also write JUnit XML, one test case per check and per failing parameter, for CI test views.",
+            show_default=False,
+        ),
+    ] = None,  # fmt: skip
+    output_json: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE.json", rich_help_panel=REPORTS,
+            help="Also write the JSON document (schema mcmc.diagnose/1) to this file.", show_default=False,
+        ),
+    ] = None,  # fmt: skip
+    output_md: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE.md", rich_help_panel=REPORTS,
+            help="Also write the Markdown summary (under 60,000 characters, for a pull-request comment).",
+            show_default=False,
+        ),
+    ] = None,  # fmt: skip
     output: options.Output = "-",
     layout: options.LayoutOption = None,
     names: Annotated[
@@ -171,20 +218,39 @@ def command(
         "max-treedepth-hits": max_treedepth_hits, "ssif-ratio": ssif_ratio, "var": var, "quantiles": quantiles,
         "lags": lags, "format": fmt,
     }  # fmt: skip
+    reports = {"--output-json": output_json, "--output-md": output_md, "--html": html, "--junit": junit}
     report = diagnose(
-        files, given, outputs={"-o": output, "--plot": plot}, stdin=sys.stdin.buffer,
-        formats=[f.value for f in Format], plot=bool(plot), plot_cap=PLOT_CAP,
+        files, given, outputs={"-o": output, "--plot": plot, **reports}, stdin=sys.stdin.buffer,
+        formats=[f.value for f in DiagnoseFormat], plot=bool(plot or html), plot_cap=plot_max,
         layout=layout.value if layout is not None else None, names=names, discard=discard, thin=thin,
     )  # fmt: skip
 
     from mcmc.cli.render import emit
     from mcmc.cli.render.common import print_verdict
 
-    emit(report, report.format or Format.table, output)
-    if plot:
+    main = Format(report.format or Format.table)
+    emit(report, main, output)
+    for kind, path in ((Format.json, output_json), (Format.md, output_md), (Format.junit, junit)):
+        if path:
+            emit(report, kind, path)
+    if plot or html:
         from mcmc.cli.render import plot as plot_render
 
-        plot_render.render(report, plot)
+        fig = plot_render.figure(report)  # drawn once for both the image file and the page
+        if plot:
+            plot_render.save(fig, plot)
+        if html:
+            from mcmc.cli.console import write_output
+            from mcmc.cli.render import html as html_render
+
+            page = html_render.document(report, plot_render.png_bytes(fig)).encode()
+            write_output(html, lambda fh: fh.write(page))
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        from mcmc.cli.render import github
+
+        # GitHub reads workflow commands from stdout; when stdout carries a
+        # JSON, CSV or Markdown document they go to stderr, not into the data.
+        github.render(report, sys.stdout if output != "-" or main is Format.table else sys.stderr)
     print_verdict(report.verdict(), report.passed)
     if not report.passed:
         raise CheckFailed(report.verdict())

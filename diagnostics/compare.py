@@ -179,6 +179,18 @@ class Comparison:
     def failed(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.parameters if not p.passed)
 
+    def worst_first(self) -> tuple[ParameterComparison, ...]:
+        """The parameters failing first, then by the largest ``|z|`` (of the sd too when it is checked).
+
+        An undefined ``z`` counts as the largest; ties keep ``a``'s order.
+        """
+
+        def size(p: ParameterComparison) -> float:
+            zs = [p.z, p.z_sd] if self.check_sd else [p.z]
+            return max(abs(v) if not math.isnan(v) else math.inf for v in zs)
+
+        return tuple(sorted(self.parameters, key=lambda p: (p.passed, -size(p))))
+
     @property
     def passed(self) -> bool:
         return not self.failed
@@ -469,7 +481,10 @@ class SamplerRow:
     ``mean_z_max`` is ``max_i |mean_i - truth_i| / MCSE_i`` over the reported
     coordinates when the target knows its exact means, ``sd_z_max`` the same
     for the standard deviations with :func:`mcmc.diagnostics.stats.mcse_sd`;
-    ``None`` when unknown. Fields that do not apply are ``None``.
+    ``None`` when unknown. ``ess_per_1k_grads`` is the worst ESS per 1000
+    gradient evaluations of the sampling phase (``None`` for a sampler that
+    takes none): the cost measure of gradient-based samplers whatever a
+    gradient costs. Fields that do not apply are ``None``.
     :meth:`to_dict` is the flat JSON record (the summary's fields beside the row's).
     """
 
@@ -491,6 +506,7 @@ class SamplerRow:
     mean_z_argmax: str | None
     sd_z_max: float | None
     sd_z_argmax: str | None
+    ess_per_1k_grads: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The row as one flat record, in the column order of ``mcmc compare --format csv``."""
@@ -503,7 +519,8 @@ class SamplerRow:
             "sampling_cost": self.sampling_cost, "rhat_max": s.rhat_max, "rhat_argmax": s.rhat_argmax,
             "ess_bulk_min": s.ess_bulk_min, "ess_bulk_argmin": s.ess_bulk_argmin, "ess_tail_min": s.ess_tail_min,
             "ess_tail_argmin": s.ess_tail_argmin, "ess_min": self.ess_min, "ess_per_s": self.ess_per_s,
-            "ess_per_1k_evals": self.ess_per_1k_evals, "acceptance": s.acceptance, "divergences": s.divergences,
+            "ess_per_1k_evals": self.ess_per_1k_evals, "ess_per_1k_grads": self.ess_per_1k_grads,
+            "acceptance": s.acceptance, "divergences": s.divergences,
             "mean_z_max": self.mean_z_max, "mean_z_argmax": self.mean_z_argmax, "sd_z_max": self.sd_z_max,
             "sd_z_argmax": self.sd_z_argmax,
         }  # fmt: skip
@@ -554,6 +571,7 @@ def sampler_row(
     t_sampling = timings.sampling_time_s if timings is not None else None
     ess_per_s = ess_min / t_sampling if ess_min is not None and t_sampling else None
     ess_per_1k = 1000.0 * ess_min / sampling_cost if ess_min is not None and sampling_cost > 0 else None
+    ess_per_1k_grads = 1000.0 * ess_min / ng if ess_min is not None and ng > 0 else None
 
     mean_z = sd_z = (None, None)
     if truth_mean is not None:
@@ -574,7 +592,7 @@ def sampler_row(
         n_density_evals=nd + ndw, n_gradient_evals=ng + ngw,
         n_density_evals_warmup=ndw, n_gradient_evals_warmup=ngw,
         cost=float(cost), sampling_cost=float(sampling_cost),
-        ess_min=ess_min, ess_per_s=ess_per_s, ess_per_1k_evals=ess_per_1k,
+        ess_min=ess_min, ess_per_s=ess_per_s, ess_per_1k_evals=ess_per_1k, ess_per_1k_grads=ess_per_1k_grads,
         mean_z_max=mean_z[0], mean_z_argmax=mean_z[1], sd_z_max=sd_z[0], sd_z_argmax=sd_z[1],
     )  # fmt: skip
 
@@ -588,6 +606,7 @@ BETTER: dict[str, bool] = {
     "ess_tail_min": True,
     "ess_per_s": True,
     "ess_per_1k_evals": True,
+    "ess_per_1k_grads": True,
     "divergences": False,
     "mean_z_max": False,
     "sd_z_max": False,

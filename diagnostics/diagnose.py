@@ -67,8 +67,9 @@ def diagnose(
         Output formats the caller can render: ``format`` from the options or
         the config must be one of them (recorded in ``Report.format``).
     plot, plot_cap
-        Attach :class:`~mcmc.diagnostics.report.PlotData` of the first
-        ``plot_cap`` parameters (all when ``None``).
+        Attach :class:`~mcmc.diagnostics.report.PlotData` of the worst
+        ``plot_cap`` parameters (all when ``None``), with the divergent
+        transitions and the energies when the file has them.
     layout, names, discard, thin
         How to read the draws (:func:`~mcmc.diagnostics.readers.read_chains`):
         the axis order and the names of a bare array, the burn-in to drop from
@@ -116,14 +117,21 @@ def diagnose(
     check_paths(outputs or {}, [*files, *([str(config_path)] if config_path else [])])
     stdin = piped_stdin(files, stdin, "e.g. 'mcmc sample -o - | mcmc diagnose -'")
 
+    import numpy as np
+
     from mcmc.diagnostics.readers import read_chains
 
     chains = read_chains(files, stdin=stdin, layout=layout, names=names, discard=discard, thin=thin)
     # A quoted glob is expanded by the reader: report the files actually read.
     sources = list(dict.fromkeys(chains.attrs.get("source_files") or files))
     report = check(chains, var=patterns, thresholds=thresholds, probs=probs, lags=lags, source=sources)
-    names = [p.name for p in report.parameters]
-    data = plot_data(report.draws, names, None if patterns else plot_cap) if plot else None
+    data = None
+    if plot:
+        st = chains.sample_stats
+        data = plot_data(
+            report.draws, report.parameters, plot_cap, divergent=st.get("diverging"),
+            energy=None if "energy" not in st else np.asarray(st["energy"], dtype=float),
+        )  # fmt: skip
     from dataclasses import replace
 
     return replace(report, plot=data, format=fmt)

@@ -9,8 +9,12 @@ the result objects it can show (:class:`~mcmc.diagnostics.report.Report`,
 * ``table``: rich text for a terminal (per result type);
 * ``json``: any result's ``to_dict()``, strict JSON (one generic renderer);
 * ``csv``: any result's ``to_table()`` (one generic renderer);
-* ``md``: GitHub Markdown of a diagnose report;
-* ``plot`` (an image file rather than text): a diagnose report's plot data.
+* ``md``: GitHub Markdown (pull-request comments, job summaries), under
+  60,000 characters whatever the number of parameters;
+* ``html``: one self-contained HTML page of a diagnose report (plots inline);
+* ``junit``: JUnit XML of a diagnose report's checks, for CI test views;
+* ``github``: GitHub Actions annotation lines (``::error::``) of failed checks;
+* ``plot`` (an image file rather than text): a report's or comparison's plots.
 
 Shared helpers (JSON cleaning, number formats, the console, the verdict line)
 are in :mod:`mcmc.cli.render.common`. A module is imported only when used, so
@@ -27,12 +31,18 @@ from typing import Any, TextIO
 
 
 class Format(str, Enum):
-    """Text output formats (``--format``); each is the module ``mcmc.cli.render.<value>``."""
+    """Text output formats; each is the module ``mcmc.cli.render.<value>``.
+
+    A command offers a subset as its ``--format`` choices (:func:`choices`);
+    ``html`` and ``junit`` are written to files by their own options.
+    """
 
     table = "table"
     json = "json"
     csv = "csv"
     md = "md"
+    html = "html"
+    junit = "junit"
 
 
 def choices(*names: str) -> type[Enum]:

@@ -1,27 +1,66 @@
-"""Markdown output of ``mcmc diagnose``: for CI job summaries and pull-request comments.
+"""Markdown output of ``mcmc diagnose`` and ``mcmc compare``: for CI job summaries and pull-request comments.
 
 GitHub-flavoured Markdown: a verdict line, the checks as a list, a sampler
-table and one parameter table (ESS as whole draws, R-hat to 3 decimals,
-cells the report flags as failing in bold).
+table, then the parameters worst first (ESS as whole draws, R-hat to 3
+decimals, cells the report flags as failing in bold). GitHub refuses a
+comment over 65,536 characters, so a document stays under :data:`LIMIT`
+whatever the number of parameters: the worst :data:`WORST` in the open, the
+rest in a collapsed ``<details>`` block as far as the budget goes, and a
+note of how many were left out (the JSON, CSV and HTML outputs have them all).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TextIO
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
 
-from mcmc.cli.render.common import ess, num, rhat
+from mcmc.cli.render.common import count, ess, num, rhat, z
 
 if TYPE_CHECKING:
-    from mcmc.diagnostics.report import Report
+    from mcmc.diagnostics.compare import Comparison, SamplerComparison
+    from mcmc.diagnostics.report import Parameter, Report
+
+LIMIT = 60_000  # characters; GitHub's limit on a comment is 65,536
+WORST = 20  # rows shown before the <details> block
 
 
 def _esc(text: str) -> str:
-    return text.replace("|", "\\|")
+    return text.replace("|", "\\|").replace("<", "&lt;")
 
 
-def render(report: Report, out: TextIO) -> None:
+def render(result: Any, out: TextIO) -> None:
+    """Write ``result`` (a report or a comparison) as Markdown to ``out``."""
+    {"Report": _report, "Comparison": _runs, "SamplerComparison": _samplers}[type(result).__name__](result, out)
+
+
+def _rows(
+    head: str, items: Sequence[Any], row: Callable[[Any], str], budget: int, what: str = "parameters"
+) -> str:
+    """A table of the first :data:`WORST` items, the rest in ``<details>`` while ``budget`` lasts."""
+    text = head + "".join(row(p) for p in items[:WORST])
+    rest = items[WORST:]
+    if not rest:
+        return text
+    closing = "\n</details>\n"
+    inner, shown = "", 0
+    for p in rest:
+        line = row(p)
+        if len(text) + len(inner) + len(line) + len(head) + 400 > budget:
+            break
+        inner += line
+        shown += 1
+    if shown:
+        text += f"\n<details><summary>{shown} more {what}</summary>\n\n{head}{inner}{closing}"
+    if shown < len(rest):
+        text += f"\n{len(rest) - shown} more {what} left out to keep this under {LIMIT:,} characters; "
+        text += "the JSON, CSV and HTML reports list them all.\n"
+    return text
+
+
+def _report(report: Report, out: TextIO) -> None:
     t = report.thresholds
-    w = out.write
+    parts: list[str] = []
+    w = parts.append
     src = ", ".join(f"`{s}`" for s in report.source) or "input"
     w(f"## mcmc diagnose: {src}\n\n")
     w(f"{report.n_chains} chains x {report.n_draws} draws, {len(report.parameters)} parameters.\n\n")
@@ -43,11 +82,12 @@ def render(report: Report, out: TextIO) -> None:
     w(f"Acceptance: {s.acceptance.source}.")
     if s.treedepth_hits is not None:
         w(f" Tree depth: {s.treedepth_hits} of {s.transitions} transitions at the maximum {s.max_treedepth}.")
-    w("\n\n### Parameters\n\n")
+    w("\n\n### Parameters, worst first\n\n")
     q = report.quantile_labels
     cols = ["parameter", "mean", "sd", *q, "mcse_mean", "ess_bulk", "ess_tail", "ess_ssif", "rhat", "status"]
-    w("| " + " | ".join(cols) + " |\n|" + "---|" + "---:|" * (len(cols) - 2) + "---|\n")
-    for p in report.parameters:
+    head = "| " + " | ".join(cols) + " |\n|" + "---|" + "---:|" * (len(cols) - 2) + "---|\n"
+
+    def row(p: Parameter) -> str:
         r = rhat(p.rhat)
         if p.status == "rhat":
             r = f"**{r}**"
@@ -57,10 +97,69 @@ def render(report: Report, out: TextIO) -> None:
         if p.ess_tail_low:
             et = f"**{et}**"
         es = ess(p.ess_ssif) + (" (!)" if p.ssif_disagrees else "")
-        row = [
+        cells = [
             f"`{p.name}`", num(p.mean), num(p.sd), *(num(v) for v in p.quantiles.values()),
             num(p.mcse_mean, 2), eb, et, es, r, p.status,
         ]  # fmt: skip
-        w("| " + " | ".join(row) + " |\n")
+        return "| " + " | ".join(cells) + " |\n"
+
+    footer = ""
     if any(p.ssif_disagrees for p in report.parameters):
-        w(f"\n(!) ESS by SSIF differs from bulk ESS by more than {t.ssif_ratio:g}x: SSIF assumes an AR(1) chain.\n")
+        footer = (
+            f"\n(!) ESS by SSIF differs from bulk ESS by more than {t.ssif_ratio:g}x: SSIF assumes an AR(1) chain.\n"
+        )
+    text = "".join(parts)
+    out.write(text + _rows(head, report.worst_first(), row, LIMIT - len(text) - len(footer)) + footer)
+
+
+def _runs(result: Comparison, out: TextIO) -> None:
+    a, b = ", ".join(f"`{s}`" for s in result.a.source) or "A", ", ".join(f"`{s}`" for s in result.b.source) or "B"
+    what = "reference" if result.mode == "reference" else "B"
+    text = f"## mcmc compare: {a} against {what} {b}\n\n"
+    text += f"A: {result.a.n_chains} chains x {result.a.n_draws} draws; B: {result.b.n_chains} x {result.b.n_draws}. "
+    text += f"{len(result.parameters)} shared parameters.\n\n**{_esc(result.verdict())}**\n\n"
+    for note in result.notes:
+        text += f"- note: {_esc(note)}\n"
+    for side, names in (("A", result.only_in_a), ("B", result.only_in_b)):
+        if names:
+            shown = ", ".join(f"`{n}`" for n in names[:20])
+            shown += f" and {len(names) - 20} more" if len(names) > 20 else ""
+            text += f"- only in {side}: {_esc(shown)}\n"
+    text += "\n### Parameters, largest |z| first\n\n"
+    head = "| parameter | mean A | mean B | z | sd ratio | z sd | ESS A | ESS B | |\n|---|" + "---:|" * 7 + "---|\n"
+
+    def row(p: Any) -> str:
+        zc = z(p.z) if not p.mean_differs else f"**{z(p.z)}**"
+        zs = z(p.z_sd) if not p.sd_differs else f"**{z(p.z_sd)}**"
+        cells = [f"`{p.name}`", num(p.mean_a), num(p.mean_b), zc, num(p.sd_ratio, 3), zs,
+                 ess(p.ess_bulk_a), ess(p.ess_bulk_b), "ok" if p.passed else "FAIL"]  # fmt: skip
+        return "| " + " | ".join(cells) + " |\n"
+
+    out.write(text + _rows(head, result.worst_first(), row, LIMIT - len(text)))
+
+
+def _samplers(result: SamplerComparison, out: TextIO) -> None:
+    text = f"## mcmc compare: samplers on `{result.target}` (dim {result.dim})\n\n"
+    text += f"{result.chains} chains x {result.draws} draws after {result.warmup} warm-up, seed {result.seed}.\n\n"
+    text += f"**{_esc(result.verdict())}**\n\n"
+    cols = [
+        ("wall time (s)", "wall_time_s", count), ("ESS/s", "ess_per_s", count),
+        ("ESS/1k evals", "ess_per_1k_evals", count), ("ESS/1k grads", "ess_per_1k_grads", count),
+        ("max R-hat", "rhat_max", rhat),
+        ("min ESS bulk", "ess_bulk_min", ess), ("min ESS tail", "ess_tail_min", ess),
+        ("acceptance", "acceptance", lambda v: num(v, 3)), ("divergences", "divergences", lambda v: num(v)),
+        ("max mean z", "mean_z_max", lambda v: num(v, 3)),
+    ]  # fmt: skip
+    text += "| sampler | " + " | ".join(c[0] for c in cols) + " |\n|---|" + "---:|" * len(cols) + "\n"
+    for r in result.rows:
+        d = r.to_dict()
+        cells = []
+        for _, key, fmt in cols:
+            cell = fmt(d[key]) if d[key] is not None else ""
+            cells.append(f"**{cell}**" if r.sampler in result.best.get(key, ()) else cell)
+        text += f"| {r.sampler} | " + " | ".join(cells) + " |\n"
+    text += f"\nBest of each column in bold. Evaluations count a gradient as {result.grad_cost:g} density evaluation"
+    text += f"{'s' if result.grad_cost != 1 else ''}.\n"
+    for note in result.notes:
+        text += f"- note: {_esc(note)}\n"
+    out.write(text)

@@ -1,83 +1,162 @@
-"""`mcmc diagnose --plot`: trace, rank and autocorrelation plots of a report, to an image file.
+"""`mcmc diagnose --plot` and `mcmc compare --plot`: a report's plots, to an image file.
 
-One row per scalar parameter: the traces of every chain; the rank plot
-(histogram of each chain's ranks in the pooled draws, which is flat for every
-chain when the chains mix, Vehtari et al. 2021); and the chain-averaged
-autocorrelation. The rank histograms, their band and the autocorrelations
-come computed in the report (:class:`~mcmc.diagnostics.report.PlotData`).
-Drawn with matplotlib's object API on an Agg canvas (no pyplot, no global
-state, no display needed), imported only when asked for.
+diagnose: one row per plotted parameter, the worst first (the report's
+:class:`~mcmc.diagnostics.report.PlotData` chooses them and says which were left
+out): the density of each chain beside its trace (as ArviZ's ``plot_trace``),
+divergent transitions marked under the traces; the rank plot (histogram of
+each chain's ranks in the pooled draws, flat for every chain when the chains
+mix, Vehtari et al. 2021; the two halves of a single chain); and the
+chain-averaged autocorrelation. When the file has energies, a last row with
+the marginal energy against the energy transitions (ArviZ's ``plot_energy``).
+The title is the verdict.
+
+compare: ESS per second and per 1000 evaluations, sampler against sampler;
+or the z-score of every shared parameter, run against run.
+
+Everything drawn comes computed in the result object. Drawn with
+matplotlib's object API on an Agg canvas (no pyplot, no global state, no
+display needed), imported only when a plot is asked for.
 """
 
 from __future__ import annotations
 
+import io
+import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from mcmc.cli.render.common import count
 from mcmc.core.errors import UsageError
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from mcmc.diagnostics.compare import Comparison, SamplerComparison
     from mcmc.diagnostics.report import Report
 
 FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
 STATUS_COLOUR = {
     "ok": "#1a7f37", "rhat": "#cf222e", "ess": "#bf8700", "constant": "#0969da", "nan": "#8250df", "inf": "#8250df",
 }  # fmt: skip
+PASS_COLOUR, FAIL_COLOUR = "#1a7f37", "#cf222e"
+RUNS_PLOT_MAX = 40  # parameters in a run-against-run z plot, largest |z| first
 
 
-def image_format(path: str) -> str:
+def image_format(path: str, option: str = "--plot") -> str:
     """matplotlib's format name for ``path``'s extension; :class:`UsageError` if unsupported."""
     fmt = FORMATS.get(Path(path).suffix.lower())
     if fmt is None:
-        raise UsageError(f"--plot {path}: unknown image format; use .png, .pdf or .svg")
+        raise UsageError(f"{option} {path}: unknown image format; use .png, .pdf or .svg")
     return fmt
 
 
-def render(report: Report, path: str) -> None:
-    """Draw the plots of the parameters in ``report.plot`` to ``path`` (written atomically)."""
-    fmt = image_format(path)
-    if report.plot is None:
-        raise ValueError("the report carries no plot data: diagnose(..., plot=True) makes it")
+def render(result: Any, path: str) -> None:
+    """Draw ``result``'s plots to ``path`` (written atomically; format by extension)."""
+    image_format(path)
+    save(figure(result), path)
 
-    import numpy as np
+
+def save(fig: Figure, path: str) -> None:
+    """Write ``fig`` to ``path`` atomically, in the format of its extension."""
+    from mcmc.core.chains import atomic_output
+
+    fmt = image_format(path)
+    with atomic_output(path) as fh:
+        fig.savefig(fh, format=fmt, dpi=100)
+
+
+def png_bytes(fig: Figure, dpi: int = 90) -> bytes:
+    """``fig`` as PNG bytes (for the HTML report)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()
+
+
+def figure(result: Any) -> Figure:
+    """The figure of a diagnose report or a comparison."""
+    kind = type(result).__name__
+    if kind == "Report":
+        return _report(result)
+    if kind == "SamplerComparison":
+        return _samplers(result)
+    if kind == "Comparison":
+        return _runs(result)
+    raise TypeError(f"no plot for {kind}")
+
+
+def _new(width: float, height: float) -> Figure:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from mcmc.core.chains import atomic_output
+    fig = Figure(figsize=(width, height))
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _title(fig: Figure, verdict: str, passed: bool, sub: str, height: float) -> None:
+    """The verdict (at most two lines, in the verdict's colour) and a line of context, in the top 0.8 inch."""
+    width = fig.get_figwidth()
+    head = textwrap.wrap(verdict, int(width * 11.5), max_lines=2, placeholder=" ...")
+    fig.text(0.01, 1 - 0.1 / height, "\n".join(head), fontsize=10.5, fontweight="bold", va="top", linespacing=1.3,
+             color=PASS_COLOUR if passed else FAIL_COLOUR)  # fmt: skip
+    sub = textwrap.shorten(sub, int(width * 15), placeholder=" ...")
+    fig.text(0.01, 1 - 0.56 / height, sub, fontsize=8.5, va="top", color="0.25")
+
+
+def _tidy(ax: Any) -> None:
+    ax.tick_params(labelsize=7.5)
+    ax.spines[["top", "right"]].set_visible(False)
+
+
+def _report(report: Report) -> Figure:
+    import numpy as np
 
     data = report.plot
+    if data is None:
+        raise ValueError("the report carries no plot data: diagnose(..., plot=True) makes it")
     n = len(data.names)
-    params = report.parameters[:n]
-    x = report.draws[:, :, :n]
+    params = [report.parameters[i] for i in data.index]
+    x = data.draws
     c, d, _ = x.shape
     bins, max_lag, ranks, rho = data.bins, data.max_lag, data.ranks, data.acf
-
-    height = 1.9 * n + 0.9
+    rows = max(n, 1) + (data.energy is not None)
+    height = 1.9 * rows + 1.3
+    fig = _new(14, height)
     # Fixed margins (inches): constrained layout measured every tick label many times, half the plotting time.
-    fig = Figure(figsize=(12, height))
-    fig.subplots_adjust(left=0.07, right=0.985, top=1 - 0.8 / height, bottom=0.75 / height, hspace=0.55, wspace=0.18)
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(n, 3, squeeze=False, gridspec_kw={"width_ratios": [2.4, 1, 1]})
-    colours = [f"C{i % 10}" for i in range(c)]
+    fig.subplots_adjust(left=0.06, right=0.985, top=1 - 1.15 / height, bottom=0.75 / height, hspace=0.6, wspace=0.2)
+    grid = fig.add_gridspec(rows, 4, width_ratios=[1, 2.4, 1, 1])
+    colours = [f"C{i % 10}" for i in range(max(c, 2))]
     draws = np.arange(d)
+    div = data.divergent
     expected, half = data.expected, data.half_width  # pointwise 99% band of a bin count under uniform ranks
+    first: list[Any] = []
     for row, p in enumerate(params):
-        ax_t, ax_r, ax_a = axes[row]
+        ax_d, ax_t, ax_r, ax_a = (fig.add_subplot(grid[row, k]) for k in range(4))
+        if not first:
+            first = [ax_d, ax_t, ax_r, ax_a]
+        colour = STATUS_COLOUR.get(p.status, "black")
         for ch in range(c):
+            ax_d.plot(data.density_grid[row], data.density[row, ch], lw=1.0, color=colours[ch])
             ax_t.plot(draws, x[ch, :, row], lw=0.6, alpha=0.8, color=colours[ch], label=f"chain {ch}")
-        ax_t.set_ylabel(p.name, fontsize=10, fontweight="bold", color=STATUS_COLOUR.get(p.status, "black"))
+        ax_d.set_ylabel(p.name, fontsize=10, fontweight="bold", color=colour)
+        ax_d.set_yticks([])
         ax_t.set_xlim(0, max(d - 1, 1))
+        if div is not None and div.any():
+            lo = ax_t.get_ylim()[0]
+            for ch in np.flatnonzero(div.any(axis=1)):
+                at = np.flatnonzero(div[ch])
+                ax_t.plot(at, np.full(at.size, lo), ls="", marker="|", ms=9, mew=1.2, color="black",
+                          label="divergent" if ch == np.flatnonzero(div.any(axis=1))[0] else None)  # fmt: skip
+            ax_t.set_ylim(bottom=lo)
         ax_t.set_title(
             f"{p.status}   R-hat {p.rhat:.3f}   ESS bulk {p.ess_bulk:.0f} / tail {p.ess_tail:.0f}",
-            fontsize=8.5,
-            loc="left",
-            color=STATUS_COLOUR.get(p.status, "black"),
-        )
+            fontsize=8.5, loc="left", color=colour,
+        )  # fmt: skip
         ax_r.axhspan(expected - half, expected + half, color="0.9", zorder=0)
         ax_r.axhline(expected, color="0.5", lw=0.8, ls="--", zorder=1)
         edges = np.arange(bins + 1)
-        for ch in range(c):
-            ax_r.stairs(ranks[row, ch], edges, baseline=None, color=colours[ch], lw=1.2)
+        for k in range(ranks.shape[1]):
+            ax_r.stairs(ranks[row, k], edges, baseline=None, color=colours[k], lw=1.2, label=data.rank_labels[k])
         ax_r.set_xlim(0, bins)
         ax_r.set_xticks([])
         ax_r.set_ylim(0, max(float(ranks[row].max()) * 1.1, expected + 1.2 * half))
@@ -86,22 +165,110 @@ def render(report: Report, path: str) -> None:
         ax_a.axhline(0, color="0.3", lw=0.6)
         ax_a.set_xlim(-0.5, max_lag + 0.5)
         ax_a.set_ylim(min(-0.2, float(np.nanmin(rho[row], initial=0.0)) - 0.05), 1.05)
-        for ax in (ax_t, ax_r, ax_a):
-            ax.tick_params(labelsize=7.5)
-            ax.spines[["top", "right"]].set_visible(False)
-    axes[0, 1].set_title(f"rank plot ({bins} bins, 99% band)", fontsize=9)
-    axes[0, 2].set_title("autocorrelation (chain mean)", fontsize=9)
-    axes[-1, 0].set_xlabel("draw", fontsize=8.5)
-    axes[-1, 1].set_xlabel("rank of draw in pooled chains", fontsize=8.5)
-    axes[-1, 2].set_xlabel("lag", fontsize=8.5)
-    if c > 1:  # outside the axes: inside, it hides the very traces one needs to see
-        handles, labels = axes[0, 0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="lower center", fontsize=8, ncols=min(c, 8), frameon=False)
+        for ax in (ax_d, ax_t, ax_r, ax_a):
+            _tidy(ax)
+        if row == n - 1:
+            ax_d.set_xlabel("value", fontsize=8.5)
+            ax_t.set_xlabel("draw", fontsize=8.5)
+            ax_r.set_xlabel("rank of draw in pooled chains", fontsize=8.5)
+            ax_a.set_xlabel("lag", fontsize=8.5)
+    if first:
+        first[0].set_title("density per chain", fontsize=9)
+        first[2].set_title(f"rank plot ({bins} bins, 99% band)", fontsize=9)
+        first[3].set_title("autocorrelation (chain mean)", fontsize=9)
+        if c == 1 and len(data.rank_labels) == 2:
+            first[2].legend(fontsize=7, frameon=False, loc="lower center")
+    if data.energy is not None:
+        e = data.energy
+        ax_e = fig.add_subplot(grid[rows - 1, :2])
+        ax_e.fill_between(e.grid, e.marginal, color="C0", alpha=0.35, label="marginal energy")
+        ax_e.fill_between(e.grid, e.transition, color="C1", alpha=0.35, label="energy transition")
+        ebfmi = report.sampler.ebfmi or ()
+        shown = ", ".join(f"{v:.2f}" for v in ebfmi[:8]) + (", ..." if len(ebfmi) > 8 else "")
+        ax_e.set_title(f"energy (E-BFMI per chain: {shown})", fontsize=8.5, loc="left")
+        ax_e.set_yticks([])
+        ax_e.legend(fontsize=8, frameon=False)
+        ax_e.set_xlabel("energy - mean", fontsize=8.5)
+        _tidy(ax_e)
+    if first and (c > 1 or (div is not None and div.any())):
+        # outside the axes: inside, it hides the very traces one needs to see
+        handles, labels = first[1].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", fontsize=8, ncols=min(len(labels), 9), frameon=False)
     src = ", ".join(report.source) or "input"
-    more = len(report.parameters) - n
-    suptitle = f"{src}: {c} chain{'s' if c != 1 else ''} x {d} draws"
-    if more:
-        suptitle += f" (first {n} of {len(report.parameters)} parameters; select others with --var)"
-    fig.suptitle(suptitle, fontsize=10, y=1 - 0.15 / height, va="top")
-    with atomic_output(path) as fh:
-        fig.savefig(fh, format=fmt, dpi=100)
+    total = len(report.parameters)
+    if data.omitted:
+        left = ", ".join(data.omitted[:6]) + (f" and {len(data.omitted) - 6} more" if len(data.omitted) > 6 else "")
+        sub = f"The {n} worst of {total} parameters; left out: {left} (choose with --var, --plot-max). "
+    else:
+        sub = f"All {total} parameter{'s' if total != 1 else ''}, worst first. "
+    sub += f"{c} chain{'s' if c != 1 else ''} x {d} draws of {src}"  # the least needed part goes last
+    _title(fig, report.verdict(), report.passed, sub, height)
+    return fig
+
+
+def _samplers(result: SamplerComparison) -> Figure:
+    import numpy as np
+
+    rows = result.rows
+    names = [r.sampler for r in rows]
+    panels = [
+        ("ess_per_s", "ESS per second"),
+        ("ess_per_1k_grads", "ESS per 1000 gradients"),
+        ("ess_per_1k_evals", f"ESS per 1000 evaluations (gradient = {result.grad_cost:g})"),
+    ]
+    height = 1.1 + 0.45 * max(len(rows), 2) + 0.7
+    fig = _new(13, height)
+    fig.subplots_adjust(left=0.08, right=0.98, top=1 - 1.05 / height, bottom=0.45 / height, wspace=0.3)
+    axes = fig.subplots(1, 3, squeeze=True)
+    y = np.arange(len(rows))
+    for ax, (key, label) in zip(axes, panels, strict=True):
+        values = [getattr(r, key) for r in rows]
+        best = set(result.best.get(key, ()))
+        vals = np.array([v if v is not None else np.nan for v in values], dtype=float)
+        colours = ["#1a7f37" if s in best else "#8c959f" for s in names]
+        ax.barh(y, np.nan_to_num(vals), color=colours)
+        for yi, v in zip(y, vals, strict=True):
+            ax.text(0, yi, f" {count(v)}" if np.isfinite(v) else " n/a (none taken)", va="center", fontsize=8)
+        ax.set_yticks(y, names, fontsize=9)
+        ax.invert_yaxis()
+        ax.set_title(label, fontsize=9, loc="left")
+        _tidy(ax)
+    sub = f"{result.target} (dim {result.dim}), {result.chains} chains x {result.draws} draws, seed {result.seed}; "
+    sub += "the worst coordinate's min(bulk, tail) ESS over the sampling phase; best in green"
+    _title(fig, result.verdict(), result.passed, sub, height)
+    return fig
+
+
+def _runs(result: Comparison) -> Figure:
+    import numpy as np
+
+    shown = result.worst_first()[:RUNS_PLOT_MAX]
+    n = max(len(shown), 1)
+    height = 1.7 + 0.22 * n
+    fig = _new(10, height)
+    fig.subplots_adjust(left=0.25, right=0.97, top=1 - 1.0 / height, bottom=0.6 / height)
+    ax = fig.add_subplot()
+    y = np.arange(len(shown))
+    zs = np.array([p.z for p in shown], dtype=float)
+    lim = max(result.max_z * 1.3, float(np.nanmax(np.abs(zs[np.isfinite(zs)]), initial=0.0)) * 1.1, 1.0)
+    ax.axvspan(-result.max_z, result.max_z, color="0.92", zorder=0)
+    ax.axvline(0, color="0.5", lw=0.8)
+    colours = [PASS_COLOUR if p.passed else FAIL_COLOUR for p in shown]
+    ax.scatter(np.clip(np.nan_to_num(zs, nan=0.0), -lim, lim), y, c=colours, s=18, zorder=3)
+    if result.check_sd:
+        zsd = np.array([p.z_sd for p in shown], dtype=float)
+        ax.scatter(np.clip(np.nan_to_num(zsd, nan=0.0), -lim, lim), y, marker="x", c="0.3", s=14, zorder=3,
+                   label="z of the sd")  # fmt: skip
+        ax.legend(fontsize=8, frameon=False)
+    ax.set_yticks(y, [p.name for p in shown], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(-lim, lim)
+    ax.set_xlabel(f"z = (mean A - mean B) / sqrt(MCSE_A^2 + MCSE_B^2); band |z| <= {result.max_z:g}", fontsize=8.5)
+    _tidy(ax)
+    a, b = ", ".join(result.a.source) or "A", ", ".join(result.b.source) or "B"
+    left = len(result.parameters) - len(shown)
+    sub = f"{a} against {b}: {len(result.parameters)} shared parameters" + (
+        f", the {len(shown)} largest |z| shown ({left} left out)" if left else ", largest |z| first"
+    )
+    _title(fig, result.verdict(), result.passed, sub, height)
+    return fig

@@ -1,0 +1,196 @@
+"""One self-contained HTML page of a diagnose report, for people opening a CI artifact.
+
+The verdict, the checks (failed first), the sampler per chain, a table of
+every parameter (worst first; click a column head to sort, type to filter,
+tick to show failing parameters only) and the plots. Nothing is fetched at
+view time: the CSS and the few lines of script are inline and the plots are
+one PNG in a ``data:`` URI, so the file opens offline, from an e-mail or a
+CI artifact store with a strict content policy. Without script the page
+still shows everything, worst first.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from html import escape
+from typing import TYPE_CHECKING, Any, TextIO
+
+from mcmc.cli.render.common import ess, num, rhat
+
+if TYPE_CHECKING:
+    from mcmc.diagnostics.report import Report
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1f2328;background:#fff}
+main{max-width:1400px;margin:0 auto;padding:16px 24px 48px}
+h1{font-size:20px;margin:8px 0}h2{font-size:16px;margin:28px 0 8px;border-bottom:1px solid #d0d7de;padding-bottom:4px}
+.verdict{padding:12px 16px;border-radius:6px;font-weight:600;margin:12px 0;word-wrap:break-word}
+.pass{background:#dafbe1;color:#116329;border:1px solid #4ac26b}
+.fail{background:#ffebe9;color:#a40e26;border:1px solid #ff8182}
+.meta{color:#59636e}
+ul.checks{list-style:none;padding:0;margin:0}ul.checks li{margin:3px 0}
+.badge{display:inline-block;min-width:3.2em;text-align:center;border-radius:10px;padding:0 6px;font-size:12px;
+font-weight:600;margin-right:6px}
+.b-pass{background:#dafbe1;color:#116329}.b-fail{background:#cf222e;color:#fff}.b-warn{background:#fff8c5;color:#7d4e00}
+table{border-collapse:collapse;font-variant-numeric:tabular-nums}
+th,td{padding:3px 8px;border-bottom:1px solid #eaeef2;text-align:right;white-space:nowrap}
+th:first-child,td:first-child{text-align:left}
+#params th{cursor:pointer;user-select:none;position:sticky;top:0;background:#f6f8fa}
+#params th.asc::after{content:" \\25B2"}#params th.desc::after{content:" \\25BC"}
+tr.s-rhat td.st,td.bad{color:#cf222e;font-weight:600}tr.s-ess td.st{color:#9a6700;font-weight:600}
+tr.s-nan td.st,tr.s-inf td.st{color:#8250df;font-weight:600}tr.s-constant td.st{color:#0969da}
+tr.s-ok td.st{color:#1a7f37}
+.tools{margin:8px 0;display:flex;gap:16px;align-items:center}
+.tools input[type=search]{padding:4px 8px;width:22em;border:1px solid #d0d7de;border-radius:6px}
+.scroll{max-height:70vh;overflow:auto;border:1px solid #d0d7de;border-radius:6px}
+img.plots{max-width:100%;height:auto;border:1px solid #d0d7de;border-radius:6px}
+code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:13px}
+"""
+
+SCRIPT = """
+(function () {
+  var table = document.getElementById("params");
+  var body = table.tBodies[0];
+  var rows = Array.prototype.slice.call(body.rows);
+  var filter = document.getElementById("filter");
+  var failing = document.getElementById("failing");
+  var shown = document.getElementById("shown");
+  function apply() {
+    var text = filter.value.trim().toLowerCase();
+    var n = 0;
+    rows.forEach(function (r) {
+      var ok = (!text || r.cells[0].textContent.toLowerCase().indexOf(text) >= 0) &&
+               (!failing.checked || r.dataset.failing === "1");
+      r.hidden = !ok;
+      if (ok) { n += 1; }
+    });
+    shown.textContent = n + " of " + rows.length + " parameters shown";
+  }
+  function key(r, i) {
+    var v = r.cells[i].dataset.v;
+    if (v === undefined) { return r.cells[i].textContent; }
+    return v === "" ? NaN : parseFloat(v);
+  }
+  Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, i) {
+    th.addEventListener("click", function () {
+      var dir = th.classList.contains("asc") ? -1 : 1;
+      Array.prototype.forEach.call(table.tHead.rows[0].cells, function (h) { h.classList.remove("asc", "desc"); });
+      th.classList.add(dir === 1 ? "asc" : "desc");
+      rows.sort(function (a, b) {
+        var x = key(a, i), y = key(b, i);
+        if (typeof x === "number" || typeof y === "number") {
+          if (isNaN(x)) { return isNaN(y) ? 0 : 1; }
+          if (isNaN(y)) { return -1; }
+          return dir * (x - y);
+        }
+        return dir * String(x).localeCompare(String(y));
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+  filter.addEventListener("input", apply);
+  failing.addEventListener("change", apply);
+  apply();
+})();
+"""
+
+FAILING = ("rhat", "ess", "nan", "inf")
+
+
+def _v(value: Any) -> str:
+    """A sort key for a numeric cell: the full value, empty when undefined."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return repr(float(value))
+    if isinstance(value, float) and math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return ""
+
+
+def _td(text: str, value: Any, bad: bool = False) -> str:
+    return f'<td data-v="{_v(value)}"{" class=bad" if bad else ""}>{escape(text)}</td>'
+
+
+def render(report: Report, out: TextIO) -> None:
+    """Write the page of ``report`` to ``out``, with its plots when it carries plot data."""
+    image = None
+    if report.plot is not None:
+        from mcmc.cli.render import plot
+
+        image = plot.png_bytes(plot.figure(report))
+    out.write(document(report, image))
+
+
+def document(report: Report, image: bytes | None = None) -> str:
+    """The page of ``report`` as text; ``image`` is the PNG of its plots, if any."""
+    e = escape
+    src = ", ".join(report.source) or "input"
+    verdict = report.verdict()
+    parts: list[str] = []
+    w = parts.append
+    w('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">')
+    w('<meta name="viewport" content="width=device-width, initial-scale=1">')
+    w(f"<title>{e(verdict.split(':')[0])}: mcmc diagnose {e(src)}</title><style>{CSS}</style></head><body><main>")
+    w(f"<h1>mcmc diagnose: <code>{e(src)}</code></h1>")
+    w(f'<p class="meta">{report.n_chains} chain{"s" if report.n_chains != 1 else ""} x {report.n_draws} draws, '
+      f"{len(report.parameters)} parameters</p>")  # fmt: skip
+    w(f'<div id="verdict" class="verdict {"pass" if report.passed else "fail"}">{e(verdict)}</div>')
+
+    w('<h2>Checks</h2><ul class="checks">')
+    order = {"error": 0, "warning": 1}
+    for c in sorted(report.checks, key=lambda c: (c.passed, order.get(c.severity, 2))):
+        kind = "pass" if c.passed else ("fail" if c.severity == "error" else "warn")
+        label = {"pass": "pass", "fail": "FAIL", "warn": "warn"}[kind]
+        w(f'<li><span class="badge b-{kind}">{label}</span><code>{e(c.name)}</code>: {e(c.message)}</li>')
+    for note in report.notes:
+        w(f'<li><span class="badge">note</span>{e(note)}</li>')
+    w("</ul>")
+
+    s = report.sampler
+    w("<h2>Sampler</h2>")
+    w(f'<p class="meta">Acceptance: {e(s.acceptance.source)}.')
+    if s.treedepth_hits is not None:
+        w(f" Tree depth: {s.treedepth_hits} of {s.transitions} transitions at the maximum {s.max_treedepth}.")
+    w("</p><table><thead><tr><th>chain</th><th>acceptance</th>")
+    w(("<th>divergences</th>" if s.divergences_per_chain is not None else "")
+      + ("<th>E-BFMI</th>" if s.ebfmi is not None else "") + "</tr></thead><tbody>")  # fmt: skip
+    low = set(c for check in report.checks if check.name == "ebfmi" for c in check.chains)
+    for c in range(report.n_chains):
+        w(f"<tr><td>{c}</td>{_td(num(s.acceptance.per_chain[c], 3), s.acceptance.per_chain[c])}")
+        if s.divergences_per_chain is not None:
+            d = s.divergences_per_chain[c]
+            w(_td(str(d), d))
+        if s.ebfmi is not None:
+            w(_td(num(s.ebfmi[c], 3), s.ebfmi[c], c in low))
+        w("</tr>")
+    w("</tbody></table>")
+
+    w("<h2>Parameters</h2>")
+    w('<div class="tools"><input id="filter" type="search" placeholder="filter by name" aria-label="filter">'
+      '<label><input id="failing" type="checkbox"> failing only</label><span id="shown" class="meta"></span></div>')
+    q = report.quantile_labels
+    heads = ["parameter", "mean", "sd", *q, "MCSE mean", "ESS bulk", "ESS tail", "ESS SSIF", "R-hat", "move", "status"]
+    w('<div class="scroll"><table id="params"><thead><tr>')
+    w("".join(f"<th>{e(h)}</th>" for h in heads) + "</tr></thead><tbody>")
+    for p in report.worst_first():
+        fail = p.status in FAILING
+        w(f'<tr class="s-{e(p.status)}" data-failing="{int(fail)}"><td><code>{e(p.name)}</code></td>')
+        w(_td(num(p.mean), p.mean) + _td(num(p.sd), p.sd))
+        w("".join(_td(num(v), v) for v in p.quantiles.values()))
+        w(_td(num(p.mcse_mean, 2), p.mcse_mean))
+        w(_td(ess(p.ess_bulk), p.ess_bulk, p.ess_bulk_low) + _td(ess(p.ess_tail), p.ess_tail, p.ess_tail_low))
+        w(_td(ess(p.ess_ssif) + (" (!)" if p.ssif_disagrees else ""), p.ess_ssif))
+        w(_td(rhat(p.rhat), p.rhat, p.status == "rhat") + _td(num(p.acceptance, 3), p.acceptance))
+        w(f'<td class="st">{e(p.status)}</td></tr>')
+    w("</tbody></table></div>")
+
+    if image is not None:
+        data = report.plot
+        w("<h2>Plots</h2>")
+        if data is not None and data.omitted:
+            w(f'<p class="meta">The {len(data.names)} worst parameters; left out: '
+              f"{e(', '.join(data.omitted[:20]))}{' and more' if len(data.omitted) > 20 else ''}.</p>")  # fmt: skip
+        uri = "data:image/png;base64," + base64.b64encode(image).decode("ascii")
+        w(f'<img class="plots" alt="density, trace, rank and autocorrelation plots" src="{uri}">')
+    w(f"<script>{SCRIPT}</script></main></body></html>\n")
+    return "".join(parts)

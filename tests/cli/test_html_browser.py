@@ -1,0 +1,67 @@
+"""The --html report in a real browser: headless Chromium loads it offline, runs its script without errors.
+
+Skips only when no Chromium binary exists (``.ci/run`` installs Debian's
+``chromium``). The page's script writes "N of N parameters shown" into the
+page, so the dumped DOM proves it ran; console errors are read from
+Chromium's log on stderr.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+FIX = Path(__file__).parents[1] / "data" / "fixtures"
+EIGHT_NPZ = str(FIX / "centered_eight_posterior.npz")
+BROWSER = next((b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
+pytestmark = pytest.mark.skipif(BROWSER is None, reason="no chromium binary on PATH (apt-get install chromium)")
+
+
+def _chromium(tmp_path: Path, page: Path, *action: str) -> subprocess.CompletedProcess[str]:
+    flags = [
+        "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}",
+        "--enable-logging=stderr", "--v=0",
+    ]  # fmt: skip
+    return subprocess.run(
+        [BROWSER, *flags, *action, page.as_uri()], capture_output=True, text=True, timeout=120, check=True
+    )
+
+
+def console_errors(log: str) -> list[str]:
+    """Lines of Chromium's log that report a page's console error or an uncaught exception."""
+    return [
+        line for line in log.splitlines()
+        if re.search(r"CONSOLE\(\d+\)|Uncaught|SyntaxError|TypeError|ReferenceError", line)
+    ]  # fmt: skip
+
+
+def test_html_report_renders_offline_without_console_errors(mcmc, tmp_path: Path) -> None:
+    page = tmp_path / "report.html"
+    r = mcmc("diagnose", EIGHT_NPZ, "--html", str(page))
+    assert r.code == 1
+    html = page.read_text()
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)  # nothing fetched at view time
+    run = _chromium(tmp_path, page, "--dump-dom")
+    assert console_errors(run.stderr) == []
+    dom = run.stdout
+    verdict = re.search(r'<div id="verdict" class="verdict fail">(.*?)</div>', dom)
+    assert verdict and verdict.group(1).startswith("FAIL: R-hat &gt; 1.01")
+    assert "10 of 10 parameters shown" in dom  # written by the page's script: it ran to the end
+    body = dom[dom.index('<table id="params"') :]
+    names = re.findall(r"<tr class=\"s-(\w+)\" data-failing=\"(\d)\"><td><code>([^<]+)</code>", body)
+    assert len(names) == 10 and names[0][2] == "tau"  # every parameter, the worst first
+    assert [f for _, f, _ in names] == sorted((f for _, f, _ in names), reverse=True)  # failing ones on top
+    shot = tmp_path / "shot.png"
+    _chromium(tmp_path, page, f"--screenshot={shot}", "--window-size=1200,900")
+    assert shot.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_console_check_sees_a_broken_script(tmp_path: Path) -> None:
+    page = tmp_path / "broken.html"
+    page.write_text("<!DOCTYPE html><html><body><p>x</p><script>undefinedFunction();</script></body></html>")
+    assert console_errors(_chromium(tmp_path, page, "--dump-dom").stderr)

@@ -1,0 +1,194 @@
+"""Reports beside the table: --output-json/--output-md/--html/--junit/--plot, GitHub annotations, compare md/plot."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import numpy as np
+import pytest
+
+from mcmc.core.chains import Chains, write_chains
+
+FIX = Path(__file__).parents[1] / "data" / "fixtures"
+EIGHT_NPZ = str(FIX / "centered_eight_posterior.npz")  # fails rhat, ess, divergences, ebfmi; warns ssif
+
+
+def _outputs(tmp_path: Path) -> dict[str, Path]:
+    names = {
+        "--output-json": "r.json", "--output-md": "r.md", "--html": "r.html", "--junit": "j.xml", "--plot": "p.svg",
+    }  # fmt: skip
+    return {opt: tmp_path / name for opt, name in names.items()}
+
+
+def test_every_output_from_one_run(mcmc, tmp_path: Path) -> None:
+    outs = _outputs(tmp_path)
+    args = [a for opt, path in outs.items() for a in (opt, str(path))]
+    r = mcmc("diagnose", EIGHT_NPZ, *args)
+    assert r.code == 1 and "tau" in r.out  # the table still goes to the terminal
+    doc = json.loads(outs["--output-json"].read_text())
+    assert doc == json.loads(mcmc("diagnose", "-f", "json", EIGHT_NPZ).out)
+    assert outs["--output-md"].read_text() == mcmc("diagnose", "-f", "md", EIGHT_NPZ).out
+    assert outs["--plot"].read_bytes().lstrip().startswith(b"<?xml") and b"<svg" in outs["--plot"].read_bytes()
+    page = outs["--html"].read_text()
+    assert 'id="verdict"' in page and doc["verdict"].replace(">", "&gt;").replace("<", "&lt;") in page
+    assert "data:image/png;base64," in page
+    assert ET.parse(outs["--junit"]).getroot().tag == "testsuites"
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".part")]  # atomic: no temporary left
+
+
+@pytest.mark.parametrize("opt", ["--output-json", "--output-md", "--html", "--junit", "--plot"])
+def test_no_output_may_be_the_input_or_another_output(mcmc, tmp_path: Path, opt: str) -> None:
+    src = tmp_path / "run.svg" if opt == "--plot" else tmp_path / "run.npz"
+    src.write_bytes(Path(EIGHT_NPZ).read_bytes())
+    before = src.read_bytes()
+    r = mcmc("diagnose", str(src), opt, str(src))
+    assert r.code == 2 and "input" in r.stderr and src.read_bytes() == before
+    other = "--junit" if opt != "--junit" else "--html"
+    same = tmp_path / "same.out.svg"
+    r = mcmc("diagnose", EIGHT_NPZ, opt, str(same), other, str(same))
+    assert r.code == 2 and "give each its own name" in r.stderr and not same.exists()
+
+
+def test_junit_has_a_case_per_check_and_per_failing_parameter(mcmc, tmp_path: Path) -> None:
+    path = tmp_path / "junit.xml"
+    r = mcmc("diagnose", EIGHT_NPZ, "--junit", str(path), "-f", "json")
+    doc = json.loads(r.out)
+    suite = ET.parse(path).getroot().find("testsuite")
+    cases = suite.findall("testcase")
+    checks = [c for c in cases if c.get("classname") == "checks"]
+    params = [c for c in cases if c.get("classname").startswith("parameters.")]
+    assert [c.get("name") for c in checks] == [c["name"] for c in doc["checks"]]
+    failing = [p["name"] for p in doc["parameters"] if p["status"] in ("rhat", "ess", "nan", "inf")]
+    assert sorted(c.get("name") for c in params) == sorted(failing) and failing
+    assert all(c.find("failure") is not None for c in params)
+    failed_checks = {c["name"] for c in doc["checks"] if not c["passed"] and c["severity"] == "error"}
+    assert {c.get("name") for c in checks if c.find("failure") is not None} == failed_checks
+    assert int(suite.get("failures")) == len(failed_checks) + len(failing)
+    assert int(suite.get("tests")) == len(cases)
+    tau = next(c for c in params if c.get("name") == "tau").find("failure").get("message")
+    assert "R-hat 1.028 > 1.01" in tau and "bulk ESS 127 < 400" in tau
+    ssif = next(c for c in checks if c.get("name") == "ssif")
+    assert ssif.find("failure") is None and ssif.find("system-out").text.startswith("warning:")
+
+
+def test_github_annotations_only_on_github_actions(mcmc, monkeypatch: pytest.MonkeyPatch) -> None:
+    r = mcmc("diagnose", EIGHT_NPZ)
+    assert "::error" not in r.out + r.stderr
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    r = mcmc("diagnose", EIGHT_NPZ)
+    lines = [line for line in r.out.splitlines() if line.startswith("::")]
+    kinds = [line.split(" ", 1)[0] for line in lines]
+    assert kinds == ["::error"] * 4 + ["::warning"]  # rhat, ess, divergences, ebfmi; ssif
+    assert lines[2].startswith("::error title=mcmc diagnose divergences::")
+    assert "19 of 2000 (0.95%25) transitions divergent" in lines[2]  # % escaped as the runner expects
+    # stdout carrying a document keeps it clean: the annotations go to stderr
+    r = mcmc("diagnose", "-f", "json", EIGHT_NPZ)
+    json.loads(r.out)
+    assert r.stderr.count("::error title=") == 4
+
+
+def test_github_escapes_the_message() -> None:
+    import io
+
+    from mcmc.cli.render import github
+    from mcmc.diagnostics.report import check
+
+    x = np.random.default_rng(1).standard_normal((4, 100, 1))
+    x[0] += 5
+    report = check(Chains({"a": x[:, :, 0]}), source=["50%:x,y.npz"])
+    out = io.StringIO()
+    github.render(report, out)
+    line = out.getvalue().splitlines()[0]
+    assert line.startswith("::error title=mcmc diagnose rhat::50%25:x,y.npz: R-hat")
+
+
+def test_markdown_stays_under_60000_characters_worst_first(mcmc, tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((4, 200, 3000))
+    x[0, :, 2500] += 3.0  # the one failing parameter, far down the file
+    path = tmp_path / "big.npz"
+    write_chains(Chains({"w": x}), path)
+    r = mcmc("diagnose", "-f", "md", "--min-ess", "100", str(path))
+    text = r.out
+    assert r.code == 1 and len(text) < 60_000
+    rows = [line for line in text.splitlines() if line.startswith("| `w[")]
+    assert rows[0].startswith("| `w[2500]`")  # the worst first
+    assert "<details>" in text and "</details>" in text and "left out" in text
+    small = mcmc("diagnose", "-f", "md", EIGHT_NPZ).out
+    assert "<details>" not in small and "left out" not in small
+
+
+def test_plot_rows_are_capped_worst_first_with_the_verdict_as_title(tmp_path: Path) -> None:
+    from mcmc.cli.render.plot import figure
+    from mcmc.diagnostics.diagnose import diagnose
+
+    report = diagnose([EIGHT_NPZ], {}, cwd=tmp_path, plot=True, plot_cap=3)
+    fig = figure(report)
+    texts = " ".join(t.get_text() for t in fig.texts)
+    assert texts.startswith("FAIL: R-hat > 1.01") and "The 3 worst of 10 parameters; left out: theta[5]" in texts
+    assert "and 1 more" in texts
+    labels = [ax.get_ylabel() for ax in fig.axes if ax.get_ylabel()]
+    assert labels == ["tau", "mu", "theta[4]"]  # R-hat 1.028, 1.025, 1.019
+    marks = [line for ax in fig.axes for line in ax.get_lines() if line.get_marker() == "|"]
+    assert marks and sum(len(m.get_xdata()) for m in marks) == 3 * 19  # 19 divergences on each trace
+    assert any(ax.get_title(loc="left").startswith("energy") for ax in fig.axes)
+
+
+@pytest.mark.parametrize("ext", ["png", "pdf", "svg"])
+def test_plot_format_by_extension(mcmc, tmp_path: Path, ext: str) -> None:
+    path = tmp_path / f"p.{ext}"
+    mcmc("diagnose", EIGHT_NPZ, "--plot", str(path), "--plot-max", "2")
+    magic = {"png": b"\x89PNG", "pdf": b"%PDF", "svg": b"<?xml"}[ext]
+    assert path.read_bytes().startswith(magic)
+
+
+def test_compare_md_and_plot_of_runs(mcmc, tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((4, 500, 60)), rng.standard_normal((4, 500, 60))
+    b[:, :, 7] += 1.0  # one parameter moved
+    for name, x in (("a", a), ("b", b)):
+        write_chains(Chains({"v": x}), tmp_path / f"{name}.npz")
+    png = tmp_path / "z.png"
+    r = mcmc("compare", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"), "-f", "md", "--plot", str(png))
+    assert r.code == 1
+    rows = [line for line in r.out.splitlines() if line.startswith("| `v[")]
+    assert rows[0].startswith("| `v[7]`") and "FAIL" in rows[0] and len(rows) == 60
+    assert "<details><summary>40 more parameters</summary>" in r.out
+    assert png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_compare_samplers_md_and_plot(mcmc, tmp_path: Path) -> None:
+    from mcmc.cli.render.plot import figure
+    from mcmc.diagnostics.compare import compare_samplers
+
+    png = tmp_path / "s.png"
+    args = ["-t", "gaussian", "--dim", "3", "-s", "hmc,rwm", "--seed", "1", "--warmup", "200", "--draws", "200"]
+    r = mcmc("compare", *args, "-f", "md", "--plot", str(png))
+    assert r.code == 0 and "| hmc |" in r.out and "| rwm |" in r.out and "ESS/1k grads" in r.out
+    assert png.read_bytes().startswith(b"\x89PNG")
+    result = compare_samplers("gaussian", ["hmc", "rwm"], target_options={"dim": 3}, seed=1, warmup=200, draws=200)
+    fig = figure(result)
+    titles = [ax.get_title(loc="left") for ax in fig.axes]
+    assert titles[:2] == ["ESS per second", "ESS per 1000 gradients"]
+    hmc = result.rows[0]
+    grads = hmc.n_gradient_evals - hmc.n_gradient_evals_warmup
+    assert hmc.ess_per_1k_grads == pytest.approx(1000 * hmc.ess_min / grads)
+    assert result.rows[1].ess_per_1k_grads is None  # rwm takes no gradient
+    widths = [p.get_width() for p in fig.axes[0].patches]
+    assert widths == pytest.approx([r.ess_per_s for r in result.rows])
+
+
+def test_plain_diagnose_imports_no_matplotlib(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from mcmc.cli.app import main; rc = main(['diagnose', sys.argv[1]]); "
+        "print('matplotlib' in sys.modules)"
+    )
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    out = subprocess.run([sys.executable, "-c", code, EIGHT_NPZ], capture_output=True, text=True, env=env)
+    assert out.stdout.strip().splitlines()[-1] == "False"
