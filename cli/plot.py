@@ -159,3 +159,27 @@ def plot_lda_trace(
     fig.suptitle(title, fontsize=10)
     with atomic_output(path) as fh:
         fig.savefig(fh, format=fmt, dpi=100)
+
+
+def plot_predictive(report: object, path: str) -> None:
+    """``mcmc sample --target bnn --plot``: the training data, the predictive mean and its 5-95 % band."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    curve = report.curve  # type: ignore[attr-defined]
+    names = report.names  # type: ignore[attr-defined]
+    fig = Figure(figsize=(7, 4.5))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    x = curve.x[:, 0]
+    ax.fill_between(x, curve.q5, curve.q95, color="#0969da", alpha=0.2, label="90% predictive band")
+    ax.plot(x, curve.mean, color="#0969da", label="predictive mean")
+    ax.scatter(report.train_x[:, 0], report.train_y, s=10, color="black", label="training data")  # type: ignore[attr-defined]
+    test = report.test  # type: ignore[attr-defined]
+    if test is not None and test.outcome is not None:
+        ax.scatter(test.x[:, 0], test.outcome, s=14, marker="x", color="#cf222e", label="test data")
+    ax.set_xlabel(names[0])
+    ax.set_ylabel(names[-1])
+    ax.legend(loc="best", fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, format=image_format(path))

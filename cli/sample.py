@@ -29,6 +29,7 @@ class SamplerName(str, Enum):
     slice = "slice"
     elliptical_slice = "elliptical-slice"
     hmc = "hmc"
+    hmc_gibbs = "hmc-gibbs"
     rejection = "rejection"
     isir = "isir"
     gibbs = "gibbs"
@@ -52,6 +53,13 @@ SAMPLER_OPTIONS: dict[str, dict[str, str]] = {
     "isir": {"particles": "particles"},
     "gibbs": {},
     "swendsen-wang": {},
+    "hmc-gibbs": {
+        "step_size": "step_size",
+        "path_length": "path_length",
+        "target_accept": "target_accept",
+        "persistence": "persistence",
+        "max_energy_error": "max_energy_error",
+    },
     "hmc": {
         "step_size": "step_size",
         "path_length": "path_length",
@@ -66,14 +74,18 @@ HELP = (
     "Targets: gaussian (--dim, --rho, --scales log for an ill-conditioned one), bimodal (0.5 N(-3,1) + "
     "0.5 N(3,1) per coordinate), banana (Haario's twisted Gaussian), funnel (Neal's), gamma, logistic "
     "(--data CSV: predictors, then a 0/1 outcome column), beta-bernoulli, eight-schools, ising (the 2-D "
-    "Ising model, -T size=L -T beta=B; reports magnetization m, |m| and energy per spin); or your own "
+    "Ising model, -T size=L -T beta=B; reports magnetization m, |m| and energy per spin), bnn (Neal's Bayesian "
+    "neural network regression: --data CSV with predictors then the outcome, -T hidden=H tanh units, default 8; "
+    "built-in 1-D data without --data; --predict TEST.csv --predictions PRED.csv, --plot PNG; its weights are not "
+    "identifiable, so judge the hyperparameters, lp and predictions the summary lists, not single weights); or your own "
     "Python file, --target model.py[:name], defining log_density(x) for x of shape (chains, dim) and dim, "
     "optionally grad_log_density(x) and names.\n\n"
     "Samplers: rwm (random-walk Metropolis), mh-independence, mh-lognormal (positive targets), two-stage "
     "(delayed acceptance, for prior x likelihood targets), slice, elliptical-slice (a Gaussian reference "
     "learnt in warm-up; no tuning), hmc, rejection (independent draws under an envelope estimated in "
     "warm-up; low dimensions) and isir (importance sampling with resampling: exact MCMC for any proposal); "
-    "gibbs (full conditionals: heat-bath sweeps on ising, conditional normals on gaussian) and, for ising, "
+    "gibbs (full conditionals: heat-bath sweeps on ising, conditional normals on gaussian), hmc-gibbs (exact "
+    "Gibbs draws of a target's blocks alternating with HMC with persistence on the rest; bnn's default) and, for ising, "
     "swendsen-wang (cluster flips). Warm-up tunes each chain on its "
     "own and chain i's draws depend only on the seed and i: --chains 2 --first-chain 2 gives exactly "
     "chains 2-3 of a --chains 4 run, for spreading chains over processes or machines.\n\n"
@@ -94,9 +106,12 @@ def command(
         ),
     ] = "gaussian",
     sampler: Annotated[
-        SamplerName,
-        typer.Option("--sampler", "-s", rich_help_panel="Run", help="Sampling algorithm.", case_sensitive=False),
-    ] = SamplerName.hmc,
+        SamplerName | None,
+        typer.Option(
+            "--sampler", "-s", rich_help_panel="Run", case_sensitive=False, show_default=False,
+            help="Sampling algorithm [default: hmc; hmc-gibbs for bnn].",
+        ),
+    ] = None,
     chains: Annotated[int, typer.Option("--chains", "-c", min=1, rich_help_panel="Run", help="Number of chains.")] = 4,
     warmup: Annotated[
         int, typer.Option(min=0, rich_help_panel="Run", help="Warm-up (adaptation) iterations per chain, discarded.")
@@ -251,6 +266,30 @@ def command(
             show_default=False,
         ),
     ] = None,
+    predict: Annotated[
+        str | None,
+        typer.Option(
+            metavar="TEST.csv", rich_help_panel="Predictions",
+            help="bnn: inputs to predict at (the training predictors, optionally the outcome last).",
+            show_default=False,
+        ),
+    ] = None,
+    predictions: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PRED.csv", rich_help_panel="Predictions",
+            help="bnn: write one row per --predict input: mean, sd, q5, q95 of the posterior predictive.",
+            show_default=False,
+        ),
+    ] = None,
+    plot: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE.png", rich_help_panel="Predictions",
+            help="bnn with one predictor: draw the data, the predictive mean and its 90% band.",
+            show_default=False,
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", rich_help_panel="Run", help="No summary on stderr.")] = False,
 ) -> None:
     import numpy as np
@@ -260,10 +299,18 @@ def command(
     from mcmc.core.paths import check_paths
     from mcmc.core.ranges import check_settings
     from mcmc.core.samplers.driver import run
-    from mcmc.core.targets import get_target, is_user_target
+    from mcmc.core.targets import default_sampler, get_target, is_user_target
+    from mcmc.diagnostics.predictive import predictive_report
 
-    name = sampler.value
-    check_paths({"-o": output}, [data, target.split(":", 1)[0] if is_user_target(target) else None])
+    name = sampler.value if sampler is not None else default_sampler(target)
+    if plot:
+        from mcmc.cli.plot import image_format
+
+        image_format(plot)
+    check_paths(
+        {"-o": output, "--predictions": predictions, "--plot": plot},
+        [data, predict, target.split(":", 1)[0] if is_user_target(target) else None],
+    )
     _check_output(output)
     given = {
         "scale": scale, "width": width, "proposal": proposal, "step_size": step_size,
@@ -323,11 +370,33 @@ def command(
         write_output(output, lambda fh: write_chains(result, fh))
     else:
         write_chains(result, output)
+    report = predictive_report(result, tgt, test=predict, predictions=predictions, curve=plot is not None)
+    if plot and report is not None:
+        from mcmc.cli.plot import plot_predictive
+
+        plot_predictive(report, plot)
     write_s = time.perf_counter() - t0
     if not quiet:
         from mcmc.diagnostics.summary import summarize_run
 
         _print_summary(result, summarize_run(result), seed is None, output, timings.wall_time_s + write_s)
+        if report is not None:
+            _print_predictive(report)
+
+
+def _print_predictive(report: Any) -> None:
+    from rich.markup import escape
+
+    parts = [f"{escape(q.name)} R-hat {q.rhat:.3f} ESS {q.ess_bulk:.0f}" for q in report.quantities]
+    err_console.print("  judge by (weights are not identifiable): " + ";  ".join(parts), highlight=False, soft_wrap=True)
+    t = report.test
+    if t is not None and t.rmse is not None:
+        err_console.print(
+            f"  test: RMSE {t.rmse:.4g}, mean log predictive density {t.mlpd:.4g} per point ({t.x.shape[0]} points)",
+            highlight=False,
+        )
+    if report.predictions_path:
+        err_console.print(f"  predictions -> {escape(report.predictions_path)}", highlight=False)
 
 
 def parse_target_options(items: list[str]) -> dict[str, int | float | str]:

@@ -41,6 +41,15 @@ mass matrix is the marginal variance of the HMC coordinates. Both are frozen
 after warm-up, so the sampling phase is a fixed, valid kernel (adaptation
 that depends on the changing blocks is confined to the discarded warm-up).
 
+Defaults: short trajectories with persistence, as Neal ran his networks:
+``path_length`` :data:`PATH_LENGTH` (0.5, against plain HMC's pi/2) and
+``persistence`` :data:`PERSISTENCE` (0.8). The weights' posterior is narrow
+in some directions (the step size is set by them) and wide in others
+(non-identifiable weights): long trajectories cost hundreds of gradients per
+iteration, while with persistence successive short trajectories keep going
+the same way and the hyperparameters are redrawn between them. Both are
+options (``--path-length``, ``--persistence``).
+
 Statistics: HMC's (``acceptance_rate``, ``accepted``, ``diverging``,
 ``energy`` of the HMC part, ``step_size``, ``n_steps``, ``reached_max_steps``,
 ``lp`` of the joint density).
@@ -73,6 +82,16 @@ NAME = "hmc-gibbs"
 NEEDS = "Gibbs blocks (FullConditionals with index blocks) and a gradient: the bnn target, or a user file with them"
 
 Info = hmc.Info
+PATH_LENGTH = 0.5
+PERSISTENCE = 0.8
+
+
+def _defaults(params: dict[str, Any]) -> dict[str, Any]:
+    out = dict(params)
+    for key, value in (("path_length", PATH_LENGTH), ("persistence", PERSISTENCE)):
+        if out.get(key) is None:
+            out[key] = value
+    return out
 
 
 class State(NamedTuple):
@@ -202,6 +221,7 @@ def step(rng: ChainRandom, state: State, target: Target, **params: Any) -> tuple
     """
     conditionals = _conditionals(target)
     idx = hmc_coordinates(target)
+    params = _defaults(params)
     x = state.position.copy()
     noise = conditionals.sweep_noise(rng)
     for block in conditionals.conditional_blocks():
@@ -235,6 +255,7 @@ class CompoundAdapter(Adapter):
     def __init__(self, warmup: int, state: State, target: Target, rng: ChainRandom, **params: Any) -> None:
         idx = hmc_coordinates(target)
         chains = state.position.shape[0]
+        params = _defaults(params)
         self.idx = idx
         self.point = state.position.copy()  # the blocks the conditional targets read
         self.adapters = [
