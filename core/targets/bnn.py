@@ -283,8 +283,11 @@ def bnn(data: str | None = None, hidden: int = HIDDEN) -> BnnTarget:
     """The network's posterior given ``data`` (see the module docstring)."""
     if isinstance(hidden, bool) or int(hidden) != hidden or hidden < 1 or hidden > 10000:
         raise UsageError(f"bnn: hidden must be an integer in 1..10000, got {hidden}")
-    hidden = int(hidden)
-    d = load_data(data)
+    return build(load_data(data), int(hidden), {"data": data, "hidden": int(hidden)})
+
+
+def build(d: BnnData, hidden: int, options: dict[str, Any] | None = None) -> BnnTarget:
+    """The network's posterior for already-loaded data ``d`` (tests give standardized data directly)."""
     p = d.x.shape[1]
     prior_shape = np.full(len(GROUPS), PRIOR_SHAPE)
     prior_mean = np.array([1.0, 1.0, float(hidden), 1.0, 1.0, 4.0])
@@ -315,7 +318,7 @@ def bnn(data: str | None = None, hidden: int = HIDDEN) -> BnnTarget:
     target = BnnTarget(
         name="bnn", dim=dim, log_density=lambda x: value_and_grad(x)[0], grad_log_density=lambda x: value_and_grad(x)[1],
         value_and_grad_fn=value_and_grad, names=flat_names(variables), variables=variables, transform=transform,
-        initial_point=initial_point, options={"data": data, "hidden": hidden}, data=d, hidden=hidden,
+        initial_point=initial_point, options=dict(options or {"hidden": hidden}), data=d, hidden=hidden,
         prior_shape=prior_shape, prior_mean=prior_mean,
     )  # fmt: skip
     holder["t"] = target

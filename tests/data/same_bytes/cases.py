@@ -31,6 +31,7 @@ SAMPLE_CASES: dict[str, list[str]] = {
     "swendsen-wang-ising": ["-t", "ising", "-T", "size=4", "-T", "beta=0.44", "-s", "swendsen-wang"],
     "hmc-eight-schools": ["-t", "eight-schools", "-s", "hmc"],
     "hmc-funnel": ["-t", "funnel", "--dim", "3", "-s", "hmc", "--persistence", "0.5"],
+    "hmc-gibbs-bnn": ["-t", "bnn", "-T", "hidden=3", "-s", "hmc-gibbs"],
 }
 
 LDA_SHORT = ["--iterations", "12", "--burn-in", "6", "--chains", "2", "--seed", "3", "-k", "5", "--threads", "1"]
