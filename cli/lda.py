@@ -381,7 +381,7 @@ def command(
         iterations, chains,
     )  # fmt: skip
     if plot is not None:
-        from mcmc.cli.plot import plot_lda_trace
+        from mcmc.cli.render.plot import plot_lda_trace
 
         fit, report = result.run.fit, result.report
         plot_lda_trace(

@@ -29,14 +29,16 @@ def _sampler_names() -> list[str]:
 
 
 Sampler = Annotated[
-    str,
+    str | None,
     typer.Option(
         "--sampler",
         "-s",
         metavar="NAME",
         click_type=lazy_choice(_sampler_names),
         rich_help_panel=RUN,
-        help="Sampling algorithm, one of the samplers above.",
+        help="Sampling algorithm, one of the samplers above. \\[default: hmc; the target's own where it has one: "
+        "hmc-gibbs for bnn]",
+        show_default=False,
     ),
 ]
 Chains = Annotated[int, typer.Option("--chains", "-c", min=1, rich_help_panel=RUN, help="Number of chains.")]
@@ -103,6 +105,8 @@ TUNING: dict[str, tuple[str, ...]] = {
     "gibbs": (),
     "swendsen-wang": (),
     "hmc": ("step_size", "path_length", "target_accept", "persistence", "max_energy_error"),
+    "hmc-gibbs": ("step_size", "path_length", "target_accept", "persistence", "max_energy_error"),
+    "nuts": ("step_size", "target_accept", "max_energy_error"),
 }
 #: Tuning settings whose values are words (two-stage's proposal); every other one is a number.
 TEXT_SETTINGS = frozenset({"proposal"})

@@ -28,14 +28,18 @@ HELP = (
     "[bold]Targets[/]: gaussian (--dim, --rho, --scales log for an ill-conditioned one), bimodal (0.5 N(-3,1) + "
     "0.5 N(3,1) per coordinate), banana (Haario's twisted Gaussian), funnel (Neal's), gamma, logistic (--data CSV: "
     "predictors, then a 0/1 outcome column), beta-bernoulli, eight-schools, ising (the 2-D Ising model, -T size=L "
-    "-T beta=B; reports magnetization m, |m| and energy per spin); or your own Python file, --target "
+    "-T beta=B; reports magnetization m, |m| and energy per spin), bnn (Neal's Bayesian neural network regression: "
+    "--data CSV with predictors then the outcome, -T hidden=H tanh units, default 8; built-in 1-D data without "
+    "--data; --predict TEST.csv --predictions PRED.csv, --plot PNG; its weights are not identifiable, so judge the "
+    "hyperparameters, lp and predictions the summary lists, not single weights); or your own Python file, --target "
     "model.py\\[:name], defining log_density(x) for x of shape (chains, dim) and dim, optionally "
     "grad_log_density(x) and names.\n\n"
     "[bold]Samplers[/]: rwm (random-walk Metropolis), mh-independence, mh-lognormal (positive targets), two-stage "
     "(delayed acceptance, for prior x likelihood targets), slice, elliptical-slice (a Gaussian reference learnt in "
     "warm-up; no tuning), hmc, rejection (independent draws under an envelope estimated in warm-up; low "
     "dimensions) and isir (importance sampling with resampling: exact MCMC for any proposal); gibbs (full "
-    "conditionals: heat-bath sweeps on ising, conditional normals on gaussian) and, for ising, swendsen-wang "
+    "conditionals: heat-bath sweeps on ising, conditional normals on gaussian), hmc-gibbs (exact Gibbs draws of a "
+    "target's blocks alternating with HMC with persistence on the rest; bnn's default) and, for ising, swendsen-wang "
     "(cluster flips). Warm-up tunes each chain on its own and chain i's draws depend only on the seed and i: "
     "--chains 2 --first-chain 2 gives exactly chains 2-3 of a --chains 4 run, for spreading chains over processes "
     "or machines.\n\n"
@@ -68,7 +72,7 @@ def command(
             help="Built-in target or a Python file defining log_density(x) and dim.",
         ),
     ] = "gaussian",
-    sampler: options.Sampler = "hmc",
+    sampler: options.Sampler = None,
     chains: options.Chains = 4,
     warmup: options.Warmup = 1000,
     draws: options.Draws = 1000,
@@ -142,6 +146,30 @@ def command(
     particles: Annotated[
         int | None, _tuning("isir: importance samples per iteration, the current state included (default 16).")
     ] = None,
+    predict: Annotated[
+        str | None,
+        typer.Option(
+            metavar="TEST.csv", rich_help_panel="Predictions",
+            help="bnn: inputs to predict at (the training predictors, optionally the outcome last).",
+            show_default=False,
+        ),
+    ] = None,
+    predictions: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PRED.csv", rich_help_panel="Predictions",
+            help="bnn: write one row per --predict input: mean, sd, q5, q95 of the posterior predictive.",
+            show_default=False,
+        ),
+    ] = None,
+    plot: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE.png", rich_help_panel="Predictions",
+            help="bnn with one predictor: draw the data, the predictive mean and its 90% band (.png, .svg, .pdf).",
+            show_default=False,
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", rich_help_panel="Run", help="No summary on stderr.")] = False,
 ) -> None:
     extra = options.parse_target_options(target_option or [])
@@ -153,7 +181,14 @@ def command(
         "path_length": path_length, "target_accept": target_accept, "persistence": persistence,
         "max_energy_error": max_energy_error, "particles": particles,
     }  # fmt: skip
+    from mcmc.core.targets import default_sampler
+
+    sampler = sampler or default_sampler(target)
     params = options.tuning(sampler, given)
+    if plot:
+        from mcmc.cli.render.plot import image_format
+
+        image_format(plot)  # refuse a bad --plot name before the work
     start = None
     if init is not None:
         try:
@@ -169,7 +204,14 @@ def command(
         target_options={"dim": dim, "rho": rho, "scales": scales.value if scales else None, "data": data, **extra},
     )  # fmt: skip
     with progress_bar(not quiet) as progress:
-        result = sample_run(spec, output, stdout=sys.stdout.buffer, summarize=not quiet, progress=progress)
+        result = sample_run(
+            spec, output, stdout=sys.stdout.buffer, summarize=not quiet, progress=progress, predict=predict,
+            predictions=predictions, plot=plot,
+        )  # fmt: skip
+    if plot and result.predictive is not None:
+        from mcmc.cli.render.plot import plot_predictive
+
+        plot_predictive(result.predictive, plot)
     if not quiet:
         from mcmc.cli.render import render
 

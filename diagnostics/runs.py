@@ -65,6 +65,10 @@ class SampleResult:
         False when the seed was drawn from OS entropy (shown so the run can be repeated).
     output
         Where the chains went (``-``: standard output).
+    predictive
+        For a target with a posterior predictive (``bnn``): the
+        :class:`~mcmc.diagnostics.predictive.PredictiveReport` (quantities to
+        judge, test scores, where the predictions went); else ``None``.
     """
 
     chains: Chains
@@ -72,6 +76,7 @@ class SampleResult:
     summary: RunSummary | None
     seed_given: bool
     output: str
+    predictive: Any = None
 
     @property
     def seconds(self) -> float:
@@ -86,6 +91,9 @@ def sample_run(
     stdout: IO[bytes] | None = None,
     summarize: bool = True,
     progress: Callable[[str, int, int], None] | None = None,
+    predict: str | None = None,
+    predictions: str | None = None,
+    plot: str | None = None,
 ) -> SampleResult:
     """Sample ``spec``, write the chains to ``output`` and summarise the run.
 
@@ -99,6 +107,10 @@ def sample_run(
         Compute the :class:`RunSummary` (``mcmc sample --quiet`` does not show it).
     progress
         Called as ``progress(label, done, total)`` during the run.
+    predict, predictions, plot
+        ``bnn``: test inputs to predict at, where to write the predictions CSV,
+        and the plot the caller will draw (checked with the other outputs;
+        the predictive on a grid is computed for it).
 
     Raises
     ------
@@ -116,7 +128,10 @@ def sample_run(
 
     data = spec.target_options.get("data")
     user_file = spec.target.split(":", 1)[0] if is_user_target(spec.target) else None
-    check_paths({"-o": output}, [data if isinstance(data, str) else None, user_file])
+    check_paths(
+        {"-o": output, "--predictions": predictions, "--plot": plot},
+        [data if isinstance(data, str) else None, user_file, predict],
+    )
     if output != "-" and Path(output).suffix.lower() not in CHAINS_SUFFIXES:
         raise UsageError(
             f"{output}: unknown output format {Path(output).suffix or '(none)'!r}; use .npz or .nc (or - for stdout)"
@@ -143,13 +158,16 @@ def sample_run(
         stream.flush()
     else:
         write_chains(chains, output)
+    from mcmc.diagnostics.predictive import predictive_report
+
+    predictive = predictive_report(chains, tgt, test=predict, predictions=predictions, curve=plot is not None)
     timings["write_time_s"] = time.perf_counter() - t0
     summary = None
     if summarize:
         from mcmc.diagnostics.summary import summarize_run
 
         summary = summarize_run(chains)
-    return SampleResult(chains, timings, summary, spec.seed is not None, output)
+    return SampleResult(chains, timings, summary, spec.seed is not None, output, predictive)
 
 
 def _stdout(stream: IO[bytes] | None) -> IO[bytes]:

@@ -272,3 +272,77 @@ def _runs(result: Comparison) -> Figure:
     )
     _title(fig, result.verdict(), result.passed, sub, height)
     return fig
+
+
+def plot_lda_trace(
+    per_token: np.ndarray, burn_in: int, path: str, *, title: str, rhat: float | None, ess: float | None
+) -> None:
+    """``mcmc lda --plot``: the log joint per token of every chain at every iteration, burn-in shaded.
+
+    ``per_token`` is ``(chain, iteration)``; ``rhat`` and ``ess`` (of the
+    post-burn-in draws, from the fit report) go in the corner. Chains that
+    level off at different heights have found different modes, which R-hat
+    reports and the picture explains.
+    """
+    fmt = image_format(path)
+
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from mcmc.core.chains import atomic_output
+
+    c, n = per_token.shape
+    iterations = np.arange(1, n + 1)
+    fig = Figure(figsize=(9, 4.6), layout="constrained")
+    FigureCanvasAgg(fig)
+    full, tail = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.6, 1]})
+    for ch in range(c):
+        full.plot(iterations, per_token[ch], lw=1.0, color=f"C{ch % 10}", label=f"chain {ch}")
+        tail.plot(iterations[burn_in:], per_token[ch, burn_in:], lw=0.8, color=f"C{ch % 10}")
+    if burn_in:
+        full.axvspan(0.5, burn_in + 0.5, color="0.92", zorder=0, label="burn-in")
+    full.set_xlim(0.5, n + 0.5)
+    full.set_title("every iteration", fontsize=9, loc="left")
+    stats = "   ".join(
+        f"{label} {value:.3g}" for label, value in (("R-hat", rhat), ("bulk ESS", ess)) if value is not None
+    )
+    tail.set_title(f"after burn-in   {stats}", fontsize=9, loc="left")
+    full.set_ylabel("log p(w, z) per token", fontsize=9)
+    for ax in (full, tail):
+        ax.set_xlabel("iteration", fontsize=9)
+        ax.tick_params(labelsize=8)
+        ax.spines[["top", "right"]].set_visible(False)
+    full.legend(fontsize=8, frameon=False, loc="lower right")
+    fig.suptitle(title, fontsize=10)
+    with atomic_output(path) as fh:
+        fig.savefig(fh, format=fmt, dpi=100)
+
+
+def plot_predictive(report: object, path: str) -> None:
+    """``mcmc sample --target bnn --plot``: the training data, the predictive mean and its 5-95 % band."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    curve = report.curve  # type: ignore[attr-defined]
+    names = report.names  # type: ignore[attr-defined]
+    fig = Figure(figsize=(7, 4.5))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    x = curve.x[:, 0]
+    ax.fill_between(x, curve.q5, curve.q95, color="#0969da", alpha=0.2, label="90% predictive band")
+    ax.plot(x, curve.mean, color="#0969da", label="predictive mean")
+    ax.scatter(report.train_x[:, 0], report.train_y, s=10, color="black", label="training data")  # type: ignore[attr-defined]
+    test = report.test  # type: ignore[attr-defined]
+    if test is not None and test.outcome is not None:
+        ax.scatter(test.x[:, 0], test.outcome, s=14, marker="x", color="#cf222e", label="test data")
+    ax.set_xlabel(names[0])
+    ax.set_ylabel(names[-1])
+    ax.legend(loc="best", fontsize="small")
+    fig.tight_layout()
+    fmt = image_format(path)
+
+    from mcmc.core.chains import atomic_output
+
+    with atomic_output(path) as fh:
+        fig.savefig(fh, format=fmt)

@@ -201,6 +201,17 @@ def _sample(result: SampleResult, out: TextIO) -> None:
         cost.append(f"{a['n_gradient_evals_warmup'] + a['n_gradient_evals']} gradient evaluations")
     cost.append(f"{result.seconds:.2f} s")
     lines.append("  " + "   ".join(cost) + f"  -> {'stdout' if result.output == '-' else escape(result.output)}")
+    p = result.predictive
+    if p is not None:
+        judged = ";  ".join(f"{escape(q.name)} R-hat {q.rhat:.3f} ESS {q.ess_bulk:.0f}" for q in p.quantities)
+        lines.append(f"  judge by (weights are not identifiable): {judged}")
+        if p.test is not None and p.test.rmse is not None:
+            lines.append(
+                f"  test: RMSE {p.test.rmse:.4g}, mean log predictive density {p.test.mlpd:.4g} per point "
+                f"({p.test.x.shape[0]} points)"
+            )
+        if p.predictions_path:
+            lines.append(f"  predictions -> {escape(p.predictions_path)}")
     con = console(out)
     for line in lines:
         con.print(line, highlight=False, soft_wrap=True)

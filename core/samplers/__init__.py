@@ -72,6 +72,7 @@ SAMPLERS: dict[str, str] = {
     "gibbs": "mcmc.core.samplers.gibbs",
     "swendsen-wang": "mcmc.core.samplers.swendsen_wang",
     "hmc": "mcmc.core.samplers.hmc",
+    "hmc-gibbs": "mcmc.core.samplers.hmc_within_gibbs",
 }
 
 

@@ -28,7 +28,8 @@ import numpy as np
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import DensityState, density_state
 from mcmc.core.targets.base import Target
-from mcmc.core.targets.protocols import FullConditionals, require
+from mcmc.core.errors import UsageError
+from mcmc.core.targets.protocols import FullConditionals, block_indices, require
 
 NAME = "gibbs"
 NEEDS = "full conditionals: an Ising lattice (ising) or a Gaussian target (gaussian)"
@@ -55,7 +56,19 @@ def init(position: np.ndarray, target: Target) -> State:
     UsageError
         ``target`` has no full conditionals.
     """
-    full_conditionals(target)
+    conditionals = full_conditionals(target)
+    position = np.asarray(position, dtype=float)
+    try:
+        covered = np.zeros(target.dim, dtype=bool)
+        for block in conditionals.conditional_blocks():
+            covered[block_indices(block, target.dim)] = True
+    except UsageError:  # blocks that are not coordinate indices: the target's own business
+        covered = None
+    if covered is not None and not covered.all():
+        raise UsageError(
+            f"the Gibbs blocks of {target.name!r} leave {int((~covered).sum())} coordinate(s) to another kernel "
+            f"(first: {int(np.flatnonzero(~covered)[0])}): use --sampler hmc-gibbs"
+        )
     return density_state(position, target)
 
 

@@ -24,7 +24,18 @@ TARGETS: dict[str, tuple[str, str]] = {
     "beta-bernoulli": ("mcmc.core.targets.models", "beta_bernoulli"),
     "eight-schools": ("mcmc.core.targets.models", "eight_schools"),
     "ising": ("mcmc.core.targets.ising", "ising"),
+    "bnn": ("mcmc.core.targets.bnn", "bnn"),
 }
+
+
+DEFAULT_SAMPLER = "hmc"
+#: Targets whose structure another sampler uses better (bnn: Gibbs for the hyperparameters, HMC for the weights).
+TARGET_SAMPLERS: dict[str, str] = {"bnn": "hmc-gibbs"}
+
+
+def default_sampler(name: str) -> str:
+    """The sampler ``mcmc sample`` uses on target ``name`` when none is given."""
+    return TARGET_SAMPLERS.get(name, DEFAULT_SAMPLER)
 
 
 def is_user_target(name: str) -> bool:

@@ -44,8 +44,12 @@ def _expit(z: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
-def read_csv(path: str | Path) -> tuple[list[str], np.ndarray]:
-    """Header and numeric rows ``(n, columns)`` of a CSV file; InputError naming ``path`` otherwise."""
+def read_csv(path: str | Path, *, outcome_last: bool = False) -> tuple[list[str], np.ndarray]:
+    """Header and numeric rows ``(n, columns)`` of a CSV file; InputError naming ``path`` otherwise.
+
+    With ``outcome_last`` a row whose last cell is empty or missing is
+    reported as a missing outcome.
+    """
     source = str(path)
     try:
         with open(path, encoding="utf-8") as fh:
@@ -60,16 +64,30 @@ def read_csv(path: str | Path) -> tuple[list[str], np.ndarray]:
     rows = []
     for lineno, line in enumerate(lines[1:], start=2):
         fields = line.split(",")
+        missing = len(fields) == len(header) - 1 or (len(fields) == len(header) and not fields[-1].strip())
+        if outcome_last and missing:
+            raise InputError(source, f"row {lineno} has no outcome (the last column, {header[-1]!r})")
         if len(fields) != len(header):
             raise InputError(source, f"row {lineno} has {len(fields)} fields; the header has {len(header)}")
         try:
             rows.append([float(f) for f in fields])
         except ValueError:
-            raise InputError(source, f"row {lineno} is not numeric: {line[:60]!r}") from None
+            bad = next(j for j, f in enumerate(fields) if not _is_number(f))
+            raise InputError(
+                source, f"row {lineno} is not numeric: column {header[bad]!r} holds {fields[bad].strip()[:30]!r}"
+            ) from None
     data = np.array(rows)
     if not np.all(np.isfinite(data)):
         raise InputError(source, "contains NaN or infinite values")
     return header, data
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _binary_outcome(y: np.ndarray, source: str) -> np.ndarray:

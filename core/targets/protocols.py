@@ -5,9 +5,9 @@ gradient, a prior/likelihood split). Some samplers need more, and a target
 says it offers that by implementing one of these protocols (a subclass of
 ``Target`` with the methods), never by a field on every target:
 
-* :class:`FullConditionals`, for ``gibbs``: draw blocks of coordinates from
-  their full conditionals (the Ising model's heat bath, a Gaussian's
-  conditional normals).
+* :class:`FullConditionals`, for ``gibbs`` and ``hmc-gibbs``: draw blocks of
+  coordinates from their full conditionals (the Ising model's heat bath, a
+  Gaussian's conditional normals, a network's precision hyperparameters).
 * :class:`SpinLattice`, for ``swendsen-wang``: ``+-1`` spins coupled along
   the edges of a graph. A target implementing it is discrete, so the driver
   runs only samplers that declare ``LATTICE = True`` on it.
@@ -61,12 +61,17 @@ class FullConditionals(Protocol):
     * a Bayesian network with discrete nodes: blocks are the nodes (or the
       colour classes of its moral graph), each drawn from ``p(node | Markov
       blanket)`` by inverse CDF on one pre-drawn uniform per node;
-    * a Bayesian neural network: blocks are the hyperparameter blocks
-      (precisions drawn from their conjugate gamma conditionals) and the
-      weights, whose "draw" is an HMC transition that leaves
-      ``p(weights | hyperparameters)`` invariant (any kernel invariant for a
-      block's conditional keeps the scan valid: Metropolis-within-Gibbs),
-      using ``rng`` directly.
+    * a Bayesian neural network (:mod:`mcmc.core.targets.bnn`): blocks are
+      the precision hyperparameters only (conjugate gamma conditionals);
+      the ``hmc-gibbs`` sampler moves every coordinate in no block (the
+      weights) by HMC on their conditional given the blocks (any kernel
+      invariant for a block's conditional keeps the scan valid:
+      Metropolis-within-Gibbs).
+
+    Blocks that cover only part of the coordinates: ``gibbs`` refuses such a
+    target (it would never move the rest); ``hmc-gibbs`` needs it, with
+    blocks given as coordinate indices (an int, a sequence of ints or an
+    integer array; :func:`block_indices`), and moves the rest by HMC.
 
     Attributes
     ----------
@@ -108,6 +113,22 @@ class SpinLattice(Protocol):
     def bonds(self) -> tuple[np.ndarray, np.ndarray]:
         """``first, second``: ``(n_pairs,)`` the two sites of each coupled pair, each pair once, ``first`` sorted."""
         ...
+
+
+def block_indices(block: Any, dim: int) -> np.ndarray:
+    """The coordinates ``(k,)`` a block covers: an int, a sequence of ints or an integer array.
+
+    Raises
+    ------
+    UsageError
+        Anything else (a slice, a float, names), or an index outside ``[0, dim)``.
+    """
+    idx = np.atleast_1d(np.asarray(block))
+    if idx.dtype.kind not in "iu" or idx.ndim != 1:
+        raise UsageError(f"a Gibbs block must be coordinate indices (int or list of ints), got {block!r}")
+    if idx.size and (idx.min() < 0 or idx.max() >= dim):
+        raise UsageError(f"Gibbs block {idx.tolist()} is outside the coordinates 0..{dim - 1}")
+    return idx.astype(np.int64)
 
 
 P = TypeVar("P")

@@ -20,6 +20,14 @@ user's own code, by design. It (or, with ``:name``, the module attribute
   ``variables``, ``[(name, shape), ...]`` grouping the reported values into
   the chains file's variables (``[("theta", (8,)), ("mu", ()), ("tau", ())]``);
   ``names`` are then those of :func:`~mcmc.core.targets.base.flat_names`.
+* optionally Gibbs blocks, for ``hmc-gibbs`` (and ``gibbs`` when they cover
+  every coordinate): ``conditional_blocks`` (a list of coordinate-index
+  lists, or a function returning one) and ``draw_conditional(rng, x, block,
+  noise)`` setting ``x[:, block]`` in place to a draw from its full
+  conditional, with ``sweep_noise(rng)`` optional (the random numbers of one
+  scan drawn up front, passed as ``noise``; else ``noise`` is ``None`` and
+  ``draw_conditional`` draws from ``rng``). The target is then a
+  :class:`UserConditionalsTarget` (:class:`~mcmc.core.targets.protocols.FullConditionals`).
 
 The functions are probed once on two points: the log density must return
 ``(2,)`` floats that are finite or ``-inf``, the gradient ``(2, dim)`` finite
@@ -48,9 +56,48 @@ from typing import Any
 
 import numpy as np
 
-from mcmc.core.errors import InputError, McmcError
+from mcmc.core.errors import InputError, McmcError, UsageError
 from mcmc.core.random import ChainRandom
 from mcmc.core.targets.base import Target, flat_names
+from mcmc.core.targets.protocols import block_indices
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class UserConditionalsTarget(Target):
+    """A user target with Gibbs blocks (implements :class:`~mcmc.core.targets.protocols.FullConditionals`).
+
+    Every call of the user's functions is checked: an exception becomes an
+    :class:`~mcmc.core.errors.InputError` naming the file, and a draw that
+    changes coordinates outside its block is refused.
+    """
+
+    blocks: tuple[np.ndarray, ...] = ()
+    draw_fn: Callable[..., Any] | None = None
+    noise_fn: Callable[..., Any] | None = None
+    source: str = ""
+    discrete = False
+
+    def conditional_blocks(self) -> tuple[np.ndarray, ...]:
+        return self.blocks
+
+    def sweep_noise(self, rng: ChainRandom) -> Any:
+        if self.noise_fn is None:
+            return None
+        return _call_user(self.noise_fn, rng, self.source, "sweep_noise", as_array=False)
+
+    def draw_conditional(self, rng: ChainRandom, x: np.ndarray, block: np.ndarray, noise: Any) -> None:
+        before = x.copy()
+        try:
+            with np.errstate(all="ignore"):
+                self.draw_fn(rng, x, block, noise)  # type: ignore[misc]
+        except McmcError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the user's code may raise anything
+            raise InputError(self.source, f"draw_conditional raised {type(exc).__name__}: {exc}") from None
+        outside = np.ones(x.shape[1], dtype=bool)
+        outside[block] = False
+        if not np.array_equal(x[:, outside], before[:, outside]):
+            raise InputError(self.source, f"draw_conditional for block {block.tolist()} changed other coordinates")
 
 
 def load_user_target(spec: str) -> Target:
@@ -144,19 +191,30 @@ def _from_namespace(obj: Any, spec: str, source: str) -> Target:
     if variables is None and names is not None:
         variables = tuple((n, ()) for n in names)
 
-    return Target(
-        name=spec,
-        dim=dim,
-        log_density=log_density,
-        grad_log_density=grad,
-        names=names or (),
-        variables=variables or (("x", (dim,)),),
-        initial_point=initial,
-        log_prior=log_prior,
-        log_likelihood=log_likelihood,
-        transform=None if transform is None else _batched(transform, dim, len(names or ()), source),
-        options={},
-    )
+    common: dict[str, Any] = {
+        "name": spec, "dim": dim, "log_density": log_density, "grad_log_density": grad, "names": names or (),
+        "variables": variables or (("x", (dim,)),), "initial_point": initial, "log_prior": log_prior,
+        "log_likelihood": log_likelihood,
+        "transform": None if transform is None else _batched(transform, dim, len(names or ()), source),
+        "options": {},
+    }  # fmt: skip
+    draw = _callable(obj, "draw_conditional", source, required=False)
+    blocks = getattr(obj, "conditional_blocks", None)
+    if draw is None and blocks is None:
+        return Target(**common)
+    if draw is None or blocks is None:
+        raise InputError(source, "Gibbs blocks need both conditional_blocks and draw_conditional(rng, x, block, noise)")
+    try:
+        listed = blocks() if callable(blocks) else blocks
+        parsed = tuple(block_indices(b, dim) for b in listed)
+    except UsageError as exc:
+        raise InputError(source, f"conditional_blocks: {exc}") from None
+    except Exception as exc:  # noqa: BLE001
+        raise InputError(source, f"conditional_blocks failed: {type(exc).__name__}: {exc}") from None
+    if not parsed:
+        raise InputError(source, "conditional_blocks is empty")
+    noise = _callable(obj, "sweep_noise", source, required=False)
+    return UserConditionalsTarget(**common, blocks=parsed, draw_fn=draw, noise_fn=noise, source=source)
 
 
 def _variables(value: Any, source: str) -> tuple[tuple[str, tuple[int, ...]], ...] | None:

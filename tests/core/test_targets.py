@@ -28,6 +28,7 @@ BUILTINS = [
     ("beta-bernoulli", {}),
     ("eight-schools", {}),
     ("ising", {"size": 4}),
+    ("bnn", {"hidden": 3}),
 ]
 GRADIENT_TARGETS = [(n, o) for n, o in BUILTINS if n != "ising"]  # a spin lattice has no gradient
 
