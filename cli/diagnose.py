@@ -159,6 +159,50 @@ def command(
         int, typer.Option(metavar="N", help="Drop the first N draws of every chain (burn-in) before diagnosing.")
     ] = 0,
     thin: Annotated[int, typer.Option(metavar="K", help="Keep every K-th draw (after --discard).")] = 1,
+    strict: Annotated[
+        bool | None,
+        typer.Option(
+            "--strict/--no-strict",
+            help="Fail (exit 1) on warnings too: tree-depth hits, constant parameters, SSIF, the log density.",
+            show_default=False,
+        ),
+    ] = None,
+    sig_figs: Annotated[
+        int | None,
+        typer.Option(
+            metavar="N",
+            help="Show N significant figures of every estimate instead of the digits its Monte Carlo standard "
+            "error supports (as stansummary's --sig_figs).",
+            show_default=False,
+        ),
+    ] = None,
+    wide: Annotated[
+        bool | None,
+        typer.Option(
+            "--wide/--no-wide",
+            help="Show every table column; by default the least important ones are left out to fit the terminal.",
+            show_default=False,
+        ),
+    ] = None,
+    diagnostics: Annotated[
+        str | None,
+        typer.Option(
+            metavar="default|classic",
+            help="classic: also R coda's Gelman-Rubin PSRF (and multivariate), Geweke, Heidelberger-Welch, "
+            "Raftery-Lewis, AR effective size, batch SE and rejection rate; nested R-hat; quantile ESS/MCSE; "
+            "the HDI beside the equal-tailed interval; emcee's autocorrelation time. \\[default: default]",
+            show_default=False,
+        ),
+    ] = None,
+    superchains: Annotated[
+        str | None,
+        typer.Option(
+            metavar="K|ID,ID,...",
+            help="Nested R-hat for many short chains (implies --diagnostics classic): K superchains of "
+            "consecutive chains, or one superchain id per chain.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     if plot:
         from mcmc.cli.render.plot import image_format
@@ -169,7 +213,8 @@ def command(
     given = {
         "max-rhat": max_rhat, "min-ess": min_ess, "max-divergences": max_divergences, "min-ebfmi": min_ebfmi,
         "max-treedepth-hits": max_treedepth_hits, "ssif-ratio": ssif_ratio, "var": var, "quantiles": quantiles,
-        "lags": lags, "format": fmt,
+        "lags": lags, "format": fmt, "strict": strict, "sig-figs": sig_figs, "wide": wide,
+        "diagnostics": diagnostics, "superchains": superchains,
     }  # fmt: skip
     report = diagnose(
         files, given, outputs={"-o": output, "--plot": plot}, stdin=sys.stdin.buffer,
