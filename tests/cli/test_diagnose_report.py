@@ -64,8 +64,9 @@ def doc(mcmc, *args: str) -> dict:
 
 def test_estimates_keep_the_digits_their_mcse_supports(mcmc, tmp_path: Path, wide_env: None) -> None:
     rng = np.random.default_rng(2)
-    big = -92634.0 + 3e4 * rng.standard_normal((4, 1000))
-    small = 4.318 + rng.standard_normal((4, 1000))
+    # MCSEs near 790 and 0.063: the decade of 2 * MCSE differs from the MCSE's own (ArviZ's rule, not a variant)
+    big = -92634.0 + 5e4 * rng.standard_normal((4, 1000))
+    small = 4.318 + 4 * rng.standard_normal((4, 1000))
     path = save(tmp_path / "scales.npz", {"big": big, "small": small})
     params = {p["name"]: p for p in doc(mcmc, path)["parameters"]}
     out = mcmc("diagnose", path).out
@@ -76,6 +77,7 @@ def test_estimates_keep_the_digits_their_mcse_supports(mcmc, tmp_path: Path, wid
         expected = f"{round(p['mean'], decimals):.{max(decimals, 0)}f}"
         row = next(line.split() for line in out.splitlines() if line.startswith(name + " "))
         assert row[1] == expected, (name, row, p["mean"], p["mcse_mean"])
+        assert math.floor(math.log10(2 * p["mcse_mean"])) != math.floor(math.log10(p["mcse_mean"]))
     figs = mcmc("diagnose", "--sig-figs", "6", path).out
     row = next(line.split() for line in figs.splitlines() if line.startswith("small "))
     assert len(row[1].replace("-", "").replace(".", "").lstrip("0")) == 6
