@@ -22,7 +22,7 @@ PLOT_CAP = 8  # scalar parameters plotted without --var: more makes an unreadabl
 
 HELP = """Diagnose convergence of MCMC draws: R-hat, ESS, MCSE, autocorrelation, SSIF, acceptance.
 
-Reads chain files (.npz, ArviZ .nc or .zarr, emcee's HDF5 backend, CmdStan CSV with one file per chain, plain CSV with chain/draw columns, .npy, or - for stdin) and reports, per scalar parameter, mean, sd, quantiles, MCSE, rank-normalized split R-hat, bulk and tail ESS, ESS implied by SSIF, autocorrelations and move rate; and for the sampler: acceptance, divergent transitions, tree-depth saturation and E-BFMI per chain (CmdStan `diagnose` semantics).
+Reads chain files (.npz, ArviZ .nc or .zarr, emcee's HDF5 backend, CmdStan CSV with one file per chain, plain CSV with chain/draw columns, .npy, or - for stdin) and reports, per scalar parameter, mean, sd, quantiles, MCSE, rank-normalized split R-hat, bulk and tail ESS, ESS implied by SSIF, autocorrelations and move rate; and for the sampler: acceptance, divergent transitions, tree-depth saturation and E-BFMI per chain (CmdStan `diagnose` semantics). Failing parameters come first, worst first; each failed check says what to do; the log density (lp) has its own row; estimates show the digits their MCSE supports.
 
 The verdict goes to stderr as one line. Exit status: 0 every check passed, 1 a check failed, 2 bad usage or unreadable input. Defaults can be set in a \\[tool.mcmc.diagnose] table of pyproject.toml (current directory or nearest parent); command-line options override it.
 
@@ -39,6 +39,10 @@ mcmc diagnose fit.nc --var 'theta.*' -f json -o report.json --plot report.png
 [dim]# a Markdown summary for a CI job page, straight from mcmc sample[/]
 
 mcmc sample -o - | mcmc diagnose - --format md >> "$GITHUB_STEP_SUMMARY"
+
+[dim]# R coda's classic diagnostics too; nested R-hat over 4 superchains[/]
+
+mcmc diagnose fit.nc --diagnostics classic --superchains 4
 """
 
 
@@ -160,13 +164,13 @@ def command(
     ] = 0,
     thin: Annotated[int, typer.Option(metavar="K", help="Keep every K-th draw (after --discard).")] = 1,
     strict: Annotated[
-        bool | None,
+        bool,
         typer.Option(
-            "--strict/--no-strict",
+            "--strict",
             help="Fail (exit 1) on warnings too: tree-depth hits, constant parameters, SSIF, the log density.",
             show_default=False,
         ),
-    ] = None,
+    ] = False,
     sig_figs: Annotated[
         int | None,
         typer.Option(
@@ -177,13 +181,13 @@ def command(
         ),
     ] = None,
     wide: Annotated[
-        bool | None,
+        bool,
         typer.Option(
-            "--wide/--no-wide",
+            "--wide",
             help="Show every table column; by default the least important ones are left out to fit the terminal.",
             show_default=False,
         ),
-    ] = None,
+    ] = False,
     diagnostics: Annotated[
         str | None,
         typer.Option(
@@ -213,7 +217,7 @@ def command(
     given = {
         "max-rhat": max_rhat, "min-ess": min_ess, "max-divergences": max_divergences, "min-ebfmi": min_ebfmi,
         "max-treedepth-hits": max_treedepth_hits, "ssif-ratio": ssif_ratio, "var": var, "quantiles": quantiles,
-        "lags": lags, "format": fmt, "strict": strict, "sig-figs": sig_figs, "wide": wide,
+        "lags": lags, "format": fmt, "strict": strict or None, "sig-figs": sig_figs, "wide": wide or None,
         "diagnostics": diagnostics, "superchains": superchains,
     }  # fmt: skip
     report = diagnose(

@@ -285,7 +285,6 @@ def test_strict_fails_on_warnings(mcmc, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pyproject.toml").write_text("[tool.mcmc.diagnose]\nstrict = true\n")
     assert mcmc("diagnose", path).code == 1
-    assert mcmc("diagnose", "--no-strict", path).code == 0
 
 
 # --------------------------------------------------------------------------- the README's example
