@@ -25,7 +25,7 @@ REPORTS = "Reports"  # help panel of the files written beside the terminal table
 
 HELP = """Diagnose convergence of MCMC draws: R-hat, ESS, MCSE, autocorrelation, SSIF, acceptance.
 
-Reads chain files (.npz, ArviZ .nc or .zarr, emcee's HDF5 backend, CmdStan CSV with one file per chain, plain CSV with chain/draw columns, .npy, or - for stdin) and reports, per scalar parameter, mean, sd, quantiles, MCSE, rank-normalized split R-hat, bulk and tail ESS, ESS implied by SSIF, autocorrelations and move rate; and for the sampler: acceptance, divergent transitions, tree-depth saturation and E-BFMI per chain (CmdStan `diagnose` semantics).
+Reads chain files (.npz, ArviZ .nc or .zarr, emcee's HDF5 backend, CmdStan CSV with one file per chain, plain CSV with chain/draw columns, .npy, or - for stdin) and reports, per scalar parameter, mean, sd, quantiles, MCSE, rank-normalized split R-hat, bulk and tail ESS, ESS implied by SSIF, autocorrelations and move rate; and for the sampler: acceptance, divergent transitions, tree-depth saturation and E-BFMI per chain (CmdStan `diagnose` semantics). Failing parameters come first, worst first; each failed check says what to do; the log density (lp) has its own row; estimates show the digits their MCSE supports.
 
 The verdict goes to stderr as one line. Exit status: 0 every check passed, 1 a check failed, 2 bad usage or unreadable input. Defaults can be set in a \\[tool.mcmc.diagnose] table of pyproject.toml (current directory or nearest parent); command-line options override it.
 
@@ -46,6 +46,10 @@ mcmc sample -o - | mcmc diagnose - --format md >> "$GITHUB_STEP_SUMMARY"
 [dim]# a CI gate: the table in the log, an HTML page and JUnit XML to keep[/]
 
 mcmc diagnose fit.nc --html report.html --junit junit.xml
+
+[dim]# R coda's classic diagnostics too; nested R-hat over 4 superchains[/]
+
+mcmc diagnose fit.nc --diagnostics classic --superchains 4
 """
 
 
@@ -206,6 +210,50 @@ def command(
         int, typer.Option(metavar="N", help="Drop the first N draws of every chain (burn-in) before diagnosing.")
     ] = 0,
     thin: Annotated[int, typer.Option(metavar="K", help="Keep every K-th draw (after --discard).")] = 1,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Fail (exit 1) on warnings too: tree-depth hits, constant parameters, SSIF, the log density.",
+            show_default=False,
+        ),
+    ] = False,
+    sig_figs: Annotated[
+        int | None,
+        typer.Option(
+            metavar="N",
+            help="Show N significant figures of every estimate instead of the digits its Monte Carlo standard "
+            "error supports (as stansummary's --sig_figs).",
+            show_default=False,
+        ),
+    ] = None,
+    wide: Annotated[
+        bool,
+        typer.Option(
+            "--wide",
+            help="Show every table column; by default the least important ones are left out to fit the terminal.",
+            show_default=False,
+        ),
+    ] = False,
+    diagnostics: Annotated[
+        str | None,
+        typer.Option(
+            metavar="default|classic",
+            help="classic: also R coda's Gelman-Rubin PSRF (and multivariate), Geweke, Heidelberger-Welch, "
+            "Raftery-Lewis, AR effective size, batch SE and rejection rate; nested R-hat; quantile ESS/MCSE; "
+            "the HDI beside the equal-tailed interval; emcee's autocorrelation time. \\[default: default]",
+            show_default=False,
+        ),
+    ] = None,
+    superchains: Annotated[
+        str | None,
+        typer.Option(
+            metavar="K|ID,ID,...",
+            help="Nested R-hat for many short chains (implies --diagnostics classic): K superchains of "
+            "consecutive chains, or one superchain id per chain.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     if plot:
         from mcmc.cli.render.plot import image_format
@@ -216,7 +264,8 @@ def command(
     given = {
         "max-rhat": max_rhat, "min-ess": min_ess, "max-divergences": max_divergences, "min-ebfmi": min_ebfmi,
         "max-treedepth-hits": max_treedepth_hits, "ssif-ratio": ssif_ratio, "var": var, "quantiles": quantiles,
-        "lags": lags, "format": fmt,
+        "lags": lags, "format": fmt, "strict": strict or None, "sig-figs": sig_figs, "wide": wide or None,
+        "diagnostics": diagnostics, "superchains": superchains,
     }  # fmt: skip
     reports = {"--output-json": output_json, "--output-md": output_md, "--html": html, "--junit": junit}
     report = diagnose(

@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+import numpy as np
+
 from mcmc.core.errors import UsageError
 
 if TYPE_CHECKING:  # the report module loads NumPy: only when the command runs
@@ -27,8 +29,16 @@ THRESHOLD_KEYS = {
     "max-rhat": False, "min-ess": False, "max-divergences": True, "min-ebfmi": False,
     "max-treedepth-hits": True, "ssif-ratio": False,
 }  # fmt: skip
-#: Keys of ``[tool.mcmc.diagnose]`` (hyphens or underscores), each an option of ``mcmc diagnose``.
-CONFIG_KEYS = (*THRESHOLD_KEYS, "var", "quantiles", "lags", "format")
+#: Keys of ``[tool.mcmc.diagnose]`` (hyphens or underscores), each an option of ``mcmc diagnose``,
+#: and ``per-variable``, a table of tables of :data:`PER_VARIABLE_KEYS` by variable or parameter name.
+CONFIG_KEYS = (
+    *THRESHOLD_KEYS, "var", "quantiles", "lags", "format", "strict", "sig-figs", "wide", "diagnostics",
+    "superchains", "per-variable",
+)  # fmt: skip
+#: Keys of a ``[tool.mcmc.diagnose.per-variable.NAME]`` table: the limits judged per parameter.
+PER_VARIABLE_KEYS = ("max-rhat", "min-ess")
+#: Values of ``--diagnostics``: the default report, or that plus the classic diagnostics.
+DIAGNOSTICS = ("default", "classic")
 
 
 def diagnose(
@@ -94,13 +104,36 @@ def diagnose(
 
     from mcmc.diagnostics.report import DEFAULT_LAGS, DEFAULT_PROBS, Thresholds, check, plot_data
 
+    per_variable = tuple(
+        (
+            name,
+            *(
+                None if key not in limits else _number(limits[key], f"{config_path}: {_table(name)} {key}", False)
+                for key in PER_VARIABLE_KEYS
+            ),
+        )
+        for name, limits in settings.get("per-variable", {}).items()
+    )
     thresholds = Thresholds(
         **{
             key.replace("-", "_"): _number(settings[key], where(key), whole)
             for key, whole in THRESHOLD_KEYS.items()
             if key in settings
-        }
+        },
+        per_variable=per_variable,
     )
+    strict = _flag(settings.get("strict", False), where("strict"))
+    wide = _flag(settings.get("wide", False), where("wide"))
+    sig_figs = settings.get("sig-figs")
+    if sig_figs is not None:
+        sig_figs = _number(sig_figs, where("sig-figs"), True)
+        if not 1 <= sig_figs <= 15:
+            raise UsageError(f"{where('sig-figs')}: must be between 1 and 15 (got {sig_figs})")
+    kind = str(getattr(settings.get("diagnostics", "default"), "value", settings.get("diagnostics", "default")))
+    if kind not in DIAGNOSTICS:
+        raise UsageError(f"{where('diagnostics')}: must be one of {', '.join(DIAGNOSTICS)} (got {kind!r})")
+    superchains = _superchains(settings.get("superchains"), where("superchains"))
+    classic = kind == "classic" or superchains is not None  # nested R-hat lives in the classic report
     probs = _floats(settings.get("quantiles", list(DEFAULT_PROBS)), where("quantiles"))
     lags = [int(v) for v in _floats(settings.get("lags", list(DEFAULT_LAGS)), where("lags"), integer=True)]
     patterns = settings.get("var")
@@ -132,9 +165,63 @@ def diagnose(
             report.draws, report.parameters, plot_cap, divergent=st.get("diverging"),
             energy=None if "energy" not in st else np.asarray(st["energy"], dtype=float),
         )  # fmt: skip
+    extra: dict[str, Any] = {}
+    if classic:
+        extra = _classic(report, superchains, where("superchains"))
     from dataclasses import replace
 
-    return replace(report, plot=data, format=fmt)
+    return replace(report, plot=data, format=fmt, strict=strict, wide=wide, sig_figs=sig_figs, **extra)
+
+
+def _classic(report: Report, superchains: int | list[int] | None, where: str) -> dict[str, Any]:
+    """The classic diagnostics of ``report``'s draws and their compact rows (only ever computed when asked)."""
+    from mcmc.diagnostics.classic import classic_report
+    from mcmc.diagnostics.report import classic_rows
+
+    if superchains is not None:
+        c = report.n_chains
+        if isinstance(superchains, int) and (superchains < 2 or c % superchains):
+            raise UsageError(f"{where}: {c} chains cannot form {superchains} superchains of equal size")
+        if isinstance(superchains, list):
+            if len(superchains) != c:
+                raise UsageError(f"{where}: one superchain id per chain needed ({c}), got {len(superchains)}")
+            counts = sorted(superchains.count(k) for k in set(superchains))
+            if len(counts) < 2 or counts[0] != counts[-1]:
+                raise UsageError(f"{where}: at least two superchains, each with the same number of chains")
+    names = [p.name for p in report.parameters]
+    result = classic_report(report.draws, names, superchains, quantile_probs=report.probs)
+    rows = classic_rows(result, [p.max_rhat for p in report.parameters])
+    return {"classic": result, "classic_rows": rows}
+
+
+def _superchains(value: Any, where: str) -> int | list[int] | None:
+    """``K`` (a number of superchains) or one id per chain (``"0,0,1,1"`` or a list)."""
+    if value is None:
+        return None
+    items = value.split(",") if isinstance(value, str) else value
+    if isinstance(items, (int, float)) and not isinstance(items, bool):
+        items = [items]
+    if not isinstance(items, list) or not items:
+        raise UsageError(f"{where}: a number of superchains or one id per chain (got {value!r})")
+    try:
+        numbers = [int(str(v).strip()) for v in items if not isinstance(v, bool)]
+    except ValueError:
+        raise UsageError(f"{where}: whole numbers only (got {value!r})") from None
+    if len(numbers) != len(items):
+        raise UsageError(f"{where}: whole numbers only (got {value!r})")
+    return numbers[0] if len(numbers) == 1 else numbers
+
+
+def _flag(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise UsageError(f"{where}: must be true or false (got {value!r})")
+    return value
+
+
+def _table(name: str) -> str:
+    """How the ``per-variable`` table of ``name`` is written in TOML (quoted when it needs quotes)."""
+    bare = name.replace("-", "").replace("_", "").isalnum()
+    return f"[tool.mcmc.diagnose.per-variable.{name if bare else repr(name).replace(chr(39), chr(34))}]"
 
 
 def piped_stdin(files: Sequence[str], stdin: BinaryIO | None, example: str = "") -> BinaryIO | None:
@@ -184,7 +271,29 @@ def load_config(start: Path) -> tuple[dict[str, Any], Path | None]:
                 f"{path}: unknown key {key!r} in [tool.mcmc.diagnose]; known keys: {', '.join(CONFIG_KEYS)}"
             )
         config[norm] = value
+    if "per-variable" in config:
+        config["per-variable"] = _per_variable(config["per-variable"], path)
     return config, path
+
+
+def _per_variable(value: Any, path: Path) -> dict[str, dict[str, Any]]:
+    """``[tool.mcmc.diagnose.per-variable.NAME]`` tables, keys normalised; errors name the table."""
+    example = "e.g. [tool.mcmc.diagnose.per-variable.sigma] with min-ess = 100"
+    if not isinstance(value, dict):
+        raise UsageError(f"{path}: [tool.mcmc.diagnose.per-variable] must be a table of tables, {example}")
+    out: dict[str, dict[str, Any]] = {}
+    for name, limits in value.items():
+        if not isinstance(limits, dict):
+            raise UsageError(f"{path}: {_table(name)} must be a table (got {limits!r}), {example}")
+        out[name] = {}
+        for key, v in limits.items():
+            norm = key.replace("_", "-")
+            if norm not in PER_VARIABLE_KEYS:
+                raise UsageError(
+                    f"{path}: unknown key {key!r} in {_table(name)}; known keys: {', '.join(PER_VARIABLE_KEYS)}"
+                )
+            out[name][norm] = v
+    return out
 
 
 def _number(value: Any, where: str, whole: bool) -> float | int:
@@ -217,4 +326,3 @@ def _floats(value: Any, where: str, integer: bool = False) -> list[float]:
             raise UsageError(f"{where}: must hold whole numbers (got {str(item).strip()!r})")
         out.append(v)
     return out
-

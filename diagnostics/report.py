@@ -22,8 +22,18 @@ Decisions follow the literature and the tools practitioners already trust:
   disintegrations in Hamiltonian Monte Carlo", arXiv:1604.00695).
 * SSIF, the sample size inflation factor ``(1 + r1) / (1 - r1)`` from the
   lag-1 autocorrelation, is exact for AR(1) chains only; its ESS is shown beside
-  bulk ESS and flagged when the two differ by more than a factor 2, which on a
-  slowly mixing chain means SSIF is overstating the information.
+  bulk ESS and flagged only where trusting it would mislead: its ESS clears
+  ``min_ess`` and the rank-normalized bulk ESS does not (and they differ by more
+  than ``ssif_ratio``, 1 by default). Elsewhere a disagreement changes no
+  decision, and on ordinary NUTS runs (negative lag-1 autocorrelation, long
+  positive tails) SSIF and bulk ESS routinely differ by more than 2x.
+* Every failed check carries advice, as CmdStan's ``diagnose`` and ArviZ give
+  it (:data:`ADVICE`); failing parameters are ranked worst first
+  (:attr:`Report.worst`); the log density (``lp``, CmdStan's ``lp__``) gets
+  its own row when the file has it, judged like a parameter but only warned
+  about (it is not a parameter of the model); per-variable limits
+  (``Thresholds.per_variable``) loosen or tighten R-hat and ESS for chosen
+  parameters; ``strict`` makes every warning fail the run.
 * Acceptance comes from the sampler's ``acceptance_rate`` statistic when the
   file has it; otherwise it is estimated from the draws as the fraction of
   transitions that changed at least one coordinate (exact for Metropolis-type
@@ -43,7 +53,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -51,7 +61,34 @@ from mcmc.core.chains import Chains
 from mcmc.core.errors import UsageError
 from mcmc.diagnostics.stats import DEFAULT_LAGS, DEFAULT_PROBS
 
+if TYPE_CHECKING:  # classic diagnostics load only when asked for
+    from mcmc.diagnostics.classic import ClassicDiagnostics
+
 SCHEMA = "mcmc.diagnose/1"  # the JSON document of Report.to_dict (docs/formats.md)
+#: What to do about each failed check, in the words of CmdStan's ``diagnose``, Stan's
+#: warnings guide and ArviZ; carried by :attr:`Check.advice` so every renderer shows it.
+ADVICE = {
+    "finite": "non-finite draws mean the log density or a transform overflowed: check the model and its initial values",
+    "rhat": "the chains have not mixed: run a longer warm-up, start the chains from better (dispersed but "
+    "sensible) initial values, or look for multimodality; more draws help only a slowly mixing chain",
+    "ess": "too few effective draws for reliable estimates: draw more (--draws), or make each draw worth more "
+    "(a better tuned sampler, a reparameterization that removes strong correlations)",
+    "stuck": "the sampler never accepted a move: check the initial values, the step size or proposal scale, "
+    "and the log density",
+    "constant": "a parameter fixed by construction (a Cholesky factor's zero) is fine; otherwise the sampler "
+    "never moved it",
+    "divergences": "raise the target acceptance (--target-accept 0.9 to 0.99; CmdStan's adapt delta) so the "
+    "step size shrinks, or reparameterize: the non-centered form for hierarchical models",
+    "treedepth": "an efficiency problem, not a bias: raise the maximum tree depth, or reparameterize to remove "
+    "strong correlations or scale differences",
+    "ebfmi": "the momentum resampling explores the energy poorly (Betancourt 2016): reparameterize (the "
+    "non-centered form for hierarchical models, a transform for heavy tails); more warm-up can help a "
+    "badly adapted metric",
+    "ssif": "trust the bulk ESS: SSIF's ESS assumes an AR(1) chain and here clears the ESS limit the "
+    "rank-normalized ESS does not",
+    "lp": "the log density has not mixed even where the parameters look fine: run longer or look at the "
+    "parameters the log density depends on",
+}
 STATUSES = ("ok", "rhat", "ess", "constant", "nan", "inf")
 _TABLE_STATS = ("mcse_mean", "mcse_sd", "ess_bulk", "ess_tail", "rhat", "rhat_split", "ssif", "ess_ssif")
 ACCEPTANCE_FROM_STATS = "sampler statistics"
@@ -78,7 +115,13 @@ class Thresholds:
     max_treedepth_hits
         Transitions allowed to hit the maximum tree depth before a warning.
     ssif_ratio
-        Factor by which ESS from SSIF and bulk ESS may differ before flagging.
+        SSIF is flagged where its ESS clears ``min_ess``, the bulk ESS does not,
+        and the two differ by more than this factor (1: whenever SSIF alone passes).
+    per_variable
+        ``(pattern, max_rhat, min_ess)`` limits for the parameters a pattern
+        selects (as ``--var``: an exact variable or scalar name, or a regular
+        expression matching a whole one); ``None`` keeps the general limit. A
+        later entry wins where patterns overlap.
     """
 
     max_rhat: float = 1.01
@@ -86,7 +129,8 @@ class Thresholds:
     max_divergences: int = 0
     min_ebfmi: float = 0.3
     max_treedepth_hits: int = 0
-    ssif_ratio: float = 2.0
+    ssif_ratio: float = 1.0
+    per_variable: tuple[tuple[str, float | None, float | None], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.max_rhat >= 1.0:
@@ -101,6 +145,26 @@ class Thresholds:
             raise UsageError(f"max-treedepth-hits must be non-negative (got {self.max_treedepth_hits})")
         if not self.ssif_ratio >= 1:
             raise UsageError(f"ssif-ratio must be at least 1 (got {self.ssif_ratio})")
+        for pattern, rhat_limit, ess_limit in self.per_variable:
+            if rhat_limit is not None and not rhat_limit >= 1.0:
+                raise UsageError(f"per-variable {pattern!r}: max-rhat must be at least 1 (got {rhat_limit})")
+            if ess_limit is not None and not ess_limit >= 0:
+                raise UsageError(f"per-variable {pattern!r}: min-ess must be non-negative (got {ess_limit})")
+
+    def limits(self, names: Sequence[str], variables: Sequence[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """R-hat and ESS limits per parameter ``(n,)`` each, and the ``per_variable`` patterns matching nothing."""
+        max_rhat = np.full(len(names), float(self.max_rhat))
+        min_ess = np.full(len(names), float(self.min_ess))
+        unmatched = []
+        for pattern, rhat_limit, ess_limit in self.per_variable:
+            hit = matches(pattern, names, variables)
+            if not hit.any():
+                unmatched.append(pattern)
+            if rhat_limit is not None:
+                max_rhat[hit] = rhat_limit
+            if ess_limit is not None:
+                min_ess[hit] = ess_limit
+        return max_rhat, min_ess, unmatched
 
 
 @dataclass(frozen=True)
@@ -116,6 +180,8 @@ class Parameter:
     Undefined statistics are NaN; ``status`` says why. ``ess_bulk_low`` and
     ``ess_tail_low`` say which ESS failed the threshold of a parameter whose
     status is ``rhat`` or ``ess`` (the parameters the ``ess`` check lists).
+    ``max_rhat`` and ``min_ess`` are the limits it was judged by (the general
+    ones unless ``Thresholds.per_variable`` sets its own).
     """
 
     name: str
@@ -139,6 +205,8 @@ class Parameter:
     status: str
     ess_bulk_low: bool = False
     ess_tail_low: bool = False
+    max_rhat: float = 1.01
+    min_ess: float = 400.0
 
 
 @dataclass(frozen=True)
@@ -147,11 +215,15 @@ class Acceptance:
 
     ``source`` is ``"sampler statistics"`` (mean of ``acceptance_rate``) or
     ``"estimated from draws"`` (fraction of transitions that moved).
+    ``outliers`` are the chains whose acceptance lies beyond Tukey's fences
+    (1.5 interquartile ranges outside the quartiles of the chains), what a
+    compact display of many chains names beside the range.
     """
 
     per_chain: tuple[float, ...]
     overall: float
     source: str
+    outliers: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -182,8 +254,9 @@ class Check:
     """One check: its outcome and, if it concerns parameters, which ones failed.
 
     ``severity`` is ``"error"`` (a failure fails the run) or ``"warning"``
-    (reported, never changes the exit code). ``chains`` lists the chains a
-    per-chain check failed in (E-BFMI).
+    (reported, never changes the exit code unless the report is strict).
+    ``chains`` lists the chains a per-chain check failed in (E-BFMI).
+    ``advice`` says what to do when it failed (:data:`ADVICE`), empty when it passed.
     """
 
     name: str
@@ -192,6 +265,7 @@ class Check:
     parameters: tuple[str, ...] = ()
     severity: str = "error"
     chains: tuple[int, ...] = ()
+    advice: str = ""
 
 
 @dataclass(frozen=True)
@@ -203,6 +277,13 @@ class Report:
     trace, rank and autocorrelation plots when they were asked for
     (:func:`plot_data`). ``format`` is the output format a
     ``[tool.mcmc.diagnose]`` table or the caller asked for, if any.
+    ``worst`` indexes the failing parameters, worst first (:func:`rank_failing`);
+    ``log_density`` is the row of the sampler's ``lp`` statistic when the file
+    has one; ``strict`` makes warnings fail the run. ``sig_figs`` (significant
+    figures of every estimate instead of the digits its MCSE supports) and
+    ``wide`` (every table column whatever the terminal width) are the display
+    settings asked for. ``classic`` holds :func:`mcmc.diagnostics.classic.classic_report`
+    when asked for, and ``classic_rows`` its compact per-parameter summary.
     :meth:`to_dict` is the JSON document (schema :data:`SCHEMA`) and
     :meth:`to_table` the CSV table, both documented in ``docs/formats.md``.
     """
@@ -220,10 +301,22 @@ class Report:
     draws: np.ndarray = field(default_factory=lambda: np.empty((0, 0, 0)), repr=False, compare=False)
     plot: PlotData | None = field(default=None, repr=False, compare=False)
     format: str | None = None
+    worst: tuple[int, ...] = ()
+    log_density: Parameter | None = None
+    strict: bool = False
+    sig_figs: int | None = None
+    wide: bool = False
+    classic: ClassicDiagnostics | None = field(default=None, repr=False, compare=False)
+    classic_rows: tuple[ClassicRow, ...] = ()
 
     @property
     def passed(self) -> bool:
-        return all(c.passed for c in self.checks if c.severity == "error")
+        """Every error check passed (every check, warnings too, when ``strict``)."""
+        return all(c.passed for c in self.checks if c.severity == "error" or self.strict)
+
+    def failing(self) -> tuple[Parameter, ...]:
+        """The parameters that failed (status ``nan``, ``inf``, ``rhat`` or ``ess``), worst first."""
+        return tuple(self.parameters[i] for i in self.worst)
 
     def check(self, name: str) -> Check | None:
         """The check called ``name`` (``"divergences"``, ``"ebfmi"``, ...), or ``None`` when it was not run."""
@@ -244,14 +337,23 @@ class Report:
                 "min_ebfmi": float(t.min_ebfmi),
                 "max_treedepth_hits": int(t.max_treedepth_hits),
                 "ssif_ratio": float(t.ssif_ratio),
+                "per_variable": {pattern: {"max_rhat": r, "min_ess": e} for pattern, r, e in t.per_variable},
             },
+            "strict": self.strict,
             "passed": self.passed,
             "verdict": self.verdict(),
             "checks": [
-                {"name": c.name, "passed": c.passed, "severity": c.severity, "message": c.message,
-                 "parameters": list(c.parameters)}
+                {
+                    "name": c.name,
+                    "passed": c.passed,
+                    "severity": c.severity,
+                    "message": c.message,
+                    "parameters": list(c.parameters),
+                    "advice": c.advice,
+                }
                 for c in self.checks
             ],  # fmt: skip
+            "failing": [p.name for p in self.failing()],
             "sampler": {
                 "acceptance": {
                     "per_chain": list(s.acceptance.per_chain),
@@ -267,33 +369,36 @@ class Report:
                 "ebfmi": None if s.ebfmi is None else list(s.ebfmi),
             },
             "notes": list(self.notes),
-            "parameters": [
-                {
-                    "name": p.name, "variable": p.variable, "mean": p.mean, "sd": p.sd, "mad": p.mad,
-                    "quantiles": dict(p.quantiles),
-                    "mcse_mean": p.mcse_mean, "mcse_sd": p.mcse_sd, "ess_bulk": p.ess_bulk, "ess_tail": p.ess_tail,
-                    "rhat": p.rhat, "rhat_split": p.rhat_split, "ssif": p.ssif, "ess_ssif": p.ess_ssif,
-                    "ssif_disagrees": p.ssif_disagrees, "acf": {str(k): v for k, v in p.acf.items()},
-                    "iat": p.iat, "acceptance": p.acceptance, "status": p.status,
-                }
-                for p in self.parameters
-            ],  # fmt: skip
+            "log_density": None if self.log_density is None else _record(self.log_density),
+            "parameters": [_record(p) for p in self.parameters],
+            **({"classic": self.classic.to_dict()} if self.classic is not None else {}),
         }
 
     def to_table(self) -> tuple[list[str], list[list[Any]]]:
-        """One row per scalar parameter: the column names and the rows (the CSV output)."""
+        """One row per scalar parameter (the log density first when present): column names and rows (the CSV).
+
+        With classic diagnostics, each row goes on with :meth:`ClassicRow.values`
+        (the log density's row leaves those empty).
+        """
         columns = [
             "name", "variable", "mean", "sd", "mad", *self.quantile_labels, *_TABLE_STATS, "ssif_disagrees",
             *(f"acf_{k}" for k in self.lags), "iat", "acceptance", "status",
         ]  # fmt: skip
-        rows = [
-            [
+
+        def row(p: Parameter) -> list[Any]:
+            return [
                 p.name, p.variable, p.mean, p.sd, p.mad, *p.quantiles.values(),
                 *(getattr(p, k) for k in _TABLE_STATS), p.ssif_disagrees, *p.acf.values(),
                 p.iat, p.acceptance, p.status,
-            ]
-            for p in self.parameters
-        ]  # fmt: skip
+            ]  # fmt: skip
+
+        rows = [row(p) for p in self.parameters]
+        if self.classic_rows:
+            extra = ClassicRow.columns(self.quantile_labels, self.n_chains)
+            columns += extra
+            rows = [r + c.values() for r, c in zip(rows, self.classic_rows, strict=True)]
+        if self.log_density is not None:
+            rows.insert(0, row(self.log_density) + [None] * (len(columns) - len(rows[0]) if rows else 0))
         return columns, rows
 
     def worst_first(self) -> tuple[Parameter, ...]:
@@ -319,7 +424,133 @@ class Report:
             if warnings:
                 line += f" (warnings: {', '.join(warnings)})"
             return line
-        return "FAIL: " + "; ".join(c.message for c in self.checks if not c.passed and c.severity == "error")
+        failed = [c for c in self.checks if not c.passed and (c.severity == "error" or self.strict)]
+        strict_fail = self.strict and any(c.severity != "error" for c in failed)
+        head = "FAIL (strict: warnings fail): " if strict_fail else "FAIL: "
+        return head + "; ".join(c.message for c in failed)
+
+
+def _record(p: Parameter) -> dict[str, Any]:
+    """One parameter's JSON object (``docs/formats.md``)."""
+    return {
+        "name": p.name, "variable": p.variable, "mean": p.mean, "sd": p.sd, "mad": p.mad,
+        "quantiles": dict(p.quantiles),
+        "mcse_mean": p.mcse_mean, "mcse_sd": p.mcse_sd, "ess_bulk": p.ess_bulk, "ess_tail": p.ess_tail,
+        "rhat": p.rhat, "rhat_split": p.rhat_split, "ssif": p.ssif, "ess_ssif": p.ess_ssif,
+        "ssif_disagrees": p.ssif_disagrees, "acf": {str(k): v for k, v in p.acf.items()},
+        "iat": p.iat, "acceptance": p.acceptance, "status": p.status,
+        "max_rhat": p.max_rhat, "min_ess": p.min_ess,
+    }  # fmt: skip
+
+
+#: Limits behind the flags of the classic panel (display only: they never fail a run).
+GEWEKE_Z = 1.96  # two-sided 5 % test of equal means (Geweke 1992)
+PSRF_UPPER_LIMIT = 1.1  # the upper confidence limit "close to 1" of Gelman & Rubin (1992); BDA's 1.1
+RAFTERY_DEPENDENCE_LIMIT = 5.0  # Raftery & Lewis (1992): I above 5 signals strong dependence
+
+
+@dataclass(frozen=True)
+class ClassicRow:
+    """One parameter's classic diagnostics, compacted over chains for a table row (:func:`classic_rows`).
+
+    ``psrf``/``psrf_upper``: Gelman-Rubin with coda's autoburnin, ``psrf_high``
+    when the upper limit exceeds :data:`PSRF_UPPER_LIMIT`; ``rhat_nested`` (NaN
+    without superchains) and ``nested_high`` (above the parameter's R-hat
+    limit); ``geweke_max_abs_z`` over chains and ``geweke_outside`` the chains
+    with ``|z| >`` :data:`GEWEKE_Z`; ``heidel_passed`` the chains passing both
+    Heidelberger-Welch tests; the largest Raftery-Lewis ``N`` and ``I`` over
+    chains and ``raftery_high`` when ``I >`` :data:`RAFTERY_DEPENDENCE_LIMIT`;
+    coda's AR ``ess_ar`` and ``batch_se``; the rejection rate's range over
+    chains; quantile ESS and MCSE at the report's quantiles; ``hdi`` and
+    ``eti`` at ``ClassicDiagnostics.hdi_prob``; emcee's ``iat_emcee`` and
+    ``iat_emcee_reliable`` (draws >= 50 tau).
+    """
+
+    name: str
+    psrf: float
+    psrf_upper: float
+    psrf_high: bool
+    rhat_nested: float
+    nested_high: bool
+    geweke_max_abs_z: float
+    geweke_outside: int
+    heidel_passed: int
+    raftery_total_max: float
+    raftery_dependence_max: float
+    raftery_high: bool
+    ess_ar: float
+    batch_se: float
+    rejection_min: float
+    rejection_max: float
+    ess_quantile: tuple[float, ...]
+    mcse_quantile: tuple[float, ...]
+    hdi: tuple[float, float]
+    eti: tuple[float, float]
+    iat_emcee: float
+    iat_emcee_reliable: bool
+
+    @staticmethod
+    def columns(quantile_labels: Sequence[str], chains: int) -> list[str]:
+        """CSV column names of :meth:`values`."""
+        return [
+            "psrf", "psrf_upper", "rhat_nested", "geweke_max_abs_z", "geweke_outside", "heidel_passed",
+            "raftery_total_max", "raftery_dependence_max", "ess_ar", "batch_se", "rejection_rate_min",
+            "rejection_rate_max", *(f"ess_q{q}" for q in quantile_labels), *(f"mcse_q{q}" for q in quantile_labels),
+            "hdi_lower", "hdi_upper", "eti_lower", "eti_upper", "iat_emcee", "iat_emcee_reliable",
+        ]  # fmt: skip
+
+    def values(self) -> list[Any]:
+        return [
+            self.psrf, self.psrf_upper, self.rhat_nested, self.geweke_max_abs_z, self.geweke_outside,
+            self.heidel_passed, self.raftery_total_max, self.raftery_dependence_max, self.ess_ar, self.batch_se,
+            self.rejection_min, self.rejection_max, *self.ess_quantile, *self.mcse_quantile, *self.hdi, *self.eti,
+            self.iat_emcee, self.iat_emcee_reliable,
+        ]  # fmt: skip
+
+
+def classic_rows(c: ClassicDiagnostics, max_rhat: Sequence[float]) -> tuple[ClassicRow, ...]:
+    """Compact :class:`ClassicRow` per parameter of ``c``; ``max_rhat`` ``(n,)`` flags the nested R-hat."""
+    with np.errstate(invalid="ignore"):
+        absz = np.abs(c.geweke_z)
+        gz = np.where(np.isnan(absz).all(axis=0), np.nan, np.nanmax(np.where(np.isnan(absz), -1.0, absz), axis=0))
+        outside = (absz > GEWEKE_Z).sum(axis=0)
+        heidel = (c.heidel.stationary & c.heidel.halfwidth_passed).sum(axis=0)
+
+        def colmax(a: np.ndarray) -> np.ndarray:
+            a = np.asarray(a, dtype=float)
+            return np.where(np.isnan(a).all(axis=0), np.nan, np.nanmax(np.where(np.isnan(a), -np.inf, a), axis=0))
+
+        total, dep = colmax(c.raftery.total), colmax(c.raftery.dependence)
+        nested = np.full(len(c.names), np.nan) if c.rhat_nested is None else np.asarray(c.rhat_nested, dtype=float)
+        rows = []
+        for j, name in enumerate(c.names):
+            rows.append(
+                ClassicRow(
+                    name=name,
+                    psrf=float(c.gelman.psrf[j]),
+                    psrf_upper=float(c.gelman.psrf_upper[j]),
+                    psrf_high=bool(c.gelman.psrf_upper[j] > PSRF_UPPER_LIMIT),
+                    rhat_nested=float(nested[j]),
+                    nested_high=bool(nested[j] > max_rhat[j]),
+                    geweke_max_abs_z=float(gz[j]),
+                    geweke_outside=int(outside[j]),
+                    heidel_passed=int(heidel[j]),
+                    raftery_total_max=float(total[j]),
+                    raftery_dependence_max=float(dep[j]),
+                    raftery_high=bool(dep[j] > RAFTERY_DEPENDENCE_LIMIT),
+                    ess_ar=float(c.ess_ar[j]),
+                    batch_se=float(c.batch_se[j]),
+                    rejection_min=float(np.min(c.rejection_rate[:, j])),
+                    rejection_max=float(np.max(c.rejection_rate[:, j])),
+                    ess_quantile=tuple(float(v) for v in c.ess_quantile[:, j]),
+                    mcse_quantile=tuple(float(v) for v in c.mcse_quantile[:, j]),
+                    hdi=(float(c.hdi[0, j]), float(c.hdi[1, j])),
+                    eti=(float(c.eti[0, j]), float(c.eti[1, j])),
+                    iat_emcee=float(c.iat_emcee[j]),
+                    iat_emcee_reliable=bool(c.iat_emcee_reliable[j]),
+                )
+            )
+    return tuple(rows)
 
 
 def quantile_label(p: float) -> str:
@@ -422,6 +653,21 @@ def select_keys(chains: Chains, keys: Sequence[tuple[str, tuple[int, ...]]]) -> 
     return Selection(tuple((v, tuple(idx)) for v, idx in items), tuple(names), tuple(variables), shapes)
 
 
+def matches(pattern: str, names: Sequence[str], variables: Sequence[str]) -> np.ndarray:
+    """Which scalar parameters ``pattern`` selects, as :func:`select` reads a ``--var`` pattern; bool ``(n,)``."""
+    regex = _compile(pattern)
+    typed = _squeeze(pattern)
+    return np.array(
+        [
+            pattern == v
+            or typed == _squeeze(name)
+            or (regex is not None and (regex.fullmatch(v) is not None or regex.fullmatch(name) is not None))
+            for name, v in zip(names, variables, strict=True)
+        ],
+        dtype=bool,
+    )
+
+
 def _squeeze(name: str) -> str:
     """``M[1, 2]`` and ``M[1,2]`` alike: ArviZ and CmdStan space a multi-index differently."""
     return re.sub(r",\s+", ",", name) if "[" in name else name
@@ -487,8 +733,6 @@ def check(
     -------
     Report
     """
-    from mcmc.diagnostics import stats
-
     # Duplicates would collapse in the label -> value maps and misalign CSV columns.
     probs = tuple(dict.fromkeys(float(p) for p in probs))
     lags = tuple(dict.fromkeys(int(k) for k in lags))
@@ -500,6 +744,79 @@ def check(
     selection = select(chains, var)
     x = flatten(chains, selection)
     n_chains, n_draws, _ = x.shape
+    max_rhat, min_ess, unmatched = thresholds.limits(selection.names, selection.variables)
+    params = _parameters(x, selection.names, selection.variables, probs, lags, thresholds, max_rhat, min_ess)
+    log_density = None
+    lp = chains.sample_stats.get("lp")
+    if lp is not None and np.shape(lp)[:2] == (n_chains, n_draws):
+        # Its own summarize call: stacking it onto x would copy every draw.
+        lp_x = np.asarray(lp, dtype=np.float64).reshape(n_chains, n_draws, 1)
+        limits = np.array([float(thresholds.max_rhat)]), np.array([float(thresholds.min_ess)])
+        log_density = _parameters(lp_x, ["lp"], ["lp"], probs, lags, thresholds, *limits)[0]
+    sampler = sampler_summary(chains)
+    notes = []
+    if n_chains == 1:
+        notes.append("1 chain: R-hat compares the two halves of the chain (split R-hat)")
+    if n_draws < 4:
+        notes.append(f"{n_draws} draw{'s' if n_draws != 1 else ''} per chain: R-hat and ESS need at least 4")
+    elif n_draws < 4 * max(lags):
+        notes.append(f"autocorrelations at lags beyond {n_draws // 4} rest on few pairs of draws")
+    for pattern in unmatched:
+        notes.append(f"per-variable limits for {pattern!r} match no parameter")
+    return Report(
+        source=tuple(source),
+        n_chains=n_chains,
+        n_draws=n_draws,
+        thresholds=thresholds,
+        probs=probs,
+        lags=lags,
+        parameters=params,
+        sampler=sampler,
+        checks=tuple(_checks(params, sampler, thresholds, log_density)),
+        notes=tuple(notes),
+        draws=x,
+        worst=rank_failing(params),
+        log_density=log_density,
+    )
+
+
+def rank_failing(params: Sequence[Parameter]) -> tuple[int, ...]:
+    """Indices of the failing parameters, worst first.
+
+    Non-finite draws first, then R-hat failures by how far R-hat exceeds the
+    parameter's limit, relative to the limit's own distance from 1 (an
+    undefined R-hat counts as worst), then ESS failures by the smaller of bulk
+    and tail ESS as a fraction of the limit (smallest first). Ties keep the
+    file's order.
+    """
+
+    def badness(p: Parameter) -> tuple[int, float]:
+        if p.status in ("nan", "inf"):
+            return 0, 0.0
+        if p.status == "rhat":
+            excess = (p.rhat - 1.0) / max(p.max_rhat - 1.0, 1e-12)
+            return 1, -excess if np.isfinite(excess) else -np.inf
+        worst_ess = min(p.ess_bulk, p.ess_tail) / p.min_ess if p.min_ess > 0 else 0.0
+        return 2, worst_ess if np.isfinite(worst_ess) else -np.inf
+
+    failing = [i for i, p in enumerate(params) if p.status in ("nan", "inf", "rhat", "ess")]
+    return tuple(sorted(failing, key=lambda i: badness(params[i])))
+
+
+def _parameters(
+    x: np.ndarray,
+    names: Sequence[str],
+    variables: Sequence[str],
+    probs: Sequence[float],
+    lags: Sequence[int],
+    thresholds: Thresholds,
+    max_rhat: np.ndarray,
+    min_ess: np.ndarray,
+) -> tuple[Parameter, ...]:
+    """One :class:`Parameter` per column of ``x (chain, draw, n)``, judged by the limits ``(n,)``."""
+    from mcmc.diagnostics import stats
+
+    n_draws = x.shape[1]
     s = stats.summarize(x, probs=probs, lags=lags)
     flags = {k: np.asarray(s[k], dtype=bool) for k in ("constant", "nan", "inf")}
 
@@ -508,21 +825,24 @@ def check(
         move_rate = moved.mean(axis=(0, 1)) if n_draws > 1 else np.full(x.shape[2], np.nan)
         ess_bulk = np.asarray(s["ess_bulk"], dtype=float)
         ess_ssif = np.asarray(s["ess_ssif"], dtype=float)
-        r = thresholds.ssif_ratio
-        disagrees = (ess_ssif > r * ess_bulk) | (ess_bulk > r * ess_ssif)
+        # Only where SSIF alone would pass a parameter the rank ESS fails does
+        # the disagreement change a decision (issue 10: elsewhere it is noise).
+        disagrees = (ess_ssif >= min_ess) & ~(ess_bulk >= min_ess) & (ess_ssif > thresholds.ssif_ratio * ess_bulk)
 
-    status = _statuses(s, flags, thresholds)
+    status = _statuses(s, flags, max_rhat, min_ess)
     judged = np.isin(np.asarray(status, dtype=object), ("rhat", "ess"))
+    disagrees &= judged
     with np.errstate(invalid="ignore"):
-        bulk_low = (judged & ~(ess_bulk >= thresholds.min_ess)).tolist()
-        tail_low = (judged & ~(np.asarray(s["ess_tail"], dtype=float) >= thresholds.min_ess)).tolist()
+        bulk_low = (judged & ~(ess_bulk >= min_ess)).tolist()
+        tail_low = (judged & ~(np.asarray(s["ess_tail"], dtype=float) >= min_ess)).tolist()
     quants = np.asarray(s["quantiles"], dtype=float)
     acf = np.asarray(s["acf"], dtype=float)
     qlabels = [quantile_label(p) for p in probs]
     cols = {k: np.asarray(s[k], dtype=float).tolist() for k in _SCALAR_KEYS}
     qt, at = quants.T.tolist(), acf.tolist()
     mv, dis = move_rate.tolist(), disagrees.tolist()
-    params = tuple(
+    mr, me = max_rhat.tolist(), min_ess.tolist()
+    return tuple(
         Parameter(
             name=name,
             variable=variable,
@@ -545,29 +865,10 @@ def check(
             status=status[i],
             ess_bulk_low=bulk_low[i],
             ess_tail_low=tail_low[i],
+            max_rhat=mr[i],
+            min_ess=me[i],
         )
-        for i, (name, variable) in enumerate(zip(selection.names, selection.variables, strict=True))
-    )
-    sampler = sampler_summary(chains)
-    notes = []
-    if n_chains == 1:
-        notes.append("1 chain: R-hat compares the two halves of the chain (split R-hat)")
-    if n_draws < 4:
-        notes.append(f"{n_draws} draw{'s' if n_draws != 1 else ''} per chain: R-hat and ESS need at least 4")
-    elif n_draws < 4 * max(lags):
-        notes.append(f"autocorrelations at lags beyond {n_draws // 4} rest on few pairs of draws")
-    return Report(
-        source=tuple(source),
-        n_chains=n_chains,
-        n_draws=n_draws,
-        thresholds=thresholds,
-        probs=probs,
-        lags=lags,
-        parameters=params,
-        sampler=sampler,
-        checks=tuple(_checks(params, sampler, thresholds)),
-        notes=tuple(notes),
-        draws=x,
+        for i, (name, variable) in enumerate(zip(names, variables, strict=True))
     )
 
 
@@ -577,14 +878,16 @@ _SCALAR_KEYS = (
 )  # fmt: skip
 
 
-def _statuses(s: Mapping[str, Any], flags: Mapping[str, np.ndarray], t: Thresholds) -> list[str]:
+def _statuses(
+    s: Mapping[str, Any], flags: Mapping[str, np.ndarray], max_rhat: np.ndarray, min_ess: np.ndarray
+) -> list[str]:
     rhat = np.asarray(s["rhat"], dtype=float)
     bulk, tail = np.asarray(s["ess_bulk"], dtype=float), np.asarray(s["ess_tail"], dtype=float)
     with np.errstate(invalid="ignore"):
         # An undefined (NaN) R-hat or ESS on finite, non-constant draws (too few
         # draws, chains stuck at different values) cannot establish convergence.
-        bad_rhat = ~(rhat <= t.max_rhat)
-        bad_ess = ~((bulk >= t.min_ess) & (tail >= t.min_ess))
+        bad_rhat = ~(rhat <= max_rhat)
+        bad_ess = ~((bulk >= min_ess) & (tail >= min_ess))
     # Later assignments win: the most fundamental problem names the status.
     status = np.full(rhat.shape, "ok", dtype=object)
     status[bad_ess] = "ess"
@@ -605,7 +908,9 @@ def sampler_summary(chains: Chains) -> Sampler:
             ok = np.isfinite(a)
             per_chain = np.where(ok, a, 0.0).sum(axis=1) / ok.sum(axis=1)
             overall = np.where(ok, a, 0.0).sum() / ok.sum()
-            acceptance = Acceptance(tuple(per_chain.tolist()), float(overall), ACCEPTANCE_FROM_STATS)
+            acceptance = Acceptance(
+                tuple(per_chain.tolist()), float(overall), ACCEPTANCE_FROM_STATS, _outliers(per_chain)
+            )
         else:
             moved = np.zeros((n_chains, max(n_draws - 1, 0)), dtype=bool)
             for arr in chains.posterior.values():  # few variables; each is vectorised over chains
@@ -613,7 +918,9 @@ def sampler_summary(chains: Chains) -> Sampler:
                 moved |= (flat[:, 1:] != flat[:, :-1]).any(axis=2)
             per_chain = moved.mean(axis=1) if n_draws > 1 else np.full(n_chains, np.nan)
             overall = moved.mean() if n_draws > 1 else np.nan
-            acceptance = Acceptance(tuple(per_chain.tolist()), float(overall), ACCEPTANCE_FROM_DRAWS)
+            acceptance = Acceptance(
+                tuple(per_chain.tolist()), float(overall), ACCEPTANCE_FROM_DRAWS, _outliers(per_chain)
+            )
 
         kwargs: dict[str, Any] = {}
         if "diverging" in st:
@@ -629,6 +936,17 @@ def sampler_summary(chains: Chains) -> Sampler:
         if "energy" in st:
             kwargs["ebfmi"] = tuple(ebfmi(np.asarray(st["energy"], dtype=float)).tolist())
     return Sampler(acceptance=acceptance, transitions=n_chains * n_draws, **kwargs)
+
+
+def _outliers(values: np.ndarray) -> tuple[int, ...]:
+    """Indices beyond Tukey's fences (1.5 IQR outside the quartiles); none for fewer than 4 values."""
+    v = np.asarray(values, dtype=float)
+    ok = np.isfinite(v)
+    if ok.sum() < 4:
+        return ()
+    q1, q3 = np.percentile(v[ok], [25, 75])
+    fence = 1.5 * (q3 - q1)
+    return tuple(np.flatnonzero(ok & ((v < q1 - fence) | (v > q3 + fence))).tolist())
 
 
 def ebfmi(energy: np.ndarray) -> np.ndarray:
@@ -791,18 +1109,15 @@ SEVERITY = {"nan": 0, "inf": 0, "rhat": 1, "ess": 2, "constant": 3, "ok": 4}
 def worst_first(parameters: Sequence[Parameter]) -> list[int]:
     """Positions of ``parameters`` from the worst to the best.
 
-    By status (:data:`SEVERITY`), then within a status by how badly it fails:
-    the larger R-hat first, then the smaller ``min(bulk, tail)`` ESS; an
-    undefined R-hat or ESS counts as the worst. Ties keep the file order.
+    The failing ones first, ranked by :func:`rank_failing` (how badly each
+    fails its own limits); then the others by status (:data:`SEVERITY`:
+    constant before ok), in file order.
     """
-
-    def key(i: int) -> tuple[int, float, float, int]:
-        p = parameters[i]
-        r = p.rhat if np.isfinite(p.rhat) else np.inf
-        e = min(p.ess_bulk, p.ess_tail)
-        return SEVERITY.get(p.status, 4), -r, e if np.isfinite(e) else -np.inf, i
-
-    return sorted(range(len(parameters)), key=key)
+    failing = rank_failing(parameters)
+    seen = set(failing)
+    rest = sorted((i for i in range(len(parameters)) if i not in seen),
+                  key=lambda i: (SEVERITY.get(parameters[i].status, 4), i))  # fmt: skip
+    return [*failing, *rest]
 
 
 def kde(x: np.ndarray, grid_points: int = 200, *, grid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -940,42 +1255,61 @@ def _names(names: Sequence[str]) -> str:
     return ", ".join(names[:_MAX_NAMES]) + f" and {len(names) - _MAX_NAMES} more"
 
 
-def _checks(params: Sequence[Parameter], sampler: Sampler, t: Thresholds) -> list[Check]:
+def _limit_text(params: Sequence[Parameter], attr: str, general: float) -> str:
+    """``"1.01"`` when every parameter in ``params`` has that limit, else ``"its limit"`` (per-variable limits)."""
+    values = {getattr(p, attr) for p in params}
+    return f"{values.pop():g}" if len(values) == 1 else "its limit"
+
+
+def _checks(
+    params: Sequence[Parameter], sampler: Sampler, t: Thresholds, log_density: Parameter | None = None
+) -> list[Check]:
     checks: list[Check] = []
+
+    def add(name: str, passed: bool, message: str, parameters: Sequence[str] = (), severity: str = "error",
+            chains: Sequence[int] = ()) -> None:  # fmt: skip
+        advice = "" if passed else ADVICE.get(name, "")
+        checks.append(Check(name, passed, message, tuple(parameters), severity, tuple(chains), advice))
+
     by = {s: [p.name for p in params if p.status == s] for s in STATUSES}
     nonfinite = [p.name for p in params if p.status in ("nan", "inf")]
     msg = f"non-finite draws in {_names(nonfinite)}" if nonfinite else "all draws finite"
-    checks.append(Check("finite", not nonfinite, msg, tuple(nonfinite)))
+    add("finite", not nonfinite, msg, nonfinite)
     bad = [p for p in params if p.status == "rhat"]
     undefined = [p.name for p in bad if not np.isfinite(p.rhat)]
-    msg = f"R-hat > {t.max_rhat:g} for {_names([p.name for p in bad])}" if bad else f"R-hat <= {t.max_rhat:g}"
+    if bad:
+        msg = f"R-hat > {_limit_text(bad, 'max_rhat', t.max_rhat)} for {_names([p.name for p in bad])}"
+    else:
+        msg = f"R-hat <= {t.max_rhat:g}" + (" (per-variable limits where set)" if t.per_variable else "")
     if undefined:
         msg += f" (undefined for {_names(undefined)})"
-    checks.append(Check("rhat", not bad, msg, tuple(p.name for p in bad)))
+    add("rhat", not bad, msg, [p.name for p in bad])
     # A parameter failing R-hat usually fails ESS too; list it under both so
     # CI logs show every problem, but the status names the worse one.
-    low = [p.name for p in params if p.ess_bulk_low or p.ess_tail_low]
-    msg = f"bulk or tail ESS < {t.min_ess:g} for {_names(low)}" if low else f"ESS >= {t.min_ess:g}"
-    checks.append(Check("ess", not low, msg, tuple(low)))
+    low = [p for p in params if p.ess_bulk_low or p.ess_tail_low]
+    if low:
+        msg = f"bulk or tail ESS < {_limit_text(low, 'min_ess', t.min_ess)} for {_names([p.name for p in low])}"
+    else:
+        msg = f"ESS >= {t.min_ess:g}" + (" (per-variable limits where set)" if t.per_variable else "")
+    add("ess", not low, msg, [p.name for p in low])
     if params and len(by["constant"]) == len(params):
         # One fixed entry (a Cholesky factor's zero) is normal; nothing moving at all
         # is a sampler that never accepted a move, and no convergence to speak of.
-        checks.append(Check("stuck", False, "no parameter moved: the sampler is stuck", tuple(by["constant"])))
+        add("stuck", False, "no parameter moved: the sampler is stuck", by["constant"])
     elif by["constant"]:
-        msg = f"constant in every draw: {_names(by['constant'])}"
-        checks.append(Check("constant", False, msg, tuple(by["constant"]), "warning"))
+        add("constant", False, f"constant in every draw: {_names(by['constant'])}", by["constant"], "warning")
     if sampler.divergences is not None:
         n, pct = sampler.divergences, sampler.divergence_percent or 0.0
         ok = n <= t.max_divergences
         msg = f"{n} of {sampler.transitions} ({pct:.2f}%) transitions divergent"
         if not ok:
             msg += f" (at most {t.max_divergences} allowed)"
-        checks.append(Check("divergences", ok, msg))
+        add("divergences", ok, msg)
     if sampler.treedepth_hits is not None:
         hits = sampler.treedepth_hits
         ok = hits <= t.max_treedepth_hits
         msg = f"{hits} of {sampler.transitions} transitions hit the maximum tree depth {sampler.max_treedepth}"
-        checks.append(Check("treedepth", ok, msg, severity="warning"))
+        add("treedepth", ok, msg, severity="warning")
     if sampler.ebfmi is not None:
         e = np.asarray(sampler.ebfmi)
         with np.errstate(invalid="ignore"):
@@ -986,16 +1320,27 @@ def _checks(params: Sequence[Parameter], sampler: Sampler, t: Thresholds) -> lis
             )
         else:
             msg = f"E-BFMI >= {t.min_ebfmi:g} in every chain (min {e.min():.2f})"
-        checks.append(Check("ebfmi", not low_chains.size, msg, chains=tuple(low_chains.tolist())))
+        add("ebfmi", not low_chains.size, msg, chains=low_chains.tolist())
+    if log_density is not None and log_density.status in ("nan", "inf", "rhat", "ess"):
+        lp = log_density
+        why = {
+            "nan": "has NaN draws",
+            "inf": "has infinite draws",
+            "rhat": f"R-hat {lp.rhat:.3f} > {lp.max_rhat:g}",
+            "ess": f"bulk/tail ESS {_floor(lp.ess_bulk)}/{_floor(lp.ess_tail)} < {lp.min_ess:g}",
+        }[lp.status]
+        add("lp", False, f"the log density lp {why}", ["lp"], "warning")
     disagree = [p.name for p in params if p.ssif_disagrees]
     if disagree:
-        checks.append(
-            Check(
-                "ssif",
-                False,
-                f"ESS by SSIF differs from bulk ESS by more than {t.ssif_ratio:g}x for {_names(disagree)}",
-                tuple(disagree),
-                "warning",
-            )
+        add(
+            "ssif",
+            False,
+            f"ESS by SSIF clears the ESS limit but bulk ESS does not for {_names(disagree)}",
+            disagree,
+            "warning",
         )
     return checks
+
+
+def _floor(value: float) -> str:
+    return str(int(np.floor(value))) if np.isfinite(value) else "undefined"

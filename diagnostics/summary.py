@@ -17,14 +17,14 @@ convergence of MCMC. *Bayesian Analysis* 16(2), 667-718.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from mcmc.core.chains import Chains
 from mcmc.diagnostics import stats
-from mcmc.diagnostics.report import ACCEPTANCE_FROM_STATS, Thresholds, flatten, sampler_summary, select
+from mcmc.diagnostics.report import ACCEPTANCE_FROM_STATS, ADVICE, Thresholds, flatten, sampler_summary, select
 
 __all__ = ["RunSummary", "summarize_lda", "summarize_run"]
 
@@ -51,6 +51,12 @@ class RunSummary:
         chain ``(chains,)``; ``None`` when the sampler reports none.
     divergences
         Divergent transitions over all chains (``diverging``), or ``None``.
+    divergences_ok
+        ``divergences <= thresholds.max_divergences`` (what ``diagnose`` will
+        judge); ``None`` without a ``diverging`` statistic.
+    advice
+        What to do about each problem found (``ADVICE`` of :mod:`.report`, the
+        words ``diagnose`` uses), keyed by check name: today ``"divergences"``.
     n_evals_per_draw
         Slice samplers: mean density evaluations per draw (``n_evals``).
     likelihood_saved
@@ -80,6 +86,8 @@ class RunSummary:
     likelihood_saved: float | None
     envelope_exceeded: int | None
     thresholds: Thresholds
+    divergences_ok: bool | None = None
+    advice: Mapping[str, str] = field(default_factory=dict)
 
 
 def _worst(values: np.ndarray, names: Sequence[str], pick) -> tuple[float | None, str | None]:
@@ -134,6 +142,10 @@ def summarize_run(chains: Chains, *, thresholds: Thresholds = Thresholds()) -> R
         likelihood_saved=1.0 - float(np.mean(ss["n_likelihood_evals"])) if "n_likelihood_evals" in ss else None,
         envelope_exceeded=int(np.sum(ss["envelope_exceeded"])) if "envelope_exceeded" in ss else None,
         thresholds=thresholds,
+        divergences_ok=None if sampler.divergences is None else sampler.divergences <= thresholds.max_divergences,
+        advice={"divergences": ADVICE["divergences"]}
+        if sampler.divergences is not None and sampler.divergences > thresholds.max_divergences
+        else {},
     )
 
 

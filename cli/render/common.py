@@ -52,6 +52,55 @@ def num(value: float | None, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
+def fixed(value: float, sig: int) -> str:
+    """``value`` to ``sig`` significant figures in positional notation (``92600``, not ``9.26e+04``).
+
+    Scientific notation only beyond 1e15, where positional digits stop being readable.
+    """
+    if not finite(value):
+        return num(value)
+    if value == 0:
+        return "0"
+    if abs(value) >= 1e15:
+        return f"{value:.{sig}g}"
+    decimals = sig - 1 - math.floor(math.log10(abs(value)))
+    return _decimals(value, decimals)
+
+
+def _decimals(value: float, decimals: int) -> str:
+    """``value`` rounded to ``decimals`` places (negative: to tens, hundreds, ...), positional; ``-0`` as ``0``."""
+    decimals = min(decimals, 15)
+    text = f"{value:.{decimals}f}" if decimals >= 0 else f"{round(value, decimals):.0f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
+
+
+def estimate(value: float | None, se: float | None, sig_figs: int | None = None) -> str:
+    """An estimate with the digits its Monte Carlo standard error ``se`` supports, as ArviZ's ``summary``.
+
+    The last digit shown is at the decade of ``2 * se`` (ArviZ 1.x,
+    ``get_decimal_places_from_se``), so ``4.318`` with an MCSE of 0.056 is
+    ``4.3``; whole numbers where the MCSE is 5 or more (``-92600``, never
+    ``-9.26e+04``). ``sig_figs`` overrides with that many significant figures
+    (stansummary's ``--sig_figs``). Without a usable MCSE (a constant
+    parameter, too few draws) 4 significant figures.
+    """
+    if not finite(value):
+        return num(value)
+    if sig_figs is not None:
+        return fixed(value, sig_figs)
+    if finite(se) and se > 0:
+        if abs(value) >= 1e15:
+            return f"{value:.4g}"
+        return _decimals(value, -math.floor(math.log10(2 * se)))
+    text = f"{value:.4g}"  # no trailing zeros: a constant 3 shows as 3
+    return fixed(value, 4) if "e" in text and abs(value) < 1e15 else text
+
+
+def mcse(value: float | None, sig_figs: int | None = None) -> str:
+    """A Monte Carlo standard error to 2 significant figures (ArviZ), or ``sig_figs``."""
+    return fixed(value, sig_figs or 2) if finite(value) else num(value)
+
+
 def count(value: float | None, digits: int = 3) -> str:
     """A rate or count: ``digits`` significant digits below ``10**digits``, whole above (``12345``, not ``1.23e+04``)."""
     if not finite(value):

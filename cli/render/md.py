@@ -1,8 +1,10 @@
 """Markdown output of ``mcmc diagnose`` and ``mcmc compare``: for CI job summaries and pull-request comments.
 
-GitHub-flavoured Markdown: a verdict line, the checks as a list, a sampler
-table, then the parameters worst first (ESS as whole draws, R-hat to 3
-decimals, cells the report flags as failing in bold). GitHub refuses a
+GitHub-flavoured Markdown: a verdict line, the checks as a list (each failed
+one with its advice), a sampler table, then the parameters: the failing ones
+worst first, the log density, the rest (estimates to the digits their MCSE
+supports, ESS as whole draws, R-hat to 3 decimals, cells the report flags as
+failing in bold); then the classic diagnostics when the report has them. GitHub refuses a
 comment over 65,536 characters, so a document stays under :data:`LIMIT`
 whatever the number of parameters: the worst :data:`WORST` in the open, the
 rest in a collapsed ``<details>`` block as far as the budget goes, and a
@@ -14,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from mcmc.cli.render.common import count, ess, num, rhat, z
+from mcmc.cli.render.common import count, ess, estimate, mcse, num, rhat, z
 
 if TYPE_CHECKING:
     from mcmc.diagnostics.compare import Comparison, SamplerComparison
@@ -58,7 +60,6 @@ def _rows(
 
 
 def _report(report: Report, out: TextIO) -> None:
-    t = report.thresholds
     parts: list[str] = []
     w = parts.append
     src = ", ".join(f"`{s}`" for s in report.source) or "input"
@@ -67,8 +68,10 @@ def _report(report: Report, out: TextIO) -> None:
     w(f"**{_esc(report.verdict())}**\n\n")
     w("### Checks\n\n")
     for c in report.checks:
-        mark = "pass" if c.passed else ("FAIL" if c.severity == "error" else "warn")
+        mark = "pass" if c.passed else ("FAIL" if c.severity == "error" or report.strict else "warn")
         w(f"- **{mark}** `{c.name}`: {_esc(c.message)}\n")
+        if c.advice:
+            w(f"  - what to do: {_esc(c.advice)}\n")
     for note in report.notes:
         w(f"- note: {_esc(note)}\n")
     s = report.sampler
@@ -86,6 +89,7 @@ def _report(report: Report, out: TextIO) -> None:
     q = report.quantile_labels
     cols = ["parameter", "mean", "sd", *q, "mcse_mean", "ess_bulk", "ess_tail", "ess_ssif", "rhat", "status"]
     head = "| " + " | ".join(cols) + " |\n|" + "---|" + "---:|" * (len(cols) - 2) + "---|\n"
+    sig = report.sig_figs
 
     def row(p: Parameter) -> str:
         r = rhat(p.rhat)
@@ -98,18 +102,26 @@ def _report(report: Report, out: TextIO) -> None:
             et = f"**{et}**"
         es = ess(p.ess_ssif) + (" (!)" if p.ssif_disagrees else "")
         cells = [
-            f"`{p.name}`", num(p.mean), num(p.sd), *(num(v) for v in p.quantiles.values()),
-            num(p.mcse_mean, 2), eb, et, es, r, p.status,
+            f"`{p.name}`", estimate(p.mean, p.mcse_mean, sig), estimate(p.sd, p.mcse_sd, sig),
+            *(estimate(v, p.mcse_mean, sig) for v in p.quantiles.values()),
+            mcse(p.mcse_mean, sig), eb, et, es, r, p.status,
         ]  # fmt: skip
         return "| " + " | ".join(cells) + " |\n"
 
     footer = ""
     if any(p.ssif_disagrees for p in report.parameters):
-        footer = (
-            f"\n(!) ESS by SSIF differs from bulk ESS by more than {t.ssif_ratio:g}x: SSIF assumes an AR(1) chain.\n"
-        )
+        footer = "\n(!) ESS by SSIF clears the ESS limit where bulk ESS does not: SSIF assumes an AR(1) chain.\n"
+    failing = report.failing()
+    lp = [report.log_density] if report.log_density is not None else []
+    ids = {id(p) for p in failing}
+    items = [*failing, *lp, *(p for p in report.worst_first() if id(p) not in ids)]
     text = "".join(parts)
-    out.write(text + _rows(head, report.worst_first(), row, LIMIT - len(text) - len(footer)) + footer)
+    text += _rows(head, items, row, LIMIT - len(text) - len(footer)) + footer
+    if report.classic_rows:
+        classic: list[str] = []
+        _classic(report, classic.append)
+        text += "".join(classic)
+    out.write(text)
 
 
 def _runs(result: Comparison, out: TextIO) -> None:
@@ -163,3 +175,34 @@ def _samplers(result: SamplerComparison, out: TextIO) -> None:
     for note in result.notes:
         text += f"- note: {_esc(note)}\n"
     out.write(text)
+
+
+def _classic(report: Report, w: Any) -> None:
+    """The classic diagnostics as one table, chains compacted as in the terminal panel."""
+    c = report.classic
+    n = report.n_chains
+    w("\n### Classic diagnostics\n\n")
+    if c is not None:
+        w(f"Multivariate PSRF {rhat(c.gelman.mpsrf)} (all draws {rhat(c.gelman_all.mpsrf)}).")
+        if c.superchains is not None:
+            w(f" Superchains: {' '.join(map(str, c.superchains))}.")
+        w("\n\n")
+    prob = f"{100 * c.hdi_prob:g}%" if c is not None else ""
+    q = [f"ESS {label}" for label in report.quantile_labels]
+    cols = [
+        "parameter", "PSRF (upper)", "nested R-hat", "Geweke max \\|z\\| (chains > 1.96)", "H-W pass",
+        "R-L N / I", "ESS AR", "batch SE", "reject", *q, f"HDI {prob}", f"ETI {prob}", "tau emcee (>= 50 tau)",
+    ]  # fmt: skip
+    w("| " + " | ".join(cols) + " |\n|" + "---|" + "---:|" * (len(cols) - 1) + "\n")
+    for r in report.classic_rows:
+        psrf = f"{rhat(r.psrf)} ({rhat(r.psrf_upper)})"
+        row = [
+            f"`{r.name}`", f"**{psrf}**" if r.psrf_high else psrf,
+            f"**{rhat(r.rhat_nested)}**" if r.nested_high else rhat(r.rhat_nested),
+            f"{num(r.geweke_max_abs_z, 2)} ({r.geweke_outside}/{n})", f"{r.heidel_passed}/{n}",
+            f"{ess(r.raftery_total_max)} / {num(r.raftery_dependence_max, 3)}", ess(r.ess_ar), mcse(r.batch_se),
+            f"{num(r.rejection_min, 2)} to {num(r.rejection_max, 2)}", *(ess(v) for v in r.ess_quantile),
+            f"{num(r.hdi[0], 3)} to {num(r.hdi[1], 3)}", f"{num(r.eti[0], 3)} to {num(r.eti[1], 3)}",
+            num(r.iat_emcee, 3) + ("" if r.iat_emcee_reliable else " (**no**)"),
+        ]  # fmt: skip
+        w("| " + " | ".join(row) + " |\n")

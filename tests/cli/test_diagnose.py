@@ -23,11 +23,12 @@ EIGHT_CSV = str(FIX / "cmdstan" / "eight_schools_output.csv")
 
 TOP_KEYS = {
     "schema", "source", "chains", "draws", "thresholds", "passed", "verdict",
-    "checks", "sampler", "notes", "parameters",
+    "checks", "sampler", "notes", "parameters", "strict", "failing", "log_density",
 }  # fmt: skip
 PARAM_KEYS = {
     "name", "variable", "mean", "sd", "mad", "quantiles", "mcse_mean", "mcse_sd", "ess_bulk", "ess_tail",
     "rhat", "rhat_split", "ssif", "ess_ssif", "ssif_disagrees", "acf", "iat", "acceptance", "status",
+    "max_rhat", "min_ess",
 }  # fmt: skip
 
 
@@ -87,14 +88,14 @@ def test_json_schema_keys_are_stable(mcmc) -> None:
     doc = strict_json(mcmc("diagnose", "-f", "json", EIGHT_NPZ).out)
     assert set(doc) == TOP_KEYS
     assert set(doc["thresholds"]) == {
-        "max_rhat", "min_ess", "max_divergences", "min_ebfmi", "max_treedepth_hits", "ssif_ratio",
+        "max_rhat", "min_ess", "max_divergences", "min_ebfmi", "max_treedepth_hits", "ssif_ratio", "per_variable",
     }  # fmt: skip
     assert set(doc["sampler"]) == {
         "acceptance", "transitions", "divergences", "divergences_per_chain", "divergence_percent",
         "max_treedepth", "treedepth_hits", "ebfmi",
     }  # fmt: skip
     assert set(doc["sampler"]["acceptance"]) == {"per_chain", "overall", "source"}
-    assert all(set(c) == {"name", "passed", "severity", "message", "parameters"} for c in doc["checks"])
+    assert all(set(c) == {"name", "passed", "severity", "message", "parameters", "advice"} for c in doc["checks"])
     assert [p["name"] for p in doc["parameters"]] == ["mu", *(f"theta[{i}]" for i in range(8)), "tau"]
     p = doc["parameters"][1]
     assert set(p) == PARAM_KEYS

@@ -81,7 +81,7 @@ def test_github_annotations_only_on_github_actions(mcmc, monkeypatch: pytest.Mon
     r = mcmc("diagnose", EIGHT_NPZ)
     lines = [line for line in r.out.splitlines() if line.startswith("::")]
     kinds = [line.split(" ", 1)[0] for line in lines]
-    assert kinds == ["::error"] * 4 + ["::warning"]  # rhat, ess, divergences, ebfmi; ssif
+    assert kinds == ["::error"] * 4 + ["::warning"] * 2  # rhat, ess, divergences, ebfmi; lp, ssif
     assert lines[2].startswith("::error title=mcmc diagnose divergences::")
     assert "19 of 2000 (0.95%25) transitions divergent" in lines[2]  # % escaped as the runner expects
     # stdout carrying a document keeps it clean: the annotations go to stderr
