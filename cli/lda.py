@@ -17,6 +17,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from mcmc.cli import options
 from mcmc.cli.console import CheckFailed, err_console, out_console, progress_enabled, write_output
 from mcmc.core.errors import UsageError
 from mcmc.core.lda.config import (
@@ -214,6 +215,7 @@ def command(
             "uncollapsed. Results do not depend on it.",
         ),
     ] = 1,
+    scheduler: options.Scheduler = None,
     holdout: Annotated[
         float,
         typer.Option(
@@ -371,7 +373,7 @@ def command(
         soft_wrap=True,
     )
 
-    run = _with_progress(lambda callback: fit_lda(data, config, callback=callback), iterations, chains)
+    run = _with_progress(lambda callback: fit_lda(data, config, callback=callback, scheduler=scheduler), iterations, chains)
     result = run.fit
 
     if output is not None:

@@ -192,11 +192,53 @@ def _result(future: Any, what: Sequence[int]) -> Any:
         raise
     except KilledWorker:
         raise ScaleOutError(
-            f"the Dask workers running chains {what[0]}..{what[-1]} died repeatedly (allowed-failures reached); "
+            f"the Dask workers running chain(s) {what[0]}..{what[-1]} died repeatedly (allowed-failures reached); "
             "see the workers' logs"
         ) from None
     except (OSError, TimeoutError) as exc:
         raise ScaleOutError(f"lost the Dask scheduler: {type(exc).__name__}: {exc}") from None
+
+
+def fit_chains(
+    corpus: Any,
+    options: Mapping[str, Any],
+    scheduler: str,
+    *,
+    callback: Callable[[int, int, float], None] | None = None,
+    timeout: float | None = None,
+) -> Any:
+    """:func:`mcmc.core.lda.gibbs.fit` of ``corpus`` with every chain a task on the Dask cluster at ``scheduler``.
+
+    The corpus is sent once to every worker (``scatter(broadcast=True)``); a
+    task runs ``fit(corpus, chain_ids=[c], **options)`` and the fits are
+    joined in chain order (:func:`mcmc.core.lda.gibbs.concatenate`): the
+    same :class:`~mcmc.core.lda.gibbs.LdaFit`, so the same files, as one local
+    ``fit(corpus, **options)``. ``callback(chain, last_iteration, log_joint_per_token)``
+    is called as each chain finishes.
+    """
+    from mcmc.core.lda.gibbs import concatenate, fit
+
+    n_chains = int(options.get("chains", 1))
+    fit_options = {k: v for k, v in options.items() if k != "chains"}
+    with connect(scheduler, timeout) as client:
+        from distributed import as_completed
+
+        run_id = uuid.uuid4().hex[:12]
+        [shared] = client.scatter([corpus], broadcast=True, hash=False)
+        futures = {client.submit(fit, shared, chain_ids=[c], key=f"mcmc-lda-{run_id}-{c}", **fit_options): c
+                   for c in range(n_chains)}  # fmt: skip
+        results: list[Any] = [None] * n_chains
+        try:
+            for future in as_completed(futures):
+                c = futures[future]
+                results[c] = _result(future, [c])
+                if callback is not None:
+                    last = results[c].iterations - 1
+                    callback(c, last, float(results[c].log_joint_per_token[0, last]))
+        finally:
+            for future in futures:
+                future.cancel()
+    return concatenate(results)
 
 
 @contextmanager

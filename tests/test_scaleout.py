@@ -201,3 +201,19 @@ def test_without_distributed_the_option_says_what_to_install(mcmc, tmp_path: Pat
     r = mcmc("sample", *SHORT, "-o", str(tmp_path / "c.npz"), "--scheduler", "local:2")
     assert r.code == 2
     assert "pip install 'mcmc[dask]'" in _one_error_line(r.stderr)
+
+
+LDA_SHORT = ("--iterations", "10", "--burn-in", "4", "--chains", "3", "--seed", "3", "-k", "4", "--max-rhat", "inf")
+
+
+@pytest.mark.parametrize(
+    "method", [("--method", "partial", "--holdout", "0.2"), ("--method", "collapsed", "--optimize-interval", "2")]
+)
+def test_lda_chains_on_the_cluster_write_the_local_bytes(cluster, mcmc, tmp_path: Path, method) -> None:
+    files = {}
+    for where, extra in (("local", ()), ("remote", ("--scheduler", cluster[0].scheduler_address))):
+        chains, estimates = tmp_path / f"{where}.npz", tmp_path / f"{where}.estimates.npz"
+        r = mcmc("lda", *method, *LDA_SHORT, "-o", str(chains), "--estimates", str(estimates), *extra)
+        assert r.code == 0, r.stderr
+        files[where] = (chains.read_bytes(), estimates.read_bytes())
+    assert files["remote"] == files["local"]
