@@ -16,6 +16,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from mcmc.cli import options
 from mcmc.cli.console import CheckFailed, err_console, progress_enabled
 from mcmc.cli.render import emit
 from mcmc.core.errors import UsageError
@@ -214,6 +215,7 @@ def command(
             "uncollapsed. Results do not depend on it.",
         ),
     ] = 1,
+    scheduler: options.Scheduler = None,
     holdout: Annotated[
         float,
         typer.Option(
@@ -377,7 +379,7 @@ def command(
 
     result = _with_progress(
         lambda callback: lda_run(data, config, outputs, max_rhat=max_rhat, all_chains=all_chains,
-                                 stdout=sys.stdout.buffer, callback=callback),
+                                 stdout=sys.stdout.buffer, callback=callback, scheduler=scheduler),
         iterations, chains,
     )  # fmt: skip
     if plot is not None:

@@ -55,6 +55,16 @@ Seed = Annotated[
         show_default=False,
     ),
 ]
+Scheduler = Annotated[
+    str | None,
+    typer.Option(
+        metavar="tcp://HOST:PORT|local:N",
+        rich_help_panel=RUN,
+        help="Run on a Dask cluster (pip install 'mcmc[dask]'): a scheduler's address, or local:N for N worker "
+        "processes here. Same bytes as a run without it. See docs/scale-out.md.",
+        show_default=False,
+    ),
+]
 Dim = Annotated[
     int | None,
     typer.Option(

@@ -171,6 +171,7 @@ def command(
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", rich_help_panel="Run", help="No summary on stderr.")] = False,
+    scheduler: options.Scheduler = None,
 ) -> None:
     extra = options.parse_target_options(target_option or [])
     clash = sorted(set(extra) & {"dim", "rho", "scales", "data"})
@@ -200,7 +201,7 @@ def command(
 
     spec = SampleSpec(
         target=target, sampler=sampler, chains=chains, first_chain=first_chain, warmup=warmup, draws=draws,
-        thin=thin, seed=seed, init=start, params=params,
+        thin=thin, seed=seed, init=start, params=params, scheduler=scheduler,
         target_options={"dim": dim, "rho": rho, "scales": scales.value if scales else None, "data": data, **extra},
     )  # fmt: skip
     with progress_bar(not quiet) as progress:

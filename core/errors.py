@@ -29,6 +29,11 @@ class InputError(McmcError):
         self.message = message
         super().__init__(f"{source}: {message}" if source else message)
 
+    def __reduce__(self) -> tuple[type[InputError], tuple[str | None, str]]:
+        # An error raised on a Dask worker travels back pickled: rebuild it from
+        # both fields (the default would call __init__ with the joined text only).
+        return type(self), (self.source, self.message)
+
 
 class UsageError(McmcError):
     """Options that do not fit together or an unknown option value."""

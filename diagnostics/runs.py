@@ -10,6 +10,7 @@ chains, their timings and the :class:`~mcmc.diagnostics.summary.RunSummary`.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -44,6 +45,8 @@ class SampleSpec:
     init: tuple[float, ...] | None = None
     target_options: Mapping[str, Any] = field(default_factory=dict)
     params: Mapping[str, Any] = field(default_factory=dict)
+    #: Dask scheduler (``tcp://HOST:PORT`` or ``local:N``) to run blocks of chains on; ``None``: here.
+    scheduler: str | None = None
 
 
 @dataclass(frozen=True)
@@ -117,14 +120,19 @@ def sample_run(
     UsageError
         An output that is an input or that cannot be written, an output
         format other than npz or nc, an ``init`` of the wrong length, a
-        target option the target does not take.
-    """
-    import numpy as np
+        target option the target does not take; with ``scheduler``, no
+        scheduler answering or distributed not installed.
+    ScaleOutError
+        With ``scheduler``, workers that kept dying.
 
+    With ``spec.scheduler`` the chains run as blocks on a Dask cluster
+    (:mod:`mcmc.core.scaleout`) and the file is the same, byte for byte.
+    """
+    from mcmc.core import scaleout
     from mcmc.core.paths import check_paths
-    from mcmc.core.samplers import get_sampler
-    from mcmc.core.samplers.driver import run
+    from mcmc.core.samplers.driver import entropy_seed
     from mcmc.core.targets import get_target, is_user_target
+    from mcmc.core.targets.user import read_source
 
     data = spec.target_options.get("data")
     user_file = spec.target.split(":", 1)[0] if is_user_target(spec.target) else None
@@ -136,19 +144,27 @@ def sample_run(
         raise UsageError(
             f"{output}: unknown output format {Path(output).suffix or '(none)'!r}; use .npz or .nc (or - for stdout)"
         )
-    tgt = get_target(spec.target, **spec.target_options)
-    start = None
-    if spec.init is not None:
-        start = np.asarray(spec.init, dtype=float)
-        if start.shape != (tgt.dim,):
-            raise UsageError(f"--init has {start.size} values; target {tgt.name!r} has dimension {tgt.dim}")
-    label = f"{spec.sampler} on {tgt.name}"
-    chains, run_timings = run(
-        get_sampler(spec.sampler), tgt, chains=spec.chains,
-        chain_ids=range(spec.first_chain, spec.first_chain + spec.chains), warmup=spec.warmup, draws=spec.draws,
-        thin=spec.thin, seed=spec.seed, init=start, params=dict(spec.params),
-        progress=None if progress is None else (lambda done, total: progress(label, done, total)),
+    ids = range(spec.first_chain, spec.first_chain + spec.chains)
+    # Built here too (a bad option fails before any work, and the predictive
+    # needs it), except a user file bound for a cluster: the workers load it.
+    remote_file = user_file is not None and spec.scheduler is not None
+    tgt = None if remote_file else get_target(spec.target, **spec.target_options)
+    if remote_file and (predict or predictions or plot):
+        raise UsageError("--predict, --predictions and --plot need the target here; run them without --scheduler")
+    job = scaleout.ChainsJob(
+        target=spec.target, sampler=spec.sampler, warmup=spec.warmup, draws=spec.draws, thin=spec.thin,
+        # Every block of a run given no seed must share the one recorded in the file.
+        seed=entropy_seed() if spec.seed is None and spec.scheduler is not None else spec.seed,  # type: ignore[arg-type]
+        init=spec.init, target_options=dict(spec.target_options), params=dict(spec.params),
     )  # fmt: skip
+    if spec.scheduler is None:
+        chains, run_timings = scaleout.run_block(job, ids, progress)
+    else:
+        if user_file is not None:
+            # Its source, not its path: the workers need not see this machine's files,
+            # nor import it here (it may need what only the workers have).
+            job = dataclasses.replace(job, target_text=read_source(spec.target))
+        chains, run_timings = scaleout.run_blocks(job, ids, spec.scheduler, progress=progress)
     # Timings come beside the chains, never in the file (same seed, same bytes).
     timings = dict(run_timings._asdict())
     t0 = time.perf_counter()
@@ -160,7 +176,9 @@ def sample_run(
         write_chains(chains, output)
     from mcmc.diagnostics.predictive import predictive_report
 
-    predictive = predictive_report(chains, tgt, test=predict, predictions=predictions, curve=plot is not None)
+    predictive = None
+    if tgt is not None:
+        predictive = predictive_report(chains, tgt, test=predict, predictions=predictions, curve=plot is not None)
     timings["write_time_s"] = time.perf_counter() - t0
     summary = None
     if summarize:
@@ -174,8 +192,6 @@ def _stdout(stream: IO[bytes] | None) -> IO[bytes]:
     if stream is None:
         raise UsageError("-o -: no standard output to write to")
     return stream
-
-
 
 
 # --------------------------------------------------------------------------- mcmc lda
@@ -264,6 +280,7 @@ def lda_run(
     all_chains: bool = False,
     stdout: IO[bytes] | None = None,
     callback: Callable[[int, int, float], None] | None = None,
+    scheduler: str | None = None,
 ) -> LdaResult:
     """Fit ``config`` on ``data``, write the outputs and judge the chains: the one call of ``mcmc lda``.
 
@@ -283,6 +300,9 @@ def lda_run(
         token across chains (default :class:`~mcmc.diagnostics.report.Thresholds`).
     callback
         ``callback(chain, iteration, log_joint_per_token)`` after every sweep.
+    scheduler
+        A Dask scheduler (``tcp://HOST:PORT`` or ``local:N``): chains run as
+        tasks on its workers, same bytes as here (:mod:`mcmc.core.scaleout`).
     """
     from mcmc.core.lda.pipeline import fit_lda
     from mcmc.core.lda.report import fit_report
@@ -290,7 +310,7 @@ def lda_run(
     from mcmc.diagnostics.summary import summarize_lda
 
     check_lda(config, outputs, [], max_rhat)
-    run = fit_lda(data, config, callback=callback)
+    run = fit_lda(data, config, callback=callback, scheduler=scheduler)
     if outputs.chains is not None:
         chains_file = run.to_chains()
         if outputs.chains == "-":

@@ -40,6 +40,7 @@ index, and the same seed gives the same bytes whatever ``threads`` is.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -205,6 +206,7 @@ def fit(
     kernel: str = "auto",
     optimize_interval: int = 0,
     optimize_burn_in: int = 0,
+    chain_ids: Sequence[int] | None = None,
 ) -> LdaFit:
     """Fit LDA (or the Dirichlet-multinomial mixture) by Gibbs sampling.
 
@@ -242,11 +244,17 @@ def fit(
         ``optimize_burn_in + N``, ``+ 2N``, ...; ``alpha`` and ``beta`` are
         the starting values. The log joint is then ``log p(w, z | alpha_t, beta_t)``
         with the values in force during the sweep.
+    chain_ids
+        Global indices of the chains to run (default ``range(chains)``, and
+        ``chains`` is then ignored): chain c reads its own stream, so fits of
+        parts of the chains, joined by :func:`concatenate`, equal one fit of all.
 
     Returns
     -------
     LdaFit
     """
+    ids = list(range(int(chains)) if chain_ids is None else map(int, chain_ids))
+    chains = len(ids)
     doc_ptr, words, vocab_size = _validate(corpus, n_topics, alpha, beta, iterations, burn_in,
                                            chains, method, threads, kernel, optimize_interval, optimize_burn_in)
     n_topics, iterations, burn_in, chains, threads = map(int, (n_topics, iterations, burn_in, chains, threads))
@@ -260,7 +268,7 @@ def fit(
     trace_alpha = np.empty((chains, updates.size, n_topics))
     trace_beta = np.empty((chains, updates.size))
     n_updates = 0
-    states = sampler.chains(problem, [generator(seed, (c,)) for c in range(chains)])
+    states = sampler.chains(problem, [generator(seed, (c,)) for c in ids])
     log_joint = np.empty((chains, iterations))
     n_tokens = words.size
     sampling = 0.0
@@ -323,3 +331,30 @@ def fit(
         learned=(LearnedHyperparameters(updates, trace_alpha, trace_beta, int(optimize_interval), int(optimize_burn_in))
                  if learn else None),
     )
+
+
+def concatenate(parts: Sequence[LdaFit]) -> LdaFit:
+    """Fits of parts of the chains of one run (``fit(..., chain_ids=part)``) as one fit, in the given order.
+
+    Per-chain arrays are concatenated along the chain axis; the seconds are
+    the longest part's (the parts ran side by side).
+    """
+    if len(parts) == 1:
+        return parts[0]
+    first = parts[0]
+
+    def join(name: str) -> np.ndarray:
+        return np.concatenate([getattr(p, name) for p in parts])
+
+    learned = first.learned
+    if learned is not None:
+        learned = LearnedHyperparameters(learned.iterations, np.concatenate([p.learned.alpha for p in parts]),
+                                         np.concatenate([p.learned.beta for p in parts]), learned.interval,
+                                         learned.burn_in)  # type: ignore[union-attr]
+    timings = {key: max(p.timings.get(key, 0.0) for p in parts) for key in first.timings}
+    return dataclasses.replace(
+        first, log_joint=join("log_joint"), log_joint_per_token=join("log_joint_per_token"), theta=join("theta"),
+        phi=join("phi"), z=join("z"), z_doc=join("z_doc") if first.z_doc is not None else None, learned=learned,
+        chains=sum(p.chains for p in parts), sampling_seconds=max(p.sampling_seconds for p in parts),
+        total_seconds=max(p.total_seconds for p in parts), timings=timings,
+    )  # fmt: skip

@@ -141,7 +141,7 @@ def run(
     if warmup < 0 or draws < 1 or thin < 1:
         raise UsageError(f"need warmup >= 0, draws >= 1 and thin >= 1 (got {warmup}, {draws}, {thin})")
     if seed is None:
-        seed = int(np.random.SeedSequence().entropy % (2**63))  # type: ignore[operator]
+        seed = entropy_seed()
     if seed < 0:
         raise UsageError(f"seed must be non-negative, got {seed}")
     n_chains = chains if chain_ids is None else len(chain_ids)
@@ -228,6 +228,65 @@ def run(
         attrs.update(extra(state, final))
     timings = Timings(round(t1 - t0, 6), round(t2 - t1, 6), round(t2 - t0, 6))
     return Run(Chains(target.to_variables(positions), sample_stats, attrs), timings)
+
+
+def entropy_seed() -> int:
+    """A seed from OS entropy, for a run given none (recorded in the chains file so it can be repeated)."""
+    return int(np.random.SeedSequence().entropy % (2**63))  # type: ignore[operator]
+
+
+#: Attributes that count evaluations: the run's total is the sum over blocks of chains.
+_COUNTS = tuple(f"n_{kind}_evals{phase}" for kind in ("density", "gradient", "likelihood")
+                for phase in ("_warmup", ""))
+
+
+def concatenate(parts: Sequence[Chains]) -> Chains:
+    """Chains of blocks of one run (``run(..., chain_ids=block)``) as one run, in the given order.
+
+    Every array is concatenated along the chain axis; ``chains`` and the
+    evaluation counts add up, ``chain_ids`` and every per-chain entry of
+    ``params`` (a list with one item per chain of its block) concatenate; any
+    other attribute must agree between the blocks. Blocks covering ``0 .. n-1``
+    in order give exactly the :class:`Chains` of ``run(..., chains=n)``, and so
+    the same chains file, byte for byte.
+
+    Raises
+    ------
+    ValueError
+        Blocks of different runs (an attribute other than those differs).
+    """
+    if len(parts) == 1:
+        return parts[0]
+    first = parts[0]
+    attrs: dict[str, Any] = {}
+    for key, value in first.attrs.items():
+        values = [p.attrs.get(key) for p in parts]
+        if key == "chains" or key in _COUNTS:
+            attrs[key] = sum(values)
+        elif key == "chain_ids":
+            attrs[key] = [i for v in values for i in v]
+        elif key == "params":
+            attrs[key] = {name: _join_param(name, [v[name] for v in values], [p.n_chains for p in parts])
+                          for name in value}
+        elif any(v != value for v in values):
+            raise ValueError(f"blocks of chains differ in attribute {key!r}: {values}")
+        else:
+            attrs[key] = value
+    return Chains(
+        {name: np.concatenate([p.posterior[name] for p in parts]) for name in first.posterior},
+        {name: np.concatenate([p.sample_stats[name] for p in parts]) for name in first.sample_stats},
+        attrs, dict(first.coords), first.index_sep,
+    )  # fmt: skip
+
+
+def _join_param(name: str, values: list[Any], sizes: list[int]) -> Any:
+    # The adapter's final parameters are either shared (a number, a string, a flag)
+    # or one entry per chain: a list as long as the block, in every block.
+    if all(isinstance(v, list) and len(v) == n for v, n in zip(values, sizes, strict=True)):
+        return [item for v in values for item in v]
+    if any(v != values[0] for v in values):
+        raise ValueError(f"blocks of chains differ in parameter {name!r}: {values}")
+    return values[0]
 
 
 @contextmanager

@@ -43,10 +43,12 @@ def is_user_target(name: str) -> bool:
     return name.split(":", 1)[0].endswith(".py") or "/" in name
 
 
-def get_target(name: str, **options: Any) -> Any:
+def get_target(name: str, *, user_source: str | None = None, **options: Any) -> Any:
     """Build the target ``name`` with ``options`` (only those it accepts).
 
-    Options set to ``None`` count as not given. A user file takes no options.
+    Options set to ``None`` count as not given. A user file takes no options;
+    ``user_source`` is its text when it was read elsewhere (a Dask worker runs
+    a file shipped from the client, :mod:`mcmc.core.scaleout`).
 
     Raises
     ------
@@ -61,7 +63,7 @@ def get_target(name: str, **options: Any) -> Any:
 
         if given:
             raise UsageError(f"option(s) {', '.join(_flag(k) for k in given)} do not apply to a user target file")
-        return load_user_target(name)
+        return load_user_target(name, user_source)
     if name not in TARGETS:
         raise UsageError(f"unknown target {name!r}; choose from {', '.join(TARGETS)} or give a file model.py[:name]")
     module, attr = TARGETS[name]

@@ -76,7 +76,9 @@ class GaussianTarget(Target):
         i, mean, precision = block, self.loc, self.precision
         diag = np.diag(precision)
         # Q_i. (x - mu) includes Q_ii (x_i - mu_i), which the conditional mean leaves out
-        pull = (x - mean) @ precision[i] - diag[i] * (x[:, i] - mean[i])
+        # A row-wise product and sum, not ``@``: BLAS rounds a one-row product differently from a
+        # many-row one, and chain i must not depend on how many chains run beside it.
+        pull = ((x - mean) * precision[i]).sum(axis=1) - diag[i] * (x[:, i] - mean[i])
         x[:, i] = mean[i] - pull / diag[i] + noise[:, i] / np.sqrt(diag[i])
 
 

@@ -122,17 +122,23 @@ def logistic(data: str | None = None, prior_sd: float = 2.5) -> Target:
     def log_prior(beta: np.ndarray) -> np.ndarray:
         return prior_const - 0.5 * (beta**2).sum(axis=1) / s2
 
+    # einsum's own loops, not BLAS through ``@``: BLAS rounds a product of few rows
+    # differently from one of many, and chain i must not depend on how many chains
+    # (or which, after a two-stage screen) are evaluated beside it.
+    def linear(beta: np.ndarray) -> np.ndarray:
+        return np.einsum("cj,nj->cn", beta, X)
+
     def log_likelihood(beta: np.ndarray) -> np.ndarray:
-        eta = beta @ X.T
+        eta = linear(beta)
         return (y * eta - np.logaddexp(0.0, eta)).sum(axis=1)
 
     def log_density(beta: np.ndarray) -> np.ndarray:
         return log_prior(beta) + log_likelihood(beta)
 
     def value_and_grad(beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        eta = beta @ X.T
+        eta = linear(beta)
         value = prior_const - 0.5 * (beta**2).sum(axis=1) / s2 + (y * eta - np.logaddexp(0.0, eta)).sum(axis=1)
-        return value, (y - _expit(eta)) @ X - beta / s2
+        return value, np.einsum("cn,nj->cj", y - _expit(eta), X) - beta / s2
 
     def grad(beta: np.ndarray) -> np.ndarray:
         return value_and_grad(beta)[1]

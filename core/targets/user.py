@@ -50,6 +50,7 @@ import dataclasses
 import hashlib
 import importlib.util
 import sys
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -100,13 +101,19 @@ class UserConditionalsTarget(Target):
             raise InputError(self.source, f"draw_conditional for block {block.tolist()} changed other coordinates")
 
 
-def load_user_target(spec: str) -> Target:
-    """Load ``path.py`` or ``path.py:name`` as a :class:`Target` (see the module docstring)."""
+def load_user_target(spec: str, text: str | None = None) -> Target:
+    """Load ``path.py`` or ``path.py:name`` as a :class:`Target` (see the module docstring).
+
+    With ``text``, the file's source is ``text`` and ``path.py`` is only its
+    name (in errors, the target's name and ``__file__``): a Dask worker loads
+    a user target shipped as source this way (:mod:`mcmc.core.scaleout`),
+    through the same checks as a local run.
+    """
     path_text, _, attr = spec.partition(":")
     path = Path(path_text)
-    if not path.is_file():
+    if text is None and not path.is_file():
         raise InputError(path_text, "no such file" if not path.exists() else "not a file")
-    module = _import(path, path_text)
+    module = _import(path, path_text) if text is None else _import_text(text, path_text)
     if attr:
         if not hasattr(module, attr):
             raise InputError(path_text, f"defines no {attr!r}")
@@ -132,6 +139,31 @@ def _import(path: Path, source: str) -> Any:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001 - the user's code may raise anything
+        sys.modules.pop(name, None)
+        raise InputError(source, f"failed to import: {type(exc).__name__}: {exc}") from None
+    return module
+
+
+def read_source(spec: str) -> str:
+    """The source text of the user target file of ``spec`` (``path.py[:name]``), to ship to another machine."""
+    path_text = spec.partition(":")[0]
+    try:
+        return Path(path_text).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(path_text, "no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(path_text, f"cannot be read: {exc}") from None
+
+
+def _import_text(text: str, source: str) -> Any:
+    digest = hashlib.sha1(f"{source}\0{text}".encode()).hexdigest()[:12]
+    name = f"mcmc_user_target_{digest}"
+    module = types.ModuleType(name)
+    module.__file__ = source
+    sys.modules[name] = module
+    try:
+        exec(compile(text, source, "exec"), module.__dict__)  # noqa: S102 - the user's own model, by design
     except Exception as exc:  # noqa: BLE001 - the user's code may raise anything
         sys.modules.pop(name, None)
         raise InputError(source, f"failed to import: {type(exc).__name__}: {exc}") from None
