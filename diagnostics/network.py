@@ -67,8 +67,9 @@ def indicator_chains(chains: Chains, source: str | None = None, *, weighted_ok: 
     source
         The file, named in errors.
     weighted_ok
-        Accept a likelihood-weighting run (``attrs["weighted"]``). ``diagnose``
-        does not: its R-hat, ESS and MCSE assume equally weighted draws.
+        Accept a likelihood-weighting run (``attrs["weighted"]``). The readers
+        of ``diagnose`` and ``compare`` do not: their R-hat, ESS and MCSE
+        assume equally weighted draws.
 
     Returns
     -------
@@ -90,9 +91,9 @@ def indicator_chains(chains: Chains, source: str | None = None, *, weighted_ok: 
     if chains.attrs.get("weighted") and not weighted_ok:
         raise InputError(
             source,
-            "a likelihood-weighting run holds weighted draws, not a Markov chain: diagnose's R-hat, ESS and MCSE "
-            "would ignore the weights, so it does not judge them (mcmc sample prints the weighted marginals, "
-            "their MCSE and the Kish ESS of the weights)",
+            "a likelihood-weighting run holds weighted draws, not a Markov chain: R-hat, ESS and MCSE from its "
+            "draws would ignore the weights, so diagnose and compare refuse it (mcmc sample prints its weighted "
+            "marginals, their delta-method MCSE and the Kish ESS of the weights)",
         )
     state_names = {str(k): [str(s) for s in v] for k, v in chains.attrs["state_names"].items()}
     flat = indicator_variables(chains.posterior, state_names)

@@ -1,4 +1,6 @@
-"""`mcmc sample --target NET.bif`: marginals with MCSE beside exact ones, evidence errors, the three samplers."""
+"""Bayesian networks on the command line: `mcmc sample --target NET.bif` (marginals with MCSE beside exact ones,
+evidence errors, the three samplers), `mcmc diagnose` of its chains file (NODE[STATE] parameters) and
+`mcmc compare -t NET.bif -s gibbs,likelihood-weighting,rejection` (ranked by ESS per second)."""
 
 from __future__ import annotations
 
@@ -146,3 +148,36 @@ def test_default_sampler_of_a_network_is_gibbs() -> None:
 
     assert default_sampler("nets/alarm.bif") == "gibbs" and default_sampler("ALARM.BIF") == "gibbs"
     assert default_sampler("gaussian") == "hmc"
+
+
+# --------------------------------------------------------------------------- mcmc diagnose
+
+
+def test_diagnose_reports_node_states_as_indicator_parameters(mcmc, tmp_path: Path) -> None:
+    out = tmp_path / "g.npz"
+    r = mcmc("sample", "-t", EARTHQUAKE, *BOTH_CALL, "--seed", "4", "--draws", "500", "-q", "-o", str(out))
+    assert r.code == 0, r.stderr
+    with np.load(out, allow_pickle=False) as npz:
+        codes = {node: npz[node] for node in ("Burglary", "Earthquake", "Alarm")}
+    d = mcmc("diagnose", str(out), "-f", "json")
+    assert d.code in (0, 1), d.stderr
+    params = {p["name"]: p for p in json.loads(d.out)["parameters"]}
+    assert set(params) == {f"{n}[{s}]" for n in codes for s in ("True", "False")}
+    for node, c in codes.items():
+        t, f = params[f"{node}[True]"], params[f"{node}[False]"]
+        assert t["variable"] == node
+        assert t["mean"] == pytest.approx(np.mean(c == 0), abs=1e-12)  # code 0 is the file's first state, True
+        assert t["mean"] + f["mean"] == pytest.approx(1.0)
+        assert t["mcse_mean"] > 0 and np.isfinite(t["rhat"]) and t["ess_bulk"] > 0
+    # --var NODE selects the node's states
+    v = mcmc("diagnose", str(out), "--var", "Burglary", "-f", "json")
+    assert [p["name"] for p in json.loads(v.out)["parameters"]] == ["Burglary[True]", "Burglary[False]"]
+
+
+def test_diagnose_refuses_a_weighted_run_in_one_line(mcmc, tmp_path: Path) -> None:
+    out = tmp_path / "w.npz"
+    assert mcmc("sample", "-t", EARTHQUAKE, "-s", "likelihood-weighting", "--seed", "1", "--draws", "100", "-q",
+                "-o", str(out)).code == 0  # fmt: skip
+    r = mcmc("diagnose", str(out))
+    assert r.code == 2
+    assert re.search(r"w\.npz: a likelihood-weighting run holds weighted draws", _one_error_line(r.stderr))
