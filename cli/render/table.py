@@ -512,7 +512,7 @@ def _samplers(result: SamplerComparison, out: TextIO) -> None:
         ("ess_tail_min", "min tail ESS", fixed(0)),
         ("ess_per_s", "ESS per second", count),
         ("ess_per_1k_evals", "ESS per 1000 evaluations", count),
-        ("acceptance", "acceptance rate", fixed(2)),
+        ("acceptance", "acceptance rate", lambda v: count(v, 2)),  # rejection on a network: 0.0036
         ("divergences", "divergences", lambda v: "-" if v is None else str(v)),
     ]
     if result.exact_moments:

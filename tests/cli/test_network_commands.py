@@ -181,3 +181,41 @@ def test_diagnose_refuses_a_weighted_run_in_one_line(mcmc, tmp_path: Path) -> No
     r = mcmc("diagnose", str(out))
     assert r.code == 2
     assert re.search(r"w\.npz: a likelihood-weighting run holds weighted draws", _one_error_line(r.stderr))
+
+
+# --------------------------------------------------------------------------- mcmc compare
+
+
+def test_compare_ranks_the_three_network_samplers_by_ess_per_second(mcmc) -> None:
+    r = mcmc("compare", "-t", EARTHQUAKE, *BOTH_CALL, "-s", "gibbs,likelihood-weighting,rejection", "--seed", "1",
+             "--draws", "1000", "--warmup", "200", "-f", "json")  # fmt: skip
+    assert r.code == 0, r.stderr  # every sampler within 4 MCSE of the exact marginals
+    doc = json.loads(r.out)
+    rows = doc["samplers"]
+    assert sorted(row["sampler"] for row in rows) == ["gibbs", "likelihood-weighting", "rejection"]
+    assert doc["exact_moments"] and doc["dim"] == 6 and doc["target_options"] == {"observe": "JohnCalls=True,MaryCalls=True"}
+    speeds = [row["ess_per_s"] for row in rows]
+    assert all(s > 0 for s in speeds) and speeds == sorted(speeds, reverse=True)  # best first
+    for row in rows:
+        assert row["mean_z_max"] < 4 and row["ess_min"] > 0
+        assert row["ess_per_s"] == pytest.approx(row["ess_min"] / row["sampling_time_s"])
+    by = {row["sampler"]: row for row in rows}
+    assert by["likelihood-weighting"]["rhat_max"] is None and by["gibbs"]["rhat_max"] < 1.05
+    assert 0.008 < by["rejection"]["acceptance"] < 0.014  # P(J, M) ~ 0.0106
+    assert by["rejection"]["n_density_evals"] > 50 * 4000  # forward samples, the rejected ones included
+    ranking = " > ".join(f"{row['sampler']} {row['ess_per_s']:,.0f}" for row in rows)
+    assert f"ranked by ESS per second (the smallest over the 6 state indicators): {ranking}" in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("-s", "gibbs,hmc"), r"'hmc' does not sample a Bayesian network"),
+        (("-s", "gibbs", "--observe", "Alarm=Loud"), r"no state 'Loud'"),
+        (("-s", "gibbs", "-P", "gibbs:scale=1"), r"gibbs has no option 'scale'"),
+    ],
+)
+def test_compare_network_errors(mcmc, args: tuple[str, ...], message: str) -> None:
+    r = mcmc("compare", "-t", EARTHQUAKE, *args, "--draws", "20")
+    assert r.code == 2
+    assert re.search(message, _one_error_line(r.stderr)), r.stderr
