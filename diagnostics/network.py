@@ -458,7 +458,14 @@ def compare_network_samplers(
     from mcmc.core.targets.bayesnet import format_evidence, parse_evidence
     from mcmc.core.targets.bif import read_bif
     from mcmc.core.targets.variable_elimination import marginals
-    from mcmc.diagnostics.compare import SamplerComparison, SamplerRow, _arg, best_by_column, off_truth, samplers_verdict
+    from mcmc.diagnostics.compare import (
+        SamplerComparison,
+        SamplerRow,
+        _arg,
+        best_by_column,
+        off_truth,
+        samplers_verdict,
+    )
 
     check_paths(outputs or {}, [target])
     check_settings({"max_z": max_z})
@@ -467,7 +474,9 @@ def compare_network_samplers(
         raise UsageError("--samplers needs at least one sampler name")
     for name in names:
         if name not in NETWORK_SAMPLERS:
-            raise UsageError(f"--samplers: {name!r} does not sample a Bayesian network; use {', '.join(NETWORK_SAMPLERS)}")
+            raise UsageError(
+                f"--samplers: {name!r} does not sample a Bayesian network; use {', '.join(NETWORK_SAMPLERS)}"
+            )
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise UsageError(f"--samplers: {', '.join(twice)} listed more than once")
@@ -498,7 +507,8 @@ def compare_network_samplers(
         est = estimate_indicators(to_chains(run), exact)
         n_indicators = len(est.nodes)
         s = est.summary
-        ess_min = None if s.ess_bulk_min is None or s.ess_tail_min is None else min(s.ess_bulk_min, s.ess_tail_min)
+        both = (s.ess_bulk_min, s.ess_tail_min)
+        ess_min = None if None in both else min(both)  # type: ignore[type-var]
         n_chains = run.codes.shape[0]
         if name == "rejection":
             sampling = int(np.sum(run.sample_stats["n_evals"]))

@@ -218,7 +218,9 @@ def _write(chains: Chains, output: str, stdout: IO[bytes] | None) -> None:
         write_chains(chains, output)
 
 
-def network_run(spec: SampleSpec, output: str, *, stdout: IO[bytes] | None = None, summarize: bool = True) -> SampleResult:
+def network_run(
+    spec: SampleSpec, output: str, *, stdout: IO[bytes] | None = None, summarize: bool = True
+) -> SampleResult:
     """``mcmc sample --target NET.bif``: sample a Bayesian network given evidence, write the chains, summarise.
 
     Reads the BIF file (:func:`mcmc.core.targets.bif.read_bif`), parses
