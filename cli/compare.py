@@ -103,6 +103,7 @@ def command(
     seed: options.Seed = None,
     dim: options.Dim = None,
     target_option: options.TargetOptions = None,
+    observe: options.Observe = None,
     param: Annotated[
         list[str] | None,
         typer.Option(
@@ -189,6 +190,7 @@ def command(
                 target, names, target_options={**({"dim": dim} if dim is not None else {}), **extra},
                 params=params, chains=chains, warmup=warmup, draws=draws, seed=seed, grad_cost=grad_cost,
                 max_z=max_z, check_sd=check_sd, outputs={"-o": output, "--plot": plot}, progress=progress,
+                observe=tuple(observe or ()),
             )  # fmt: skip
     else:
         if reference is not None and len(files) != 1:

@@ -23,9 +23,9 @@ RUN = "Run"
 
 
 def _sampler_names() -> list[str]:
-    from mcmc.core.samplers import SAMPLERS
+    from mcmc.core.samplers import NETWORK_SAMPLERS, SAMPLERS
 
-    return list(SAMPLERS)
+    return list(dict.fromkeys([*SAMPLERS, *NETWORK_SAMPLERS]))
 
 
 Sampler = Annotated[
@@ -37,7 +37,7 @@ Sampler = Annotated[
         click_type=lazy_choice(_sampler_names),
         rich_help_panel=RUN,
         help="Sampling algorithm, one of the samplers above. \\[default: hmc; the target's own where it has one: "
-        "hmc-gibbs for bnn]",
+        "hmc-gibbs for bnn, gibbs for a network NET.bif]",
         show_default=False,
     ),
 ]
@@ -83,6 +83,17 @@ TargetOptions = Annotated[
         rich_help_panel="Target",
         help="Other option of a built-in target, repeatable: banana b=0.1, gamma shape=0.5 rate=2, logistic "
         "prior_sd=1, beta-bernoulli successes=3 trials=10 a=1 b=1, ising size=32 beta=0.3.",
+        show_default=False,
+    ),
+]
+Observe = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--observe",
+        metavar="NODE=STATE,...",
+        rich_help_panel="Target",
+        help="Bayesian network (NET.bif): evidence, node and state by their names in the file; repeatable or a "
+        "comma list.",
         show_default=False,
     ),
 ]

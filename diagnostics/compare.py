@@ -745,6 +745,7 @@ def compare_samplers(
     check_sd: bool = False,
     outputs: Mapping[str, str | None] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    observe: Sequence[str] = (),
 ) -> SamplerComparison:
     """The one call of ``mcmc compare --target T --samplers A,B``: run each sampler on the target, tabulate.
 
@@ -767,7 +768,27 @@ def compare_samplers(
         Sampler name -> keyword tuning of its kernel.
     progress
         Called as ``progress(label, done, total)`` while each sampler runs.
+    observe
+        Evidence ``NODE=STATE`` items (or comma lists) of a Bayesian network
+        target ``NET.bif``, which
+        :func:`mcmc.diagnostics.network.compare_network_samplers` compares
+        (its samplers: gibbs, rejection, likelihood-weighting).
     """
+    from mcmc.core.targets import is_network_target
+
+    if is_network_target(target):
+        from mcmc.diagnostics.network import compare_network_samplers
+
+        if any(v is not None for v in (target_options or {}).values()) or any((params or {}).values()):
+            raise UsageError("target options and --param do not apply to a Bayesian network target")
+        if check_sd:
+            raise UsageError("--check-sd does not apply to a Bayesian network target (its parameters are indicators)")
+        return compare_network_samplers(
+            target, samplers, observe=observe, chains=chains, warmup=warmup, draws=draws, seed=seed, max_z=max_z,
+            outputs=outputs, progress=progress,
+        )  # fmt: skip
+    if observe:
+        raise UsageError("--observe applies to a Bayesian network target (--target NET.bif)")
     from mcmc.core.paths import check_paths
     from mcmc.core.random import ChainRandom
     from mcmc.core.ranges import check_settings

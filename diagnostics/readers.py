@@ -153,14 +153,19 @@ def read_chains(
         validated. With several files the chains are stacked in file order;
         attributes equal in every file are kept as they are, those that differ
         (a CmdStan ``chain_id``, say) become a list with one value per file,
-        and ``attrs["source_files"]`` names the file of each chain.
+        and ``attrs["source_files"]`` names the file of each chain. A Bayesian
+        network run's integer state codes come back as indicator variables,
+        one per node ``(chain, draw, n_states)`` labelled by the states, so its
+        parameters are ``NODE[STATE]``
+        (:func:`mcmc.diagnostics.network.indicator_chains`).
 
     Raises
     ------
     InputError
         Missing file, directory, unknown or corrupt format, bad cells, ragged
         chains, files whose variables disagree, a header asking for more memory
-        than the machine has; the message names the file.
+        than the machine has, a likelihood-weighting run (weighted draws are
+        not chains); the message names the file.
     UsageError
         An unknown ``layout``; empty, repeated or reserved ``names``; a
         negative ``discard`` or a ``thin`` below 1. (``discard`` that leaves
@@ -176,7 +181,12 @@ def read_chains(
     labels = _expand(sources)
     parts = [(label, _read_one(label, stdin, bare)) for label in labels]
     chains = parts[0][1] if len(parts) == 1 else _concatenate(parts)
-    return chains.sliced(discard, thin, labels[0] if len(labels) == 1 else ", ".join(labels))
+    source = labels[0] if len(labels) == 1 else ", ".join(labels)
+    from mcmc.diagnostics.network import indicator_chains
+
+    # A Bayesian network run stores state codes, whose mean means nothing: its
+    # parameters are the state indicators NODE[STATE] (docs/formats.md).
+    return indicator_chains(chains.sliced(discard, thin, source), source)
 
 
 def _parse_names(names: str | Sequence[str] | None) -> tuple[str, ...] | None:

@@ -6,6 +6,8 @@ lives here. :func:`sample_run` is ``mcmc sample``: it checks the outputs and
 the starting point before any work, builds the target, runs the driver, writes
 the chains file through :func:`mcmc.core.chains.write_chains` and returns the
 chains, their timings and the :class:`~mcmc.diagnostics.summary.RunSummary`.
+On a Bayesian network file (``NET.bif``) it hands over to :func:`network_run`,
+whose result also carries the marginals (:mod:`mcmc.diagnostics.network`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,10 @@ class SampleSpec:
     ``target_options`` are the target's keyword options (``dim``, ``rho``,
     ``data``, ...; ``None`` values count as not given); ``params`` the
     sampler's keyword tuning (``scale``, ``step_size``, ...); ``init`` a
-    starting point for every chain, in the target's dimension.
+    starting point for every chain, in the target's dimension. A Bayesian
+    network target (``NET.bif``) takes ``observe`` (``NODE=STATE`` items or
+    comma lists), ``query`` (node names or comma lists: the marginals to show)
+    and ``exact`` (show exact marginals beside them).
     """
 
     target: str = "gaussian"
@@ -47,6 +52,9 @@ class SampleSpec:
     params: Mapping[str, Any] = field(default_factory=dict)
     #: Dask scheduler (``tcp://HOST:PORT`` or ``local:N``) to run blocks of chains on; ``None``: here.
     scheduler: str | None = None
+    observe: tuple[str, ...] = ()
+    query: tuple[str, ...] = ()
+    exact: bool = False
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,11 @@ class SampleResult:
         For a target with a posterior predictive (``bnn``): the
         :class:`~mcmc.diagnostics.predictive.PredictiveReport` (quantities to
         judge, test scores, where the predictions went); else ``None``.
+    network
+        For a Bayesian network target: the
+        :class:`~mcmc.diagnostics.network.NetworkSummary` (marginals with
+        MCSE, exact values when asked, warnings); ``summary`` is then over the
+        state indicators ``NODE[STATE]``. Else ``None``.
     """
 
     chains: Chains
@@ -80,6 +93,18 @@ class SampleResult:
     seed_given: bool
     output: str
     predictive: Any = None
+    network: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The run as a JSON document: attributes, timings, the run summary and the network part when there is one."""
+        from dataclasses import asdict
+
+        summary = None if self.summary is None else asdict(self.summary)
+        return {
+            "schema": "mcmc.sample/1", "output": self.output, "seed_given": self.seed_given,
+            "attrs": dict(self.chains.attrs), "timings": dict(self.timings), "summary": summary,
+            "network": None if self.network is None else self.network.to_dict(),
+        }  # fmt: skip
 
     @property
     def seconds(self) -> float:
@@ -130,20 +155,27 @@ def sample_run(
     """
     from mcmc.core import scaleout
     from mcmc.core.paths import check_paths
+    from mcmc.core.samplers import NETWORK_SAMPLERS, SAMPLERS
     from mcmc.core.samplers.driver import entropy_seed
-    from mcmc.core.targets import get_target, is_user_target
+    from mcmc.core.targets import get_target, is_network_target, is_user_target
     from mcmc.core.targets.user import read_source
 
+    if is_network_target(spec.target):
+        if predict or predictions or plot:
+            raise UsageError("--predict, --predictions and --plot apply to the bnn target, not to a Bayesian network")
+        return network_run(spec, output, stdout=stdout, summarize=summarize)
+    if spec.observe or spec.query or spec.exact:
+        raise UsageError("--observe, --query and --exact apply to a Bayesian network target (--target NET.bif)")
+    if spec.sampler not in SAMPLERS:
+        kind = "a Bayesian network target (--target NET.bif)" if spec.sampler in NETWORK_SAMPLERS else "no target"
+        raise UsageError(f"--sampler {spec.sampler} applies to {kind}")
     data = spec.target_options.get("data")
     user_file = spec.target.split(":", 1)[0] if is_user_target(spec.target) else None
     check_paths(
         {"-o": output, "--predictions": predictions, "--plot": plot},
         [data if isinstance(data, str) else None, user_file, predict],
     )
-    if output != "-" and Path(output).suffix.lower() not in CHAINS_SUFFIXES:
-        raise UsageError(
-            f"{output}: unknown output format {Path(output).suffix or '(none)'!r}; use .npz or .nc (or - for stdout)"
-        )
+    _check_output(output)
     ids = range(spec.first_chain, spec.first_chain + spec.chains)
     # Built here too (a bad option fails before any work, and the predictive
     # needs it), except a user file bound for a cluster: the workers load it.
@@ -168,12 +200,7 @@ def sample_run(
     # Timings come beside the chains, never in the file (same seed, same bytes).
     timings = dict(run_timings._asdict())
     t0 = time.perf_counter()
-    if output == "-":
-        stream = _stdout(stdout)
-        write_chains(chains, stream)
-        stream.flush()
-    else:
-        write_chains(chains, output)
+    _write(chains, output, stdout)
     from mcmc.diagnostics.predictive import predictive_report
 
     predictive = None
@@ -192,6 +219,95 @@ def _stdout(stream: IO[bytes] | None) -> IO[bytes]:
     if stream is None:
         raise UsageError("-o -: no standard output to write to")
     return stream
+
+
+def _check_output(output: str) -> None:
+    if output != "-" and Path(output).suffix.lower() not in CHAINS_SUFFIXES:
+        raise UsageError(
+            f"{output}: unknown output format {Path(output).suffix or '(none)'!r}; use .npz or .nc (or - for stdout)"
+        )
+
+
+def _write(chains: Chains, output: str, stdout: IO[bytes] | None) -> None:
+    if output == "-":
+        stream = _stdout(stdout)
+        write_chains(chains, stream)
+        stream.flush()
+    else:
+        write_chains(chains, output)
+
+
+def network_run(
+    spec: SampleSpec, output: str, *, stdout: IO[bytes] | None = None, summarize: bool = True
+) -> SampleResult:
+    """``mcmc sample --target NET.bif``: sample a Bayesian network given evidence, write the chains, summarise.
+
+    Reads the BIF file (:func:`mcmc.core.targets.bif.read_bif`), parses
+    ``spec.observe`` and ``spec.query`` against it and, with ``spec.exact``,
+    computes the exact marginals by variable elimination, all before sampling;
+    then :func:`mcmc.core.samplers.network_driver.sample_network` runs
+    ``spec.sampler`` (gibbs, rejection or likelihood-weighting) and the chains
+    file is written from :func:`~mcmc.core.samplers.network_driver.to_chains`.
+
+    Returns
+    -------
+    SampleResult
+        ``summary`` over every state indicator ``NODE[STATE]`` (for likelihood
+        weighting no R-hat and the Kish ESS of the weights) and ``network``,
+        the :class:`~mcmc.diagnostics.network.NetworkSummary`.
+
+    Raises
+    ------
+    InputError
+        An unreadable BIF file; an unknown node or state in ``observe`` or
+        ``query`` (the message lists the valid ones); evidence of probability
+        zero; a queried node that is observed.
+    UsageError
+        A sampler that does not sample networks; a target option, ``--init``
+        or tuning option (none applies); an output that is the input.
+    """
+    from mcmc.core.paths import check_paths
+    from mcmc.core.samplers import NETWORK_SAMPLERS
+    from mcmc.core.samplers.network_driver import sample_network, to_chains
+    from mcmc.core.targets.bayesnet import parse_evidence
+    from mcmc.core.targets.bif import read_bif
+    from mcmc.core.targets.variable_elimination import marginals
+    from mcmc.diagnostics.network import estimate_indicators, network_summary, query_nodes
+
+    if spec.sampler not in NETWORK_SAMPLERS:
+        raise UsageError(
+            f"--sampler {spec.sampler} does not sample a Bayesian network; use {', '.join(NETWORK_SAMPLERS)}"
+        )
+    given = sorted(k for k, v in spec.target_options.items() if v is not None)
+    if given:
+        raise UsageError(f"option(s) {', '.join(given)} do not apply to a Bayesian network target")
+    if spec.init is not None or spec.params:
+        raise UsageError("--init and sampler tuning options do not apply to a Bayesian network target")
+    check_paths({"-o": output}, [spec.target])
+    _check_output(output)
+    net = read_bif(spec.target)
+    evidence = parse_evidence(net, list(spec.observe))
+    shown, queried = query_nodes(net, evidence, spec.query)
+    exact = None
+    if spec.exact:
+        exact = dict(zip(net.nodes, marginals(net, evidence), strict=True))  # refuses impossible evidence too
+    t0 = time.perf_counter()
+    run = sample_network(
+        net, evidence, spec.sampler, chains=spec.chains, warmup=spec.warmup, draws=spec.draws, thin=spec.thin,
+        seed=spec.seed, chain_ids=range(spec.first_chain, spec.first_chain + spec.chains),
+    )  # fmt: skip
+    timings = {**run.timings, "wall_time_s": time.perf_counter() - t0}
+    chains = to_chains(run)
+    t0 = time.perf_counter()
+    _write(chains, output, stdout)
+    timings["write_time_s"] = time.perf_counter() - t0
+    estimates = estimate_indicators(chains, exact)
+    network = network_summary(run, estimates, shown, queried=queried)
+    return SampleResult(
+        chains, timings, estimates.summary if summarize else None, spec.seed is not None, output, network=network
+    )
+
+
 
 
 # --------------------------------------------------------------------------- mcmc lda

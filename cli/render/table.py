@@ -12,7 +12,9 @@
 * A :class:`SamplerComparison` (``compare --samplers``): one column per sampler.
 * A :class:`Comparison` (``compare A B``, ``--reference``): one row per parameter.
 * A :class:`SampleResult` (``mcmc sample``): the run summary, a few lines
-  for stderr.
+  for stderr; for a Bayesian network, the evidence, the marginals of the
+  shown nodes (estimate, MCSE, the exact value and ``|z|`` when asked for,
+  ESS, R-hat) and the warnings about deterministic tables.
 
 The verdict line is not written here: the command prints it on stderr
 (:func:`mcmc.cli.render.common.print_verdict`) for every format.
@@ -359,6 +361,9 @@ def _sample(result: SampleResult, out: TextIO) -> None:
     """The run summary: what ran, then R-hat, ESS, acceptance, divergences, then cost and where the chains went."""
     from rich.markup import escape  # names, options and paths are the user's: print them verbatim
 
+    if result.network is not None:
+        _network_sample(result, out)
+        return
     s = result.summary
     a = result.chains.attrs
     opts = escape(", ".join(f"{k}={v}" for k, v in a["target_options"].items() if v is not None))
@@ -416,6 +421,77 @@ def _sample(result: SampleResult, out: TextIO) -> None:
         con.print(line, highlight=False, soft_wrap=True)
 
 
+def _network_sample(result: SampleResult, out: TextIO) -> None:
+    """A Bayesian network run: what ran on what evidence, convergence over all indicators, the marginals, warnings."""
+    from rich import box
+    from rich.table import Table
+
+    n, s, a = result.network, result.summary, result.chains.attrs
+    seed_note = "" if result.seed_given else " (random; pass --seed to repeat)"
+    warm = f" (+{a['warmup']} warm-up)" if n.sampler == "gibbs" else ""
+    con = console(out)
+    head = Text.assemble(
+        (n.sampler, "bold"), " on ", (n.network, "bold"),
+        f": {a['chains']} chains x {result.chains.n_draws} draws{warm}, seed {a['seed']}{seed_note}",
+    )  # fmt: skip
+    con.print(head, soft_wrap=True)
+    evidence = n.evidence.replace(",", ", ") if n.evidence else "none"
+    con.print(Text(f"  evidence: {evidence}   log p(e) = {n.log_evidence:.4g} (exact)"), soft_wrap=True)
+    parts = [Text(f"  {n.n_unobserved} of {n.n_nodes} nodes sampled")]
+    if s is not None and s.rhat_max is not None:
+        parts.append(Text.assemble("R-hat max ", (rhat(s.rhat_max), "green" if s.rhat_ok else "red"),
+                                   f" ({s.rhat_argmax})"))  # fmt: skip
+    if s is not None and s.ess_bulk_min is not None:
+        label = "ESS of " if n.weighted else "bulk ESS min "
+        where = s.ess_bulk_argmin if n.weighted else f"({s.ess_bulk_argmin})"
+        value = Text(ess(s.ess_bulk_min), "green" if s.ess_bulk_ok else "yellow")
+        parts.append(Text.assemble(label + (where + " " if n.weighted else ""), value,
+                                   "" if n.weighted else f" {where}"))  # fmt: skip
+    if n.acceptance is not None and n.acceptance_by_chain is not None:
+        by = n.acceptance_by_chain
+        parts.append(Text(f"acceptance {n.acceptance:.3g} ({min(by):.3g}-{max(by):.3g} by chain)"))
+    con.print(Text("   ").join(parts), soft_wrap=True)
+    if n.marginals:
+        table = Table(box=box.SIMPLE_HEAD, header_style="bold", padding=(0, 1), pad_edge=False)
+        table.add_column("node", no_wrap=True)
+        table.add_column("state", no_wrap=True)
+        table.add_column("estimate", justify="right")
+        table.add_column("MCSE", justify="right")
+        if n.exact:
+            table.add_column("exact", justify="right")
+            table.add_column("|z|", justify="right")
+        table.add_column("Kish ESS" if n.weighted else "ESS", justify="right")
+        if not n.weighted:
+            table.add_column("R-hat", justify="right")
+        for m in n.marginals:
+            for k, st in enumerate(m.states):
+                cells: list[Any] = [Text(m.node if k == 0 else "", "bold"), Text(st.state),
+                                    estimate(st.estimate, st.mcse), mcse(st.mcse)]  # fmt: skip
+                if n.exact:
+                    off = st.z is not None and not st.z <= n.max_z
+                    cells += [num(st.exact, 4), Text(count(st.z, 2), "bold red" if off else "")]
+                cells.append(ess(st.ess))
+                if not n.weighted:
+                    cells.append(rhat(st.rhat))
+                table.add_row(*cells)
+        con.print(table)
+    elif not n.queried:
+        con.print(Text(f"  {n.n_unobserved} unobserved nodes: --query NODE,NODE shows their marginals "
+                       "(mcmc diagnose FILE reports every NODE[STATE])", "dim"), soft_wrap=True)  # fmt: skip
+    if n.z_max is not None:
+        verdict = "within" if n.z_ok else "NOT within"
+        con.print(Text(f"  exact marginals: every shown estimate {verdict} {n.max_z:g} MCSE "
+                       f"(max |z| {count(n.z_max, 2)} at {n.z_argmax})",
+                       "green" if n.z_ok else "bold red"), soft_wrap=True)  # fmt: skip
+    if n.weighted:
+        con.print(Text("  likelihood weighting: self-normalised estimates, delta-method MCSE, Kish ESS of the "
+                       "weights; no R-hat (independent weighted draws)", "dim"), soft_wrap=True)  # fmt: skip
+    to = "stdout" if result.output == "-" else result.output
+    con.print(Text(f"  {result.seconds:.2f} s  -> {to}"), soft_wrap=True)
+    for w in n.warnings:
+        con.print(Text.assemble(("  warning: ", "bold yellow"), w), soft_wrap=True)
+
+
 # --------------------------------------------------------------------------- mcmc compare
 
 
@@ -436,7 +512,7 @@ def _samplers(result: SamplerComparison, out: TextIO) -> None:
         ("ess_tail_min", "min tail ESS", fixed(0)),
         ("ess_per_s", "ESS per second", count),
         ("ess_per_1k_evals", "ESS per 1000 evaluations", count),
-        ("acceptance", "acceptance rate", fixed(2)),
+        ("acceptance", "acceptance rate", lambda v: count(v, 2)),  # rejection on a network: 0.0036
         ("divergences", "divergences", lambda v: "-" if v is None else str(v)),
     ]
     if result.exact_moments:

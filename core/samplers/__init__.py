@@ -74,6 +74,11 @@ SAMPLERS: dict[str, str] = {
     "hmc": "mcmc.core.samplers.hmc",
     "hmc-gibbs": "mcmc.core.samplers.hmc_within_gibbs",
 }
+#: The samplers of a Bayesian network target (``NET.bif``), run by
+#: :func:`mcmc.core.samplers.network_driver.sample_network` rather than the
+#: driver: gibbs through each node's Markov blanket, rejection (logic sampling),
+#: likelihood weighting. Names shared with :data:`SAMPLERS` mean the same algorithm.
+NETWORK_SAMPLERS: tuple[str, ...] = ("gibbs", "rejection", "likelihood-weighting")
 
 
 class DensityState(NamedTuple):

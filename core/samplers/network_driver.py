@@ -23,6 +23,7 @@ states from ``stream=1``).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,12 +33,10 @@ import numpy as np
 from mcmc.core.chains import Chains
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
-from mcmc.core.samplers import likelihood_weighting, logic_sampling, network_gibbs
+from mcmc.core.samplers import NETWORK_SAMPLERS, likelihood_weighting, logic_sampling, network_gibbs
 from mcmc.core.samplers.network_tables import NEAR_ZERO, compile_network, initial_states
 from mcmc.core.targets.bayesnet import BayesianNetwork, Evidence, format_evidence
 from mcmc.core.targets.variable_elimination import check_evidence
-
-NETWORK_SAMPLERS = ("gibbs", "rejection", "likelihood-weighting")
 
 
 @dataclass
@@ -65,6 +64,9 @@ class NetworkRun:
     warnings
         Messages for the user (deterministic tables that can freeze
         single-site Gibbs, and what was done about them).
+    timings
+        ``warmup_time_s`` and ``sampling_time_s`` (wall clock): never in the
+        chains file (same seed, same bytes).
     """
 
     network: BayesianNetwork
@@ -74,6 +76,7 @@ class NetworkRun:
     sample_stats: dict[str, np.ndarray]
     attrs: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict)
 
     @property
     def weighted(self) -> bool:
@@ -169,12 +172,15 @@ def sample_network(
             state = network_gibbs.init(start, plan)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        t0 = time.perf_counter()
         state, _, _ = network_gibbs.sample(rng, state, plan, warmup)
+        t1 = time.perf_counter()
         state, codes, stats = network_gibbs.sample(rng, state, plan, draws, thin)
         warnings = plan.warnings
         attrs.update(warmup=warmup, thin=thin, blocks=[[network.nodes[v] for v in b] for b in plan.units if len(b) > 1])
     else:
         tables = compile_network(network, evidence)
+        t0 = t1 = time.perf_counter()
         if sampler == "rejection":
             codes, stats = logic_sampling.sample(rng, tables, draws)
             attrs["acceptance_rate"] = logic_sampling.acceptance_rate(stats["n_evals"]).tolist()
@@ -184,7 +190,8 @@ def sample_network(
             attrs["ess_weights_total"] = float(likelihood_weighting.kish_ess(stats["log_weight"]))
             attrs["weighted"] = True
         attrs.update(warmup=0, thin=1)
-    return NetworkRun(network, evidence, tables.unobserved.copy(), codes, stats, attrs, warnings)
+    timings = {"warmup_time_s": t1 - t0, "sampling_time_s": time.perf_counter() - t1}
+    return NetworkRun(network, evidence, tables.unobserved.copy(), codes, stats, attrs, warnings, timings)
 
 
 def observed_attr(network: BayesianNetwork, evidence: Evidence) -> dict[str, str]:

@@ -33,9 +33,20 @@ DEFAULT_SAMPLER = "hmc"
 TARGET_SAMPLERS: dict[str, str] = {"bnn": "hmc-gibbs"}
 
 
+#: A target name ending so is a Bayesian network file (BIF), sampled by :mod:`mcmc.core.samplers.network_driver`.
+NETWORK_SUFFIX = ".bif"
+
+
 def default_sampler(name: str) -> str:
-    """The sampler ``mcmc sample`` uses on target ``name`` when none is given."""
+    """The sampler ``mcmc sample`` uses on target ``name`` when none is given (gibbs for a network file)."""
+    if is_network_target(name):
+        return "gibbs"
     return TARGET_SAMPLERS.get(name, DEFAULT_SAMPLER)
+
+
+def is_network_target(name: str) -> bool:
+    """True for a Bayesian network file ``NET.bif`` (any case), which is not a density target."""
+    return name.lower().endswith(NETWORK_SUFFIX)
 
 
 def is_user_target(name: str) -> bool:

@@ -1,0 +1,548 @@
+"""Bayesian network runs as the diagnostics see them: state indicators, marginals with MCSE, the sample summary.
+
+A network's chains file stores integer state codes per unobserved node
+(``docs/formats.md``, :func:`mcmc.core.samplers.network_driver.to_chains`).
+Their means have no meaning; the indicators of the states do: the mean of
+``NODE[STATE]`` is the marginal posterior probability ``p(NODE = STATE | e)``.
+
+* :func:`indicator_chains` turns such a file into one float variable per node,
+  shaped ``(chain, draw, n_states)`` and labelled by the state names, so that
+  ``diagnose`` reports ``NODE[STATE]`` with MCSE, R-hat and ESS as any scalar
+  (and ``--var NODE`` selects a node's states).
+* :func:`estimate_indicators` gives every indicator's estimate, MCSE and ESS,
+  for a Markov chain (gibbs) or independent draws (rejection) from the
+  ordinary statistics of :mod:`mcmc.diagnostics.stats`; for the weighted
+  draws of likelihood weighting the self-normalised mean with its
+  delta-method MCSE (Owen 2013, ch. 9) and Kish's ESS of the weights, with no
+  R-hat (a weighted sample is not a chain).
+* :class:`NetworkSummary` is what ``mcmc sample --target NET.bif`` shows:
+  the asked-for marginals, exact values beside them on request (variable
+  elimination), the warnings and the sampler's own figures.
+
+References
+----------
+Owen, A. B. (2013). *Monte Carlo theory, methods and examples*, ch. 9
+(importance sampling; the self-normalised estimator and its delta-method variance).
+Kish, L. (1965). *Survey Sampling*. Wiley (the effective sample size of weights).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mcmc.core.chains import Chains
+from mcmc.core.errors import InputError
+from mcmc.diagnostics.report import Thresholds
+from mcmc.diagnostics.summary import RunSummary
+
+__all__ = [
+    "IndicatorEstimates", "NetworkSummary", "NodeMarginals", "StateMarginal", "estimate_indicators",
+    "indicator_chains", "is_network_run", "network_summary",
+]  # fmt: skip
+
+#: Without ``--query``, the summary shows every unobserved node when there are at most this many.
+DEFAULT_QUERY_MAX = 8
+#: The name under which a weighted run's ESS is reported: it is the weights', not a parameter's.
+WEIGHTS_ESS = "the weights (Kish)"
+
+
+def is_network_run(chains: Chains) -> bool:
+    """True for a chains file of a Bayesian network run (it carries ``attrs["state_names"]``)."""
+    names = chains.attrs.get("state_names")
+    return isinstance(names, Mapping) and any(v in chains.posterior for v in names)
+
+
+def indicator_chains(chains: Chains, source: str | None = None, *, weighted_ok: bool = False) -> Chains:
+    """A network run's state codes as indicator variables ``NODE[STATE]``; other files unchanged.
+
+    Parameters
+    ----------
+    chains
+        As read from a chains file. A network run (:func:`is_network_run`) has
+        one integer variable ``(chain, draw)`` per unobserved node.
+    source
+        The file, named in errors.
+    weighted_ok
+        Accept a likelihood-weighting run (``attrs["weighted"]``). The readers
+        of ``diagnose`` and ``compare`` do not: their R-hat, ESS and MCSE
+        assume equally weighted draws.
+
+    Returns
+    -------
+    Chains
+        Each node a float variable ``(chain, draw, n_states)`` of 0/1
+        indicators (:func:`mcmc.core.samplers.network_driver.indicator_variables`),
+        labelled by its states (``coords``), so its scalars are named
+        ``NODE[STATE]``; statistics and attributes as they were.
+
+    Raises
+    ------
+    InputError
+        A weighted run when ``weighted_ok`` is false; codes outside a node's states.
+    """
+    if not is_network_run(chains):
+        return chains
+    from mcmc.core.samplers.network_driver import indicator_name, indicator_variables
+
+    if chains.attrs.get("weighted") and not weighted_ok:
+        raise InputError(
+            source,
+            "a likelihood-weighting run holds weighted draws, not a Markov chain: R-hat, ESS and MCSE from its "
+            "draws would ignore the weights, so diagnose and compare refuse it (mcmc sample prints its weighted "
+            "marginals, their delta-method MCSE and the Kish ESS of the weights)",
+        )
+    state_names = {str(k): [str(s) for s in v] for k, v in chains.attrs["state_names"].items()}
+    flat = indicator_variables(chains.posterior, state_names)
+    posterior: dict[str, np.ndarray] = {}
+    coords: dict[str, tuple[tuple[str, ...], ...]] = {}
+    for node, array in chains.posterior.items():
+        states = state_names.get(node)
+        if states is None:
+            posterior[node] = array
+            continue
+        codes = np.asarray(array)
+        if codes.size and (codes.min() < 0 or codes.max() >= len(states)):
+            raise InputError(source, f"node {node!r} has state codes outside 0..{len(states) - 1}")
+        posterior[node] = np.stack([flat[indicator_name(node, s)] for s in states], axis=2)
+        coords[node] = (tuple(states),)
+    coords.update({k: v for k, v in chains.coords.items() if k not in coords})
+    return Chains(posterior, dict(chains.sample_stats), dict(chains.attrs), coords, chains.index_sep)
+
+
+@dataclass(frozen=True)
+class IndicatorEstimates:
+    """Estimates of every state indicator of a network run, in the file's node order.
+
+    Attributes
+    ----------
+    nodes, states
+        The node and state of each indicator ``(n,)``; its name is ``NODE[STATE]``.
+    mean, mcse
+        ``(n,)``: the marginal probability estimate and its Monte Carlo standard
+        error (0 for an indicator constant over every draw).
+    ess
+        ``(n,)``: bulk ESS; for a weighted run the Kish ESS of the weights, the
+        same for every indicator.
+    rhat
+        ``(n,)``: rank-normalized split R-hat; NaN for a weighted run.
+    exact
+        ``(n,)`` exact marginals when asked for, else ``None``.
+    summary
+        The run summary over all indicators (worst R-hat, smallest ESS); for a
+        weighted run no R-hat and the Kish ESS as both ESS.
+    weighted
+        Likelihood weighting's self-normalised estimates.
+    """
+
+    nodes: tuple[str, ...]
+    states: tuple[str, ...]
+    mean: np.ndarray
+    mcse: np.ndarray
+    ess: np.ndarray
+    rhat: np.ndarray
+    exact: np.ndarray | None
+    summary: RunSummary
+    weighted: bool
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        from mcmc.core.samplers.network_driver import indicator_name
+
+        return tuple(indicator_name(n, s) for n, s in zip(self.nodes, self.states, strict=True))
+
+    @property
+    def z(self) -> np.ndarray | None:
+        """``|mean - exact| / MCSE`` per indicator (0 where both agree exactly; ``None`` without exact values)."""
+        if self.exact is None:
+            return None
+        diff = np.abs(self.mean - self.exact)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(diff == 0, 0.0, diff / self.mcse)
+
+
+def estimate_indicators(
+    chains: Chains,
+    exact: Sequence[np.ndarray] | Mapping[str, np.ndarray] | None = None,
+    *,
+    thresholds: Thresholds = Thresholds(),  # noqa: B008 - frozen
+) -> IndicatorEstimates:
+    """Marginal estimates, MCSE, ESS and R-hat of every state indicator of a network run.
+
+    Parameters
+    ----------
+    chains
+        A network run in its chains-file form (:func:`mcmc.core.samplers.network_driver.to_chains`).
+    exact
+        Exact marginals ``{node: (n_states,)}`` of (at least) the stored nodes, or ``None``.
+    thresholds
+        What the run summary judges R-hat and ESS by.
+    """
+    from mcmc.diagnostics import stats
+    from mcmc.diagnostics.report import flatten, select
+    from mcmc.diagnostics.summary import summarize_run
+
+    ind = indicator_chains(chains, weighted_ok=True)
+    selection = select(ind)
+    x = flatten(ind, selection)
+    nodes = selection.variables
+    states = tuple(ind.coords[v][0][i] for v, idx in selection.items for i in idx)
+    truth = None
+    if exact is not None:
+        truth = np.array([float(exact[v][i]) for v, idx in selection.items for i in idx])
+    weighted = bool(chains.attrs.get("weighted"))
+    n = x.shape[2]
+    if weighted:
+        from mcmc.core.samplers.likelihood_weighting import kish_ess, weighted_mean
+
+        log_weight = chains.sample_stats["log_weight"]
+        mean, mcse = weighted_mean(x, log_weight)
+        kish = float(kish_ess(log_weight))
+        ess, rhat = np.full(n, kish), np.full(n, np.nan)
+        summary = RunSummary(
+            n_chains=x.shape[0], n_draws=x.shape[1], n_params=n, rhat_max=None, rhat_argmax=None,
+            ess_bulk_min=kish, ess_bulk_argmin=WEIGHTS_ESS, ess_tail_min=kish, ess_tail_argmin=WEIGHTS_ESS,
+            rhat_ok=None, ess_bulk_ok=kish >= thresholds.min_ess, acceptance=None, acceptance_by_chain=None,
+            divergences=None, n_evals_per_draw=None, likelihood_saved=None, envelope_exceeded=None,
+            thresholds=thresholds,
+        )  # fmt: skip
+    else:
+        mean = stats.mean(x)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mcse = stats.mcse_mean(x)
+        # stats gives a constant indicator NaN; a state seen in every draw, or never, has no Monte Carlo spread
+        mcse = np.where(stats.sd(x) == 0, 0.0, mcse)
+        ess, rhat = stats.ess_bulk(x), stats.rhat(x)
+        summary = summarize_run(ind, thresholds=thresholds)
+        rates = chains.attrs.get("acceptance_rate")
+        if rates is not None:  # rejection: accepted / proposed, per chain
+            from dataclasses import replace
+
+            by_chain = tuple(float(r) for r in rates)
+            summary = replace(summary, acceptance=float(np.mean(by_chain)), acceptance_by_chain=by_chain)
+    return IndicatorEstimates(
+        tuple(nodes), states, np.asarray(mean, dtype=float), np.asarray(mcse, dtype=float),
+        np.asarray(ess, dtype=float), np.asarray(rhat, dtype=float), truth, summary, weighted,
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------------------- the sample summary
+
+
+@dataclass(frozen=True)
+class StateMarginal:
+    """One state of a shown node: ``p(NODE = STATE | e)`` estimated, its MCSE, ESS, R-hat and the exact value.
+
+    ``rhat`` is ``None`` for a weighted run; ``exact`` and ``z`` (``|estimate
+    - exact| / mcse``) are ``None`` unless exact values were asked for.
+    """
+
+    state: str
+    estimate: float
+    mcse: float
+    ess: float
+    rhat: float | None
+    exact: float | None = None
+    z: float | None = None
+
+
+@dataclass(frozen=True)
+class NodeMarginals:
+    """The marginal of one node, state by state."""
+
+    node: str
+    states: tuple[StateMarginal, ...]
+
+
+@dataclass(frozen=True)
+class NetworkSummary:
+    """What ``mcmc sample --target NET.bif`` shows about the network beside the run summary.
+
+    Attributes
+    ----------
+    network, sampler, evidence
+        The network's file, the sampler and the evidence as ``NODE=STATE,...``.
+    log_evidence
+        ``log p(e)``, exact.
+    n_nodes, n_unobserved
+        Nodes of the network and nodes sampled.
+    marginals
+        The shown nodes (``--query``; every unobserved node when there are few).
+    queried
+        The nodes were asked for; otherwise chosen by default (and ``marginals``
+        may be empty, with ``n_unobserved`` too many to show).
+    exact
+        Exact values were asked for (``--exact``): each state carries one.
+    z_max, z_argmax
+        The largest ``|estimate - exact| / MCSE`` over the shown states and
+        where (``None`` without exact values); ``z_ok`` is ``z_max <= max_z``.
+    weighted
+        Likelihood weighting: estimates are self-normalised and ``ess_weights``
+        (pooled) and ``ess_weights_by_chain`` are Kish's ESS of the weights.
+    acceptance, acceptance_by_chain
+        Rejection: accepted / proposed overall and per chain.
+    warnings
+        Messages for stderr: deterministic tables that can freeze single-site
+        Gibbs (the nodes involved and what was done), and ``blocks`` the node
+        groups gibbs updated jointly.
+    """
+
+    network: str
+    sampler: str
+    evidence: str
+    log_evidence: float
+    n_nodes: int
+    n_unobserved: int
+    marginals: tuple[NodeMarginals, ...]
+    queried: bool
+    exact: bool
+    z_max: float | None
+    z_argmax: str | None
+    z_ok: bool | None
+    max_z: float
+    weighted: bool
+    ess_weights: float | None
+    ess_weights_by_chain: tuple[float, ...] | None
+    acceptance: float | None
+    acceptance_by_chain: tuple[float, ...] | None
+    warnings: tuple[str, ...]
+    blocks: tuple[tuple[str, ...], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON record (``network`` in ``mcmc sample``'s JSON document)."""
+        return {
+            "network": self.network, "sampler": self.sampler, "evidence": self.evidence,
+            "log_evidence": self.log_evidence, "n_nodes": self.n_nodes, "n_unobserved": self.n_unobserved,
+            "queried": self.queried, "exact": self.exact, "z_max": self.z_max, "z_argmax": self.z_argmax,
+            "z_ok": self.z_ok, "max_z": self.max_z, "weighted": self.weighted, "ess_weights": self.ess_weights,
+            "ess_weights_by_chain": None if self.ess_weights_by_chain is None else list(self.ess_weights_by_chain),
+            "acceptance": self.acceptance,
+            "acceptance_by_chain": None if self.acceptance_by_chain is None else list(self.acceptance_by_chain),
+            "warnings": list(self.warnings), "blocks": [list(b) for b in self.blocks],
+            "marginals": {
+                m.node: {
+                    s.state: {"estimate": s.estimate, "mcse": s.mcse, "ess": s.ess, "rhat": s.rhat,
+                              "exact": s.exact, "z": s.z}
+                    for s in m.states
+                }
+                for m in self.marginals
+            },
+        }  # fmt: skip
+
+
+def query_nodes(network: Any, evidence: Mapping[int, int], query: Sequence[str]) -> tuple[tuple[str, ...], bool]:
+    """The nodes the summary shows, and whether the user chose them.
+
+    ``query`` items may be comma lists (``--query A,B --query C``). Without
+    any, every unobserved node when there are at most :data:`DEFAULT_QUERY_MAX`.
+
+    Raises
+    ------
+    InputError
+        An unknown node (the message lists the nodes), or an observed one.
+    """
+    names = [p.strip() for q in query for p in str(q).split(",") if p.strip()]
+    if not names:
+        free = [network.nodes[v] for v in range(network.n_nodes) if v not in evidence]
+        return (tuple(free) if len(free) <= DEFAULT_QUERY_MAX else ()), False
+    for name in names:
+        i = network.index(name)  # unknown: InputError listing the nodes
+        if i in evidence:
+            raise InputError(
+                network.source,
+                f"--query {name}: the node is observed ({name}={network.states[i][evidence[i]]}); "
+                "query unobserved nodes",
+            )
+    return tuple(dict.fromkeys(names)), True
+
+
+def network_summary(
+    run: Any,
+    estimates: IndicatorEstimates,
+    shown: Sequence[str],
+    *,
+    queried: bool,
+    max_z: float = 4.0,
+) -> NetworkSummary:
+    """The :class:`NetworkSummary` of a :class:`~mcmc.core.samplers.network_driver.NetworkRun`.
+
+    ``shown`` are the nodes whose marginals are listed (:func:`query_nodes`);
+    ``max_z`` judges ``|estimate - exact| / MCSE`` when exact values were computed.
+    """
+    from mcmc.core.targets.bayesnet import format_evidence
+
+    net, a = run.network, run.attrs
+    z = estimates.z
+    by_node: dict[str, list[StateMarginal]] = {}
+    for k, (node, state) in enumerate(zip(estimates.nodes, estimates.states, strict=True)):
+        if node not in shown:
+            continue
+        rhat = float(estimates.rhat[k])
+        by_node.setdefault(node, []).append(
+            StateMarginal(
+                state, float(estimates.mean[k]), float(estimates.mcse[k]), float(estimates.ess[k]),
+                None if estimates.weighted or np.isnan(rhat) else rhat,
+                None if estimates.exact is None else float(estimates.exact[k]),
+                None if z is None else float(z[k]),
+            )  # fmt: skip
+        )
+    marginals = tuple(NodeMarginals(node, tuple(by_node[node])) for node in shown)
+    z_max = z_arg = None
+    shown_z = [(s.z, f"{m.node}[{s.state}]") for m in marginals for s in m.states if s.z is not None]
+    if shown_z:
+        finite = [(v if np.isfinite(v) else np.inf, name) for v, name in shown_z]  # NaN (0/0 cannot occur)
+        z_max, z_arg = max(finite, key=lambda t: t[0])
+    ess_w = a.get("ess_weights")
+    rates = a.get("acceptance_rate")
+    return NetworkSummary(
+        network=str(a.get("target", net.source or net.name)), sampler=str(a["sampler"]),
+        evidence=format_evidence(net, run.evidence), log_evidence=float(a["log_evidence"]),
+        n_nodes=net.n_nodes, n_unobserved=len(run.nodes), marginals=marginals, queried=queried,
+        exact=estimates.exact is not None, z_max=None if z_max is None else float(z_max), z_argmax=z_arg,
+        z_ok=None if z_max is None else bool(z_max <= max_z), max_z=float(max_z), weighted=estimates.weighted,
+        ess_weights=None if ess_w is None else float(a["ess_weights_total"]),
+        ess_weights_by_chain=None if ess_w is None else tuple(float(v) for v in ess_w),
+        acceptance=None if rates is None else float(np.mean(rates)),
+        acceptance_by_chain=None if rates is None else tuple(float(r) for r in rates),
+        warnings=tuple(run.warnings), blocks=tuple(tuple(b) for b in a.get("blocks", ())),
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------------------- mcmc compare -t NET.bif
+
+
+def compare_network_samplers(
+    target: str,
+    samplers: Sequence[str],
+    *,
+    observe: Sequence[str] = (),
+    chains: int = 4,
+    warmup: int = 1000,
+    draws: int = 1000,
+    seed: int | None = None,
+    max_z: float = 4.0,
+    outputs: Mapping[str, str | None] | None = None,
+    progress: Any = None,
+) -> Any:
+    """``mcmc compare --target NET.bif -s gibbs,likelihood-weighting,rejection``: the network samplers head to head.
+
+    Each sampler runs on the same evidence with the same seed. A row's ESS is
+    the smallest over every state indicator ``NODE[STATE]`` of ``min(bulk,
+    tail)`` (for likelihood weighting the Kish ESS of the weights); ESS per
+    second is over the sampling phase (gibbs's warm-up excluded, as for every
+    sampler in ``compare``). An "evaluation" is one pass over the network: a
+    Gibbs sweep or one forward sample (rejection counts the rejected ones).
+    Where variable elimination can give the exact marginals, each row has the
+    worst ``|estimate - exact| / MCSE``. The rows come ranked by ESS per
+    second, best first, and a note spells the ranking out.
+
+    Returns
+    -------
+    SamplerComparison
+
+    Raises
+    ------
+    InputError
+        An unreadable BIF file, bad evidence (unknown node or state, probability zero).
+    UsageError
+        A sampler that does not sample networks, or one listed twice; an output that is the input.
+    """
+    from mcmc.core.errors import UsageError
+    from mcmc.core.paths import check_paths
+    from mcmc.core.ranges import check_settings
+    from mcmc.core.samplers import NETWORK_SAMPLERS
+    from mcmc.core.samplers.network_driver import sample_network, to_chains
+    from mcmc.core.targets.bayesnet import format_evidence, parse_evidence
+    from mcmc.core.targets.bif import read_bif
+    from mcmc.core.targets.variable_elimination import marginals
+    from mcmc.diagnostics.compare import (
+        SamplerComparison,
+        SamplerRow,
+        _arg,
+        best_by_column,
+        off_truth,
+        samplers_verdict,
+    )
+
+    check_paths(outputs or {}, [target])
+    check_settings({"max_z": max_z})
+    names = list(samplers)
+    if not names:
+        raise UsageError("--samplers needs at least one sampler name")
+    for name in names:
+        if name not in NETWORK_SAMPLERS:
+            raise UsageError(
+                f"--samplers: {name!r} does not sample a Bayesian network; use {', '.join(NETWORK_SAMPLERS)}"
+            )
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UsageError(f"--samplers: {', '.join(twice)} listed more than once")
+    net = read_bif(target)
+    evidence = parse_evidence(net, list(observe))
+    notes = []
+    try:
+        exact = dict(zip(net.nodes, marginals(net, evidence), strict=True))
+    except UsageError as exc:  # too large for variable elimination: compare without the exact check
+        exact = None
+        notes.append(f"no exact marginals: {exc}")
+    seed_given = seed is not None
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy % (2**63))  # type: ignore[operator]
+
+    rows = []
+    n_indicators = 0
+    for name in names:
+        label = f"{name} on {net.name}"
+        if progress is not None:
+            progress(label, 0, 1)
+        run = sample_network(net, evidence, name, chains=chains, warmup=warmup, draws=draws, seed=seed)
+        if progress is not None:
+            progress(label, 1, 1)
+        if run.warnings:
+            notes.append(f"{name}: {len(run.warnings)} deterministic table(s) can freeze single-site Gibbs "
+                         "(mcmc sample names the nodes); judge it by R-hat")  # fmt: skip
+        est = estimate_indicators(to_chains(run), exact)
+        n_indicators = len(est.nodes)
+        s = est.summary
+        both = (s.ess_bulk_min, s.ess_tail_min)
+        ess_min = None if None in both else min(both)  # type: ignore[type-var]
+        n_chains = run.codes.shape[0]
+        if name == "rejection":
+            sampling = int(np.sum(run.sample_stats["n_evals"]))
+        else:
+            sampling = n_chains * draws * int(run.attrs.get("thin", 1))
+        warm = n_chains * int(run.attrs.get("warmup", 0))
+        t_warm, t_sampling = run.timings["warmup_time_s"], run.timings["sampling_time_s"]
+        z = est.z
+        mean_z = (None, None) if z is None else _arg(z, est.names, np.nanargmax)
+        rows.append(
+            SamplerRow(
+                sampler=name, summary=s, wall_time_s=t_warm + t_sampling, warmup_time_s=t_warm,
+                sampling_time_s=t_sampling, n_density_evals=sampling + warm, n_gradient_evals=0,
+                n_density_evals_warmup=warm, n_gradient_evals_warmup=0, cost=float(sampling + warm),
+                sampling_cost=float(sampling), ess_min=ess_min,
+                ess_per_s=ess_min / t_sampling if ess_min is not None and t_sampling > 0 else None,
+                ess_per_1k_evals=1000.0 * ess_min / sampling if ess_min is not None and sampling > 0 else None,
+                mean_z_max=mean_z[0], mean_z_argmax=mean_z[1], sd_z_max=None, sd_z_argmax=None,
+            )  # fmt: skip
+        )
+    rows.sort(key=lambda r: -(r.ess_per_s if r.ess_per_s is not None else -np.inf))
+    ranking = " > ".join(f"{r.sampler} {r.ess_per_s:,.0f}" for r in rows if r.ess_per_s is not None)
+    notes.insert(0, f"ranked by ESS per second (the smallest over the {n_indicators} state indicators): {ranking}")
+    notes.append("an evaluation is one pass over the network: a Gibbs sweep or one forward sample (rejection "
+                 "counts the rejected ones); warm-up applies to gibbs only")  # fmt: skip
+    if any(name == "likelihood-weighting" for name in names):
+        notes.append("likelihood-weighting's ESS is the Kish ESS of its weights; it has no R-hat")
+    passed, verdict = samplers_verdict(rows, max_z)
+    bad, _ = off_truth(rows, max_z)
+    observed = format_evidence(net, evidence)
+    return SamplerComparison(
+        target=target, target_options={"observe": observed} if observed else {}, dim=n_indicators,
+        exact_moments=exact is not None, chains=chains, warmup=warmup, draws=draws, seed=seed,
+        seed_given=seed_given, grad_cost=1.0, params={name: {} for name in names}, max_z=max_z, check_sd=False,
+        rows=tuple(rows), passed=passed, verdict_line=verdict, best=best_by_column(rows),
+        mean_off=tuple(r.sampler for r in bad), sd_off=(), notes=tuple(notes),
+    )  # fmt: skip

@@ -1,0 +1,222 @@
+"""Bayesian networks on the command line: `mcmc sample --target NET.bif` (marginals with MCSE beside exact ones,
+evidence errors, the three samplers), `mcmc diagnose` of its chains file (NODE[STATE] parameters) and
+`mcmc compare -t NET.bif -s gibbs,likelihood-weighting,rejection` (ranked by ESS per second)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+NETWORKS = Path(__file__).parents[1] / "data" / "networks"
+EARTHQUAKE = str(NETWORKS / "earthquake.bif")
+ASIA = str(NETWORKS / "asia.bif")
+BOTH_CALL = ("--observe", "JohnCalls=True,MaryCalls=True")
+
+
+def _row(stderr: str, node: str, state: str) -> list[str]:
+    """The cells of the marginals table's row ``node state ...`` (a node's later states have no node cell)."""
+    lines = stderr.splitlines()
+    for i, line in enumerate(lines):
+        cells = line.split()
+        if cells[:1] == [node]:
+            for later in lines[i:]:
+                cells = later.split()
+                if cells[:2] == [node, state]:
+                    return cells[2:]
+                if len(cells) > 1 and cells[0] == state:
+                    return cells[1:]
+    raise AssertionError(f"no row {node} {state} in:\n{stderr}")
+
+
+def _one_error_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+def test_lecture_example_burglary_given_both_calls_within_4_mcse_of_exact(mcmc, tmp_path: Path) -> None:
+    from mcmc.core.targets.bayesnet import parse_evidence
+    from mcmc.core.targets.bif import read_bif
+    from mcmc.core.targets.variable_elimination import marginals
+
+    out = tmp_path / "b.npz"
+    r = mcmc("sample", "--target", EARTHQUAKE, *BOTH_CALL, "--query", "Burglary", "--exact", "--seed", "1",
+             "-o", str(out))  # fmt: skip
+    assert r.code == 0, r.stderr
+    net = read_bif(EARTHQUAKE)
+    exact = marginals(net, parse_evidence(net, "JohnCalls=True,MaryCalls=True"))[net.index("Burglary")]
+    for k, state in enumerate(("True", "False")):
+        estimate, mcse, shown_exact, z, ess, rhat = _row(r.stderr, "Burglary", state)
+        assert float(shown_exact) == pytest.approx(exact[k], abs=5e-5)  # printed to 4 significant figures
+        assert 0 < float(mcse) < 0.05
+        assert abs(float(estimate) - exact[k]) / float(mcse) < 4
+        assert float(ess) > 100 and float(rhat) < 1.05
+    assert re.search(r"evidence: JohnCalls=True, MaryCalls=True", r.stderr)
+    assert not any(line.split()[:1] == ["Earthquake"] for line in r.stderr.splitlines())  # only the queried node
+    with np.load(out, allow_pickle=False) as npz:
+        attrs = json.loads(str(npz["__attrs__"]))
+        assert npz["Burglary"].shape == (4, 1000) and npz["Burglary"].dtype.kind == "i"
+        assert "JohnCalls" not in npz.files
+    assert attrs["state_names"]["Burglary"] == ["True", "False"]
+    assert attrs["observed"] == {"JohnCalls": "True", "MaryCalls": "True"} and attrs["sampler"] == "gibbs"
+
+
+def test_same_command_same_bytes(mcmc, tmp_path: Path) -> None:
+    a, b = tmp_path / "a.npz", tmp_path / "b.npz"
+    for out in (a, b):
+        assert mcmc("sample", "-t", EARTHQUAKE, *BOTH_CALL, "--seed", "5", "--draws", "50", "-o", str(out)).code == 0
+    assert a.read_bytes() == b.read_bytes()
+
+
+@pytest.mark.parametrize("sampler", ["rejection", "likelihood-weighting"])
+def test_independent_samplers_report_their_own_figures(mcmc, tmp_path: Path, sampler: str) -> None:
+    r = mcmc("sample", "-t", EARTHQUAKE, *BOTH_CALL, "-s", sampler, "--exact", "--seed", "2", "--draws", "2000",
+             "-o", str(tmp_path / "r.npz"))  # fmt: skip
+    assert r.code == 0, r.stderr
+    if sampler == "rejection":
+        # P(J, M) = exp(-4.543) ~ 0.0106: about one forward sample in 94 agrees with the evidence
+        rate = float(re.search(r"acceptance (\S+)", r.stderr)[1])
+        assert 0.008 < rate < 0.014
+        assert "R-hat" in r.stderr
+    else:
+        assert re.search(r"ESS of the weights \(Kish\) \d+", r.stderr)
+        assert "R-hat max" not in r.stderr and "no R-hat" in r.stderr  # weighted draws are not a chain
+    # every unobserved node shown by default (3 of them), each state within 4 MCSE of the exact marginal
+    for node in ("Burglary", "Earthquake", "Alarm"):
+        estimate, mcse, exact, z, *_ = _row(r.stderr, node, "True")
+        assert float(z) < 4 and abs(float(estimate) - float(exact)) < 4 * float(mcse) + 5e-5
+    assert "every shown estimate within 4 MCSE" in r.stderr
+
+
+def test_json_document_of_a_network_run(tmp_path: Path) -> None:
+    from mcmc.cli.render import render
+    from mcmc.diagnostics.runs import SampleSpec, sample_run
+
+    spec = SampleSpec(target=EARTHQUAKE, sampler="likelihood-weighting", draws=500, seed=3,
+                      observe=("JohnCalls=True",), query=("Burglary,Alarm",), exact=True)  # fmt: skip
+    result = sample_run(spec, str(tmp_path / "w.npz"))
+    buf = io.StringIO()
+    render(result, "json", buf)
+    doc = json.loads(buf.getvalue())
+    net = doc["network"]
+    assert net["weighted"] and net["evidence"] == "JohnCalls=True" and list(net["marginals"]) == ["Burglary", "Alarm"]
+    burglary = net["marginals"]["Burglary"]
+    assert set(burglary) == {"True", "False"}
+    assert burglary["True"]["estimate"] + burglary["False"]["estimate"] == pytest.approx(1.0)
+    assert burglary["True"]["rhat"] is None and burglary["True"]["ess"] == pytest.approx(net["ess_weights"])
+
+
+def test_reducibility_warning_on_stderr(mcmc, tmp_path: Path) -> None:
+    # asia's 'either' is the deterministic OR of tub and lung: single-site Gibbs would freeze there
+    r = mcmc("sample", "-t", ASIA, "--seed", "1", "--draws", "50", "--warmup", "20", "-o", str(tmp_path / "a.npz"))
+    assert r.code == 0, r.stderr
+    assert re.search(r"warning: .*'either'.*freeze single-site Gibbs on lung, tub, either", r.stderr)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("-t", EARTHQUAKE, "--observe", "JohnCalls=Maybe"), r"no state 'Maybe'; its states are: True, False"),
+        (("-t", EARTHQUAKE, "--observe", "John=True"), r"unknown node 'John'; the nodes are: Burglary, Earthquake"),
+        (("-t", EARTHQUAKE, "--observe", "JohnCalls"), r"expected NODE=STATE"),
+        (("-t", EARTHQUAKE, "--query", "Nope"), r"unknown node 'Nope'"),
+        (("-t", EARTHQUAKE, *BOTH_CALL, "--query", "JohnCalls"), r"the node is observed \(JohnCalls=True\)"),
+        (("-t", ASIA, "--observe", "either=no", "--observe", "tub=yes"), r"has probability zero"),
+        (("-t", ASIA, "--observe", "either=no,tub=yes", "-s", "rejection"), r"has probability zero"),
+        (("-t", EARTHQUAKE, "-s", "hmc"), r"--sampler hmc does not sample a Bayesian network; use gibbs"),
+        (("-t", EARTHQUAKE, "--dim", "3"), r"do not apply to a Bayesian network"),
+        (("-t", "gaussian", "-s", "likelihood-weighting"), r"applies to a Bayesian network target"),
+        (("-t", "gaussian", "--observe", "a=b"), r"--observe, --query and --exact apply to a Bayesian network"),
+    ],
+)
+def test_bad_network_input_is_one_line_and_exit_2(mcmc, tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    out = tmp_path / "x.npz"
+    r = mcmc("sample", *args, "--draws", "20", "--warmup", "10", "-o", str(out))
+    assert r.code == 2, r.stderr
+    assert re.search(message, _one_error_line(r.stderr)), r.stderr
+    assert not out.exists()
+
+
+def test_default_sampler_of_a_network_is_gibbs() -> None:
+    from mcmc.core.targets import default_sampler
+
+    assert default_sampler("nets/alarm.bif") == "gibbs" and default_sampler("ALARM.BIF") == "gibbs"
+    assert default_sampler("gaussian") == "hmc"
+
+
+# --------------------------------------------------------------------------- mcmc diagnose
+
+
+def test_diagnose_reports_node_states_as_indicator_parameters(mcmc, tmp_path: Path) -> None:
+    out = tmp_path / "g.npz"
+    r = mcmc("sample", "-t", EARTHQUAKE, *BOTH_CALL, "--seed", "4", "--draws", "500", "-q", "-o", str(out))
+    assert r.code == 0, r.stderr
+    with np.load(out, allow_pickle=False) as npz:
+        codes = {node: npz[node] for node in ("Burglary", "Earthquake", "Alarm")}
+    d = mcmc("diagnose", str(out), "-f", "json")
+    assert d.code in (0, 1), d.stderr
+    params = {p["name"]: p for p in json.loads(d.out)["parameters"]}
+    assert set(params) == {f"{n}[{s}]" for n in codes for s in ("True", "False")}
+    for node, c in codes.items():
+        t, f = params[f"{node}[True]"], params[f"{node}[False]"]
+        assert t["variable"] == node
+        assert t["mean"] == pytest.approx(np.mean(c == 0), abs=1e-12)  # code 0 is the file's first state, True
+        assert t["mean"] + f["mean"] == pytest.approx(1.0)
+        assert t["mcse_mean"] > 0 and np.isfinite(t["rhat"]) and t["ess_bulk"] > 0
+    # --var NODE selects the node's states
+    v = mcmc("diagnose", str(out), "--var", "Burglary", "-f", "json")
+    assert [p["name"] for p in json.loads(v.out)["parameters"]] == ["Burglary[True]", "Burglary[False]"]
+
+
+def test_diagnose_refuses_a_weighted_run_in_one_line(mcmc, tmp_path: Path) -> None:
+    out = tmp_path / "w.npz"
+    assert mcmc("sample", "-t", EARTHQUAKE, "-s", "likelihood-weighting", "--seed", "1", "--draws", "100", "-q",
+                "-o", str(out)).code == 0  # fmt: skip
+    r = mcmc("diagnose", str(out))
+    assert r.code == 2
+    assert re.search(r"w\.npz: a likelihood-weighting run holds weighted draws", _one_error_line(r.stderr))
+
+
+# --------------------------------------------------------------------------- mcmc compare
+
+
+def test_compare_ranks_the_three_network_samplers_by_ess_per_second(mcmc) -> None:
+    r = mcmc("compare", "-t", EARTHQUAKE, *BOTH_CALL, "-s", "gibbs,likelihood-weighting,rejection", "--seed", "1",
+             "--draws", "1000", "--warmup", "200", "-f", "json")  # fmt: skip
+    assert r.code == 0, r.stderr  # every sampler within 4 MCSE of the exact marginals
+    doc = json.loads(r.out)
+    rows = doc["samplers"]
+    assert sorted(row["sampler"] for row in rows) == ["gibbs", "likelihood-weighting", "rejection"]
+    assert doc["exact_moments"] and doc["dim"] == 6
+    assert doc["target_options"] == {"observe": "JohnCalls=True,MaryCalls=True"}
+    speeds = [row["ess_per_s"] for row in rows]
+    assert all(s > 0 for s in speeds) and speeds == sorted(speeds, reverse=True)  # best first
+    for row in rows:
+        assert row["mean_z_max"] < 4 and row["ess_min"] > 0
+        assert row["ess_per_s"] == pytest.approx(row["ess_min"] / row["sampling_time_s"])
+    by = {row["sampler"]: row for row in rows}
+    assert by["likelihood-weighting"]["rhat_max"] is None and by["gibbs"]["rhat_max"] < 1.05
+    assert 0.008 < by["rejection"]["acceptance"] < 0.014  # P(J, M) ~ 0.0106
+    assert by["rejection"]["n_density_evals"] > 50 * 4000  # forward samples, the rejected ones included
+    ranking = " > ".join(f"{row['sampler']} {row['ess_per_s']:,.0f}" for row in rows)
+    assert f"ranked by ESS per second (the smallest over the 6 state indicators): {ranking}" in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("-s", "gibbs,hmc"), r"'hmc' does not sample a Bayesian network"),
+        (("-s", "gibbs", "--observe", "Alarm=Loud"), r"no state 'Loud'"),
+        (("-s", "gibbs", "-P", "gibbs:scale=1"), r"gibbs has no option 'scale'"),
+    ],
+)
+def test_compare_network_errors(mcmc, args: tuple[str, ...], message: str) -> None:
+    r = mcmc("compare", "-t", EARTHQUAKE, *args, "--draws", "20")
+    assert r.code == 2
+    assert re.search(message, _one_error_line(r.stderr)), r.stderr
