@@ -24,6 +24,7 @@ TARGETS: dict[str, tuple[str, str]] = {
     "beta-bernoulli": ("mcmc.core.targets.models", "beta_bernoulli"),
     "eight-schools": ("mcmc.core.targets.models", "eight_schools"),
     "ising": ("mcmc.core.targets.ising", "ising"),
+    "potts": ("mcmc.core.targets.potts", "potts"),
 }
 
 

@@ -9,8 +9,10 @@ says it offers that by implementing one of these protocols (a subclass of
   their full conditionals (the Ising model's heat bath, a Gaussian's
   conditional normals).
 * :class:`SpinLattice`, for ``swendsen-wang``: ``+-1`` spins coupled along
-  the edges of a graph. A target implementing it is discrete, so the driver
-  runs only samplers that declare ``LATTICE = True`` on it.
+  the edges of a graph (the Ising model), and its refinement
+  :class:`PottsLattice`, ``q``-state spins (the Potts model). A target
+  implementing either is discrete, so the driver runs only samplers that
+  declare ``LATTICE = True`` on it.
 
 Samplers ask for one with :func:`require` (the protocols are runtime
 checkable), which raises :class:`~mcmc.core.errors.UsageError` when a target
@@ -108,6 +110,26 @@ class SpinLattice(Protocol):
     def bonds(self) -> tuple[np.ndarray, np.ndarray]:
         """``first, second``: ``(n_pairs,)`` the two sites of each coupled pair, each pair once, ``first`` sorted."""
         ...
+
+
+@runtime_checkable
+class PottsLattice(SpinLattice, Protocol):
+    """States ``0 .. q-1`` (stored as floats) coupled along edges: ``pi(s) ∝ exp(beta sum_<ij> delta(s_i, s_j))``.
+
+    A :class:`SpinLattice` (so the driver keeps non-lattice samplers off it)
+    whose sites take ``q`` values and whose ``beta`` is the Potts coupling
+    ``beta J``: Swendsen-Wang bonds equal neighbours with probability
+    ``1 - exp(-beta)`` and gives each cluster a uniformly random state. (The
+    Ising model at ``beta_I`` is the ``q = 2`` case at ``beta = 2 beta_I``,
+    kept in its own ``+-1`` encoding.)
+
+    Attributes
+    ----------
+    q
+        Number of states per site, ``>= 2``.
+    """
+
+    q: int
 
 
 P = TypeVar("P")

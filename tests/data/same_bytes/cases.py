@@ -29,6 +29,8 @@ SAMPLE_CASES: dict[str, list[str]] = {
     "gibbs-gaussian": ["-t", "gaussian", "--dim", "3", "--rho", "0.9", "-s", "gibbs"],
     "gibbs-ising": ["-t", "ising", "-T", "size=4", "-T", "beta=0.4", "-s", "gibbs"],
     "swendsen-wang-ising": ["-t", "ising", "-T", "size=4", "-T", "beta=0.44", "-s", "swendsen-wang"],
+    "gibbs-potts": ["-t", "potts", "-T", "size=5", "-T", "q=3", "-T", "beta=0.9", "-s", "gibbs"],
+    "swendsen-wang-potts": ["-t", "potts", "-T", "size=4", "-T", "q=4", "-T", "beta=1.1", "-s", "swendsen-wang"],
     "hmc-eight-schools": ["-t", "eight-schools", "-s", "hmc"],
     "hmc-funnel": ["-t", "funnel", "--dim", "3", "-s", "hmc", "--persistence", "0.5"],
 }
