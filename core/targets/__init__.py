@@ -1,7 +1,8 @@
 """Targets: log densities the samplers draw from, built in or loaded from a user file.
 
-:func:`get_target` resolves a name (``gaussian``, ``banana``, ...) or a user
-file (``model.py`` or ``model.py:name``) to a :class:`~mcmc.core.targets.base.Target`.
+:func:`get_target` resolves a name (``gaussian``, ``banana``, ...), a user
+file (``model.py`` or ``model.py:name``) or a transition matrix (``P.csv``,
+:mod:`~mcmc.core.targets.markov_chain`) to a :class:`~mcmc.core.targets.base.Target`.
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ TARGETS: dict[str, tuple[str, str]] = {
 }
 
 
+def is_transition_matrix(name: str) -> bool:
+    """True for ``path.csv``: a Markov chain's transition matrix."""
+    return name.lower().endswith(".csv")
+
+
 def is_user_target(name: str) -> bool:
     """True for ``path.py`` or ``path.py:attr`` (a user file), false for registry names."""
     return name.split(":", 1)[0].endswith(".py") or "/" in name
@@ -36,16 +42,25 @@ def is_user_target(name: str) -> bool:
 def get_target(name: str, **options: Any) -> Any:
     """Build the target ``name`` with ``options`` (only those it accepts).
 
-    Options set to ``None`` count as not given. A user file takes no options.
+    Options set to ``None`` count as not given. A user file takes no options;
+    a transition matrix ``P.csv`` takes ``start`` (a state name or index).
 
     Raises
     ------
     UsageError
         Unknown target name, or an option the target does not take.
     InputError
-        A user file that cannot be loaded or does not define a usable target.
+        A user file that cannot be loaded or does not define a usable target,
+        or a transition matrix file that is not row-stochastic.
     """
     given = {k: v for k, v in options.items() if v is not None}
+    if is_transition_matrix(name):
+        from mcmc.core.targets.markov_chain import markov_chain
+
+        extra = sorted(set(given) - {"start"})
+        if extra:
+            raise UsageError(f"option(s) {', '.join(_flag(k) for k in extra)} do not apply to a transition matrix")
+        return markov_chain(name, **given)
     if is_user_target(name):
         from mcmc.core.targets.user import load_user_target
 

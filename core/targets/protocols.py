@@ -13,6 +13,9 @@ says it offers that by implementing one of these protocols (a subclass of
   :class:`PottsLattice`, ``q``-state spins (the Potts model). A target
   implementing either is discrete, so the driver runs only samplers that
   declare ``LATTICE = True`` on it.
+* :class:`TransitionKernel`, for ``markov``: a finite Markov chain given by
+  its transition matrix, simulated rather than targeted; the driver runs
+  only samplers that declare ``SIMULATES_CHAIN = True`` on it.
 
 Samplers ask for one with :func:`require` (the protocols are runtime
 checkable), which raises :class:`~mcmc.core.errors.UsageError` when a target
@@ -130,6 +133,20 @@ class PottsLattice(SpinLattice, Protocol):
     """
 
     q: int
+
+
+@runtime_checkable
+class TransitionKernel(Protocol):
+    """A finite Markov chain on states ``0 .. n-1`` (stored as floats), given by its transition matrix.
+
+    The ``markov`` sampler draws ``x_{t+1}`` from row ``x_t`` of the matrix;
+    the target's point is the state code (``dim = 1``).
+    """
+
+    @property
+    def transition(self) -> np.ndarray:
+        """``(n, n)`` row-stochastic: ``P[i, j] = p(x_{t+1} = j | x_t = i)``."""
+        ...
 
 
 P = TypeVar("P")
