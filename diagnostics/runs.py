@@ -85,6 +85,11 @@ class SampleResult:
         :class:`~mcmc.diagnostics.network.NetworkSummary` (marginals with
         MCSE, exact values when asked, warnings); ``summary`` is then over the
         state indicators ``NODE[STATE]``. Else ``None``.
+    markov
+        For a transition matrix target (``P.csv``): the
+        :class:`~mcmc.diagnostics.markov.MarkovReport` (the exact stationary
+        law both ways, classes, periods, detailed balance, spectral gap, and
+        the simulated state frequencies with MCSE). Else ``None``.
     """
 
     chains: Chains
@@ -94,6 +99,7 @@ class SampleResult:
     output: str
     predictive: Any = None
     network: Any = None
+    markov: Any = None
 
     def to_dict(self) -> dict[str, Any]:
         """The run as a JSON document: attributes, timings, the run summary and the network part when there is one."""
@@ -157,7 +163,7 @@ def sample_run(
     from mcmc.core.paths import check_paths
     from mcmc.core.samplers import NETWORK_SAMPLERS, SAMPLERS
     from mcmc.core.samplers.driver import entropy_seed
-    from mcmc.core.targets import get_target, is_network_target, is_user_target
+    from mcmc.core.targets import get_target, is_network_target, is_transition_matrix, is_user_target
     from mcmc.core.targets.user import read_source
 
     if is_network_target(spec.target):
@@ -173,8 +179,9 @@ def sample_run(
     user_file = spec.target.split(":", 1)[0] if is_user_target(spec.target) else None
     check_paths(
         {"-o": output, "--predictions": predictions, "--plot": plot},
-        [data if isinstance(data, str) else None, user_file, predict],
-    )
+        [data if isinstance(data, str) else None, user_file, predict,
+         spec.target if is_transition_matrix(spec.target) else None],
+    )  # fmt: skip
     _check_output(output)
     ids = range(spec.first_chain, spec.first_chain + spec.chains)
     # Built here too (a bad option fails before any work, and the predictive
@@ -206,13 +213,20 @@ def sample_run(
     predictive = None
     if tgt is not None:
         predictive = predictive_report(chains, tgt, test=predict, predictions=predictions, curve=plot is not None)
+    markov = None
+    from mcmc.core.targets.protocols import TransitionKernel
+
+    if isinstance(tgt, TransitionKernel):
+        from mcmc.diagnostics.markov import markov_report
+
+        markov = markov_report(chains, tgt.analysis, spec.target)
     timings["write_time_s"] = time.perf_counter() - t0
     summary = None
     if summarize:
         from mcmc.diagnostics.summary import summarize_run
 
         summary = summarize_run(chains)
-    return SampleResult(chains, timings, summary, spec.seed is not None, output, predictive)
+    return SampleResult(chains, timings, summary, spec.seed is not None, output, predictive, markov=markov)
 
 
 def _stdout(stream: IO[bytes] | None) -> IO[bytes]:

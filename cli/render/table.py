@@ -357,6 +357,30 @@ def _report(report: Report, out: TextIO) -> None:
 # --------------------------------------------------------------------------- mcmc sample
 
 
+def _markov_lines(m: Any) -> list[str]:
+    """The exact analysis of a finite chain beside the simulated state frequencies (``mcmc sample --target P.csv``)."""
+    from rich.markup import escape
+
+    a = m.analysis
+    lines = ["  [bold]Markov chain[/]: " + (
+        f"irreducible, {'aperiodic' if a.aperiodic else 'periodic'}" if a.irreducible
+        else f"reducible: {len(a.classes)} communicating classes, {int(sum(a.closed))} closed"
+    ) + f"; spectral gap {a.spectral_gap:.4g}" + (
+        "" if a.reversible is None else
+        f"; detailed balance {'holds' if a.reversible else 'fails'} (max |pi_i P_ij - pi_j P_ji| {a.balance_violation:.2g})"
+    )]  # fmt: skip
+    lines.append(f"  stationary law: left eigenvector, and power iteration from the initial law "
+                 f"({'converged' if a.power_converged else 'did not converge'} in {a.power_iterations} steps)")
+    lines.append(f"  {'state':<10} {'eigenvector':>11}   {'power':>10}   simulated +- MCSE")
+    for i, name in enumerate(a.states):
+        exact = "-" if a.stationary is None else f"{a.stationary[i]:.4f}"
+        lines.append(
+            f"  {escape(name):<10} {exact:>11}   {a.stationary_power[i]:>10.4f}   "
+            f"{m.frequencies[i]:.4f} +- {num(m.mcse[i], 2)}" + ("" if m.z is None else f"  (z {num(m.z[i], 2)})")
+        )
+    return lines
+
+
 def _sample(result: SampleResult, out: TextIO) -> None:
     """The run summary: what ran, then R-hat, ESS, acceptance, divergences, then cost and where the chains went."""
     from rich.markup import escape  # names, options and paths are the user's: print them verbatim
@@ -405,6 +429,8 @@ def _sample(result: SampleResult, out: TextIO) -> None:
         cost.append(f"{a['n_gradient_evals_warmup'] + a['n_gradient_evals']} gradient evaluations")
     cost.append(f"{result.seconds:.2f} s")
     lines.append("  " + "   ".join(cost) + f"  -> {'stdout' if result.output == '-' else escape(result.output)}")
+    if result.markov is not None:
+        lines += _markov_lines(result.markov)
     p = result.predictive
     if p is not None:
         judged = ";  ".join(f"{escape(q.name)} R-hat {q.rhat:.3f} ESS {q.ess_bulk:.0f}" for q in p.quantities)

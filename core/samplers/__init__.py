@@ -10,6 +10,10 @@ A sampler is a module (or any object) with
     True for the samplers that may run on a spin lattice (a target
     implementing :class:`~mcmc.core.targets.protocols.SpinLattice`), the only
     ones the driver runs on such a target.
+``SIMULATES_CHAIN: bool`` (optional)
+    True for the sampler that simulates a finite Markov chain given by its
+    transition matrix (:class:`~mcmc.core.targets.protocols.TransitionKernel`),
+    the only one the driver runs on such a target.
 ``State``
     A NamedTuple whose first two fields are ``position (chains, dim)`` and
     ``log_density (chains,)``; gradient-based samplers add ``grad``.
@@ -73,6 +77,7 @@ SAMPLERS: dict[str, str] = {
     "swendsen-wang": "mcmc.core.samplers.swendsen_wang",
     "hmc": "mcmc.core.samplers.hmc",
     "hmc-gibbs": "mcmc.core.samplers.hmc_within_gibbs",
+    "markov": "mcmc.core.samplers.markov",
 }
 #: The samplers of a Bayesian network target (``NET.bif``), run by
 #: :func:`mcmc.core.samplers.network_driver.sample_network` rather than the

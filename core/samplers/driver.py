@@ -31,7 +31,7 @@ from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import SamplingAlgorithm
 from mcmc.core.samplers.adapt import FixedParams
 from mcmc.core.targets.base import Target
-from mcmc.core.targets.protocols import SpinLattice
+from mcmc.core.targets.protocols import SpinLattice, TransitionKernel
 
 INIT_ATTEMPTS = 100  # as Stan: redraw a start with non-finite log density up to this many times
 
@@ -159,6 +159,8 @@ def run(
         raise UsageError(
             f"target {target.name!r} is a spin lattice: sample it with gibbs or swendsen-wang, not {sampler.NAME}"
         )
+    if isinstance(target, TransitionKernel) and not getattr(sampler, "SIMULATES_CHAIN", False):
+        raise UsageError(f"target {target.name!r} is a Markov chain's transition matrix: simulate it with markov")
 
     counter = Counter()
     counted = counter.wrap(target)

@@ -8,7 +8,8 @@ full conditional given the current values of all others. Each update leaves
 sampler). What the blocks are and how they are drawn is the target's
 business: it implements :class:`~mcmc.core.targets.protocols.FullConditionals`
 (the Ising model's heat bath over colour classes,
-:class:`~mcmc.core.targets.ising.IsingTarget`; a Gaussian's conditional
+:class:`~mcmc.core.targets.ising.IsingTarget`; the Potts model's categorical
+heat bath, :class:`~mcmc.core.targets.potts.PottsTarget`; a Gaussian's conditional
 normals, :class:`~mcmc.core.targets.builtin.GaussianTarget`). The sweep's
 random numbers are drawn up front from each chain's own stream
 (``sweep_noise``), so a chain's path depends only on the seed and its index.
@@ -32,7 +33,7 @@ from mcmc.core.errors import UsageError
 from mcmc.core.targets.protocols import FullConditionals, block_indices, require
 
 NAME = "gibbs"
-NEEDS = "full conditionals: an Ising lattice (ising) or a Gaussian target (gaussian)"
+NEEDS = "full conditionals: an Ising lattice (ising), a Potts lattice (potts) or a Gaussian target (gaussian)"
 LATTICE = True  # draws spin lattices too (they implement FullConditionals); the driver keeps other samplers off them
 
 

@@ -1,33 +1,41 @@
-"""Swendsen-Wang cluster updates of the Ising model, vectorized over chains.
+"""Swendsen-Wang cluster updates of the Ising and Potts models, vectorized over chains.
 
 Swendsen & Wang (1987), "Nonuniversal critical dynamics in Monte Carlo
 simulations", Phys. Rev. Lett. 58, 86. One iteration, for every chain:
 
 1. put a bond on each *satisfied* nearest-neighbour pair (equal spins) with
-   probability ``p = 1 - exp(-2 beta)``, independently;
+   probability ``p``, independently: ``p = 1 - exp(-2 beta)`` for the Ising
+   model at ``beta``, ``p = 1 - exp(-beta)`` for the Potts model at coupling
+   ``beta J`` (the same thing: Ising at ``beta`` is Potts ``q = 2`` at
+   ``2 beta``);
 2. find the clusters, the connected components of the bond graph (a site
    without bonds is a cluster of one);
-3. flip each cluster independently with probability 1/2.
+3. give each cluster a uniformly random state, independently: an Ising
+   cluster flips with probability 1/2, a Potts cluster takes state
+   ``floor(q u)``.
 
 This is a Gibbs sampler of the Fortuin-Kasteleyn (Edwards & Sokal 1988)
-joint distribution of spins and bonds, so it leaves the Ising ``pi``
-invariant; flipping whole clusters removes most of the critical slowing down
-of single-site updates (:mod:`mcmc.core.samplers.gibbs`). The target
-supplies the pairs and ``beta`` through the protocol
+joint distribution of spins and bonds, so it leaves ``pi`` invariant;
+updating whole clusters removes most of the critical slowing down of
+single-site updates (:mod:`mcmc.core.samplers.gibbs`). The target supplies
+the pairs and the coupling through the protocol
 :class:`~mcmc.core.targets.protocols.SpinLattice` (the Ising model,
-:class:`~mcmc.core.targets.ising.IsingTarget`).
+:class:`~mcmc.core.targets.ising.IsingTarget`) or its refinement
+:class:`~mcmc.core.targets.protocols.PottsLattice` (the Potts model,
+:class:`~mcmc.core.targets.potts.PottsTarget`).
 
 All chains form one graph of ``chains * L^2`` nodes, labelled in a single
 call of :func:`scipy.sparse.csgraph.connected_components`. Randomness is
 drawn in fixed shapes from each chain's own stream: ``(chains, 2 L^2)``
-uniforms for the bonds and ``(chains, L^2)`` for the flips, a cluster using
-the uniform of its smallest site. Neither depends on the other chains or on
-how the components are numbered, so a chain's path depends only on the seed
-and its index.
+uniforms for the bonds and ``(chains, L^2)`` for the new cluster states, a
+cluster using the uniform of its smallest site. Neither depends on the other
+chains or on how the components are numbered, so a chain's path depends only
+on the seed and its index.
 
 Statistics: ``n_clusters`` (clusters in the chain's lattice, singletons
 included; mean cluster size is ``L^2 / n_clusters``) and ``flip_rate`` (the
-fraction of the chain's spins flipped). No warm-up adaptation.
+fraction of the chain's spins that changed: about 1/2 for Ising, ``(q-1)/q``
+for Potts). No warm-up adaptation.
 """
 
 from __future__ import annotations
@@ -39,27 +47,32 @@ import numpy as np
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import DensityState, density_state
 from mcmc.core.targets.base import Target
-from mcmc.core.targets.protocols import SpinLattice, require
+from mcmc.core.targets.protocols import PottsLattice, SpinLattice, require
 
 NAME = "swendsen-wang"
 LATTICE = True  # draws spin lattices (SpinLattice targets); the driver keeps other samplers off them
 
-State = DensityState  # spins -1.0 / +1.0 (chains, n_spins) and their log density
+State = DensityState  # spins -1.0 / +1.0 or states 0.0 .. q-1 (chains, n_spins) and their log density
 
 
 class Info(NamedTuple):
     n_clusters: np.ndarray  # (chains,) int, clusters of the bond graph (singletons included)
-    flip_rate: np.ndarray  # (chains,) fraction of spins flipped
+    flip_rate: np.ndarray  # (chains,) fraction of spins changed
 
 
 def bond_probability(beta: float) -> float:
-    """``1 - exp(-2 beta)``: the probability of a bond on a satisfied pair (Swendsen & Wang 1987)."""
+    """``1 - exp(-2 beta)``: the probability of a bond on a satisfied pair of the Ising model (Swendsen & Wang 1987)."""
     return float(-np.expm1(-2.0 * beta))
+
+
+def potts_bond_probability(beta: float) -> float:
+    """``1 - exp(-beta J)``: the probability of a bond between equal neighbours of the Potts model (``J = 1``)."""
+    return float(-np.expm1(-beta))
 
 
 def spin_lattice(target: Target) -> SpinLattice:
     """``target`` as a :class:`~mcmc.core.targets.protocols.SpinLattice` (``UsageError`` if it is not)."""
-    return require(target, SpinLattice, NAME, "an Ising lattice target (ising)")
+    return require(target, SpinLattice, NAME, "an Ising lattice target (ising) or a Potts lattice (potts)")
 
 
 def init(position: np.ndarray, target: Target) -> State:
@@ -113,7 +126,7 @@ def clusters(bonded: np.ndarray, first: np.ndarray, second: np.ndarray, sites: i
 
 
 def step(rng: ChainRandom, state: State, target: Target) -> tuple[State, Info]:
-    """One Swendsen-Wang update (bonds, clusters, flips) for every chain.
+    """One Swendsen-Wang update (bonds, clusters, new cluster states) for every chain.
 
     Returns
     -------
@@ -134,10 +147,16 @@ def step(rng: ChainRandom, state: State, target: Target) -> tuple[State, Info]:
     n = x.shape[1]
     chains = x.shape[0]
     u_bond = rng.uniform((first.size,))
-    u_flip = rng.uniform((n,)).ravel()
-    bonded = (x[:, first] == x[:, second]) & (u_bond < bond_probability(beta))
+    u_new = rng.uniform((n,)).ravel()
+    potts = isinstance(lattice, PottsLattice)
+    p = potts_bond_probability(beta) if potts else bond_probability(beta)
+    bonded = (x[:, first] == x[:, second]) & (u_bond < p)
     labels, roots = clusters(bonded, first, second, n)
-    flip = (u_flip[roots] < 0.5)[labels].reshape(chains, n)
-    new = np.where(flip, -x, x)
-    info = Info(np.bincount(roots // n, minlength=chains), np.mean(flip, axis=1))
+    if potts:
+        new = np.floor(lattice.q * u_new[roots])[labels].reshape(chains, n)
+        changed = new != x
+    else:
+        changed = (u_new[roots] < 0.5)[labels].reshape(chains, n)
+        new = np.where(changed, -x, x)
+    info = Info(np.bincount(roots // n, minlength=chains), np.mean(changed, axis=1))
     return State(new, np.asarray(target.log_density(new), dtype=float)), info

@@ -1,7 +1,8 @@
 """Targets: log densities the samplers draw from, built in or loaded from a user file.
 
-:func:`get_target` resolves a name (``gaussian``, ``banana``, ...) or a user
-file (``model.py`` or ``model.py:name``) to a :class:`~mcmc.core.targets.base.Target`.
+:func:`get_target` resolves a name (``gaussian``, ``banana``, ...), a user
+file (``model.py`` or ``model.py:name``) or a transition matrix (``P.csv``,
+:mod:`~mcmc.core.targets.markov_chain`) to a :class:`~mcmc.core.targets.base.Target`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ TARGETS: dict[str, tuple[str, str]] = {
     "beta-bernoulli": ("mcmc.core.targets.models", "beta_bernoulli"),
     "eight-schools": ("mcmc.core.targets.models", "eight_schools"),
     "ising": ("mcmc.core.targets.ising", "ising"),
+    "potts": ("mcmc.core.targets.potts", "potts"),
     "bnn": ("mcmc.core.targets.bnn", "bnn"),
 }
 
@@ -41,6 +43,8 @@ def default_sampler(name: str) -> str:
     """The sampler ``mcmc sample`` uses on target ``name`` when none is given (gibbs for a network file)."""
     if is_network_target(name):
         return "gibbs"
+    if is_transition_matrix(name):
+        return "markov"
     return TARGET_SAMPLERS.get(name, DEFAULT_SAMPLER)
 
 
@@ -49,8 +53,15 @@ def is_network_target(name: str) -> bool:
     return name.lower().endswith(NETWORK_SUFFIX)
 
 
+def is_transition_matrix(name: str) -> bool:
+    """True for ``path.csv``: a Markov chain's transition matrix."""
+    return name.lower().endswith(".csv")
+
+
 def is_user_target(name: str) -> bool:
-    """True for ``path.py`` or ``path.py:attr`` (a user file), false for registry names."""
+    """True for ``path.py`` or ``path.py:attr`` (a user file), false for registry names and data files."""
+    if is_transition_matrix(name) or is_network_target(name):
+        return False
     return name.split(":", 1)[0].endswith(".py") or "/" in name
 
 
@@ -60,15 +71,24 @@ def get_target(name: str, *, user_source: str | None = None, **options: Any) -> 
     Options set to ``None`` count as not given. A user file takes no options;
     ``user_source`` is its text when it was read elsewhere (a Dask worker runs
     a file shipped from the client, :mod:`mcmc.core.scaleout`).
+    a transition matrix ``P.csv`` takes ``start`` (a state name or index).
 
     Raises
     ------
     UsageError
         Unknown target name, or an option the target does not take.
     InputError
-        A user file that cannot be loaded or does not define a usable target.
+        A user file that cannot be loaded or does not define a usable target,
+        or a transition matrix file that is not row-stochastic.
     """
     given = {k: v for k, v in options.items() if v is not None}
+    if is_transition_matrix(name):
+        from mcmc.core.targets.markov_chain import markov_chain
+
+        extra = sorted(set(given) - {"start"})
+        if extra:
+            raise UsageError(f"option(s) {', '.join(_flag(k) for k in extra)} do not apply to a transition matrix")
+        return markov_chain(name, **given)
     if is_user_target(name):
         from mcmc.core.targets.user import load_user_target
 

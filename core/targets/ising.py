@@ -41,7 +41,9 @@ sds come from enumerating all ``2^(L^2)`` configurations for ``L <= 4``
 (65536 states); larger lattices have none (``mean = sd = None``).
 
 The lattice geometry (neighbour tables, bonds, a proper colouring of the
-torus) lives here too, shared by the samplers.
+torus) lives in :mod:`mcmc.core.targets.lattice`, shared with the Potts model
+(:mod:`mcmc.core.targets.potts`, of which this is the ``q = 2`` case at
+coupling ``2 beta``).
 """
 
 from __future__ import annotations
@@ -54,76 +56,22 @@ import numpy as np
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
 from mcmc.core.targets.base import Target
+from mcmc.core.targets.lattice import bonds, colour_classes, neighbours
+
+# The geometry is re-exported: it was defined here before the Potts model shared it.
+__all__ = [
+    "IsingTarget",
+    "bond_sum",
+    "bonds",
+    "colour_classes",
+    "conditional_up",
+    "exact_moments",
+    "ising",
+    "neighbours",
+]
 
 BETA_CRITICAL = 0.5 * float(np.log1p(np.sqrt(2.0)))  # 0.44068679...
 MAX_EXACT_SIZE = 4  # enumerate 2^(L^2) states up to L = 4
-
-
-@lru_cache(maxsize=16)
-def neighbours(rows: int, cols: int) -> np.ndarray:
-    """Neighbour table of the ``rows x cols`` torus, sites in row-major order.
-
-    Returns
-    -------
-    ndarray, shape (rows * cols, 4), int
-        Site indices of the right, left, lower and upper neighbour of each
-        site (periodic boundary). Read-only (cached).
-    """
-    r, c = np.divmod(np.arange(rows * cols), cols)
-    right, left = r * cols + (c + 1) % cols, r * cols + (c - 1) % cols
-    down, up = ((r + 1) % rows) * cols + c, ((r - 1) % rows) * cols + c
-    table = np.stack([right, left, down, up], axis=1)
-    table.setflags(write=False)
-    return table
-
-
-@lru_cache(maxsize=16)
-def bonds(rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``2 rows cols`` nearest-neighbour pairs of the torus, each once.
-
-    Returns
-    -------
-    first, second : ndarray, shape (2 * rows * cols,), int
-        Pair ``2 i`` joins site ``i`` with its right neighbour, pair ``2 i + 1``
-        with the one below: ``first`` is sorted (what a CSR graph wants).
-        Read-only (cached).
-    """
-    nbr = neighbours(rows, cols)
-    first = np.repeat(np.arange(rows * cols), 2)
-    second = nbr[:, [0, 2]].ravel()
-    first.setflags(write=False)
-    second.setflags(write=False)
-    return first, second
-
-
-def _cycle_colours(n: int) -> np.ndarray:
-    """A proper colouring of the cycle ``C_n`` with colours 0, 1 (and 2 for odd ``n``)."""
-    c = np.arange(n) % 2
-    if n % 2:
-        c[-1] = 2
-    return c
-
-
-@lru_cache(maxsize=16)
-def colour_classes(rows: int, cols: int) -> tuple[np.ndarray, ...]:
-    """Sites grouped so that no two neighbours share a group: the checkerboard, or 3 groups.
-
-    The torus is the product of two cycles; with proper colourings ``a`` of
-    ``C_rows`` and ``b`` of ``C_cols`` in ``0..k-1``, ``(a_r + b_c) mod k`` is
-    proper (neighbours differ in one coordinate only). ``k = 2`` (the
-    checkerboard) when both sides are even, else ``k = 3``.
-
-    Returns
-    -------
-    tuple of ndarray
-        ``k`` read-only arrays of site indices (row-major), one per colour.
-    """
-    k = 2 if rows % 2 == 0 and cols % 2 == 0 else 3
-    colour = ((_cycle_colours(rows)[:, None] + _cycle_colours(cols)[None, :]) % k).ravel()
-    classes = tuple(np.flatnonzero(colour == i) for i in range(k))
-    for idx in classes:
-        idx.setflags(write=False)
-    return classes
 
 
 def bond_sum(x: np.ndarray, rows: int, cols: int) -> np.ndarray:

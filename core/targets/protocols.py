@@ -9,8 +9,13 @@ says it offers that by implementing one of these protocols (a subclass of
   coordinates from their full conditionals (the Ising model's heat bath, a
   Gaussian's conditional normals, a network's precision hyperparameters).
 * :class:`SpinLattice`, for ``swendsen-wang``: ``+-1`` spins coupled along
-  the edges of a graph. A target implementing it is discrete, so the driver
-  runs only samplers that declare ``LATTICE = True`` on it.
+  the edges of a graph (the Ising model), and its refinement
+  :class:`PottsLattice`, ``q``-state spins (the Potts model). A target
+  implementing either is discrete, so the driver runs only samplers that
+  declare ``LATTICE = True`` on it.
+* :class:`TransitionKernel`, for ``markov``: a finite Markov chain given by
+  its transition matrix, simulated rather than targeted; the driver runs
+  only samplers that declare ``SIMULATES_CHAIN = True`` on it.
 
 Samplers ask for one with :func:`require` (the protocols are runtime
 checkable), which raises :class:`~mcmc.core.errors.UsageError` when a target
@@ -129,6 +134,40 @@ def block_indices(block: Any, dim: int) -> np.ndarray:
     if idx.size and (idx.min() < 0 or idx.max() >= dim):
         raise UsageError(f"Gibbs block {idx.tolist()} is outside the coordinates 0..{dim - 1}")
     return idx.astype(np.int64)
+
+
+@runtime_checkable
+class PottsLattice(SpinLattice, Protocol):
+    """States ``0 .. q-1`` (stored as floats) coupled along edges: ``pi(s) ∝ exp(beta sum_<ij> delta(s_i, s_j))``.
+
+    A :class:`SpinLattice` (so the driver keeps non-lattice samplers off it)
+    whose sites take ``q`` values and whose ``beta`` is the Potts coupling
+    ``beta J``: Swendsen-Wang bonds equal neighbours with probability
+    ``1 - exp(-beta)`` and gives each cluster a uniformly random state. (The
+    Ising model at ``beta_I`` is the ``q = 2`` case at ``beta = 2 beta_I``,
+    kept in its own ``+-1`` encoding.)
+
+    Attributes
+    ----------
+    q
+        Number of states per site, ``>= 2``.
+    """
+
+    q: int
+
+
+@runtime_checkable
+class TransitionKernel(Protocol):
+    """A finite Markov chain on states ``0 .. n-1`` (stored as floats), given by its transition matrix.
+
+    The ``markov`` sampler draws ``x_{t+1}`` from row ``x_t`` of the matrix;
+    the target's point is the state code (``dim = 1``).
+    """
+
+    @property
+    def transition(self) -> np.ndarray:
+        """``(n, n)`` row-stochastic: ``P[i, j] = p(x_{t+1} = j | x_t = i)``."""
+        ...
 
 
 P = TypeVar("P")

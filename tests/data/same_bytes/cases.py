@@ -3,6 +3,9 @@
 Each case is a command line of ``mcmc sample`` or ``mcmc lda`` small enough to
 run in a fraction of a second; :func:`digests` runs it and returns a SHA-256 of
 every array it writes (the chains file, and the estimates file for ``lda``).
+A case in ``LIBRARY_CASES`` runs the library (``driver.run`` then
+``write_chains``) for a sampler the command line does not offer yet; once it
+does, the case can become a command line with the same digests.
 ``make_digests.py`` stores them in ``digests.json``; ``tests/test_same_bytes.py``
 recomputes them. Regenerate only for an intended change of the random stream
 or of an algorithm, and say so in the commit.
@@ -29,9 +32,16 @@ SAMPLE_CASES: dict[str, list[str]] = {
     "gibbs-gaussian": ["-t", "gaussian", "--dim", "3", "--rho", "0.9", "-s", "gibbs"],
     "gibbs-ising": ["-t", "ising", "-T", "size=4", "-T", "beta=0.4", "-s", "gibbs"],
     "swendsen-wang-ising": ["-t", "ising", "-T", "size=4", "-T", "beta=0.44", "-s", "swendsen-wang"],
+    "gibbs-potts": ["-t", "potts", "-T", "size=5", "-T", "q=3", "-T", "beta=0.9", "-s", "gibbs"],
+    "swendsen-wang-potts": ["-t", "potts", "-T", "size=4", "-T", "q=4", "-T", "beta=1.1", "-s", "swendsen-wang"],
     "hmc-eight-schools": ["-t", "eight-schools", "-s", "hmc"],
     "hmc-funnel": ["-t", "funnel", "--dim", "3", "-s", "hmc", "--persistence", "0.5"],
     "hmc-gibbs-bnn": ["-t", "bnn", "-T", "hidden=3", "-s", "hmc-gibbs"],
+}
+
+# name -> (sampler, target, target options), run as SHORT: 3 chains, warm-up 40, 30 draws, seed 7.
+LIBRARY_CASES: dict[str, tuple[str, str, dict]] = {
+    "markov-lecture": ("markov", str(Path(__file__).parents[1] / "markov" / "lecture.csv"), {"start": "Rainy"}),
 }
 
 # Twelve sweeps do not converge: the R-hat gate is opened so the case exits 0 (the gate writes no array).
@@ -73,6 +83,16 @@ def digests(name: str, workdir: Path) -> dict[str, str]:
     from mcmc.cli.app import main
 
     chains = workdir / f"{name}.npz"
+    if name in LIBRARY_CASES:
+        from mcmc.core.chains import write_chains
+        from mcmc.core.samplers import get_sampler
+        from mcmc.core.samplers.driver import run
+        from mcmc.core.targets import get_target
+
+        sampler, target, options = LIBRARY_CASES[name]
+        result = run(get_sampler(sampler), get_target(target, **options), chains=3, warmup=40, draws=30, seed=7)
+        write_chains(result.chains, chains)
+        return {f"chains:{array}": digest for array, digest in _digest_npz(chains).items()}
     if name in SAMPLE_CASES:
         argv = ["sample", *SAMPLE_CASES[name], *SHORT, "-o", str(chains)]
         files = {"chains": chains}
@@ -90,4 +110,4 @@ def digests(name: str, workdir: Path) -> dict[str, str]:
     return result
 
 
-ALL_CASES = [*SAMPLE_CASES, *LDA_CASES]
+ALL_CASES = [*SAMPLE_CASES, *LIBRARY_CASES, *LDA_CASES]

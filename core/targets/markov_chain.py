@@ -1,0 +1,457 @@
+"""Finite Markov chains from a transition matrix file: the target, its reader and its exact analysis.
+
+A chain on states ``0 .. n-1`` with row-stochastic transition matrix ``P``
+(``P[i, j] = p(x_{t+1} = j | x_t = i)``), read from a CSV file by
+:func:`read_transition_matrix` and simulated by the ``markov`` sampler
+(:mod:`mcmc.core.samplers.markov`). Theory (as the lecture presents it;
+Levin, Peres & Wilmer 2017, *Markov Chains and Mixing Times*, ch. 1, 4, 12):
+
+* a distribution ``pi`` is *stationary* when ``pi P = pi``: a left
+  eigenvector of ``P`` for eigenvalue 1, and the limit of ``mu P^t`` from an
+  initial law ``mu`` when the chain is irreducible and aperiodic (power
+  iteration; both are computed, :func:`analyse`);
+* *irreducible*: every state reaches every other (the directed graph
+  ``i -> j`` for ``P[i, j] > 0`` is strongly connected). The multiplicity of
+  eigenvalue 1 is the number of *closed* communicating classes, so ``pi`` is
+  unique exactly when there is one;
+* *period* of a class: the gcd of its cycle lengths, from the levels ``l`` of
+  a breadth-first search as ``gcd(l_i + 1 - l_j)`` over the class's edges
+  ``i -> j``; *aperiodic* when every closed class has period 1;
+* *detailed balance* (reversibility): ``pi_i P_ij = pi_j P_ji`` for all
+  ``i, j``, which implies stationarity and is what Metropolis-Hastings
+  builds in;
+* *spectral gap* ``1 - |lambda_2|``, ``lambda_2`` the eigenvalue of second
+  largest modulus: the distance to stationarity shrinks like ``|lambda_2|^t``
+  (0 for a periodic or reducible chain).
+
+The target (:class:`MarkovChainTarget`, protocol
+:class:`~mcmc.core.targets.protocols.TransitionKernel`) has one coordinate,
+the state code (a float ``0.0 .. n-1``), reported as the variable ``state``;
+``log_density`` is ``log pi`` of the unique stationary law (``-inf`` off the
+states), the exact mean and sd of the code under ``pi`` are known, and the
+starting states are drawn from the initial law (uniform, or one state).
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from functools import reduce
+from math import gcd
+from pathlib import Path
+
+import numpy as np
+
+from mcmc.core.errors import InputError, UsageError
+from mcmc.core.random import ChainRandom
+from mcmc.core.targets.base import Target
+
+ROW_SUM_TOL = 1e-6  # |sum_j P_ij - 1| allowed: 6 written decimals (1/3 as 0.333333) pass, then rows are rescaled
+BALANCE_TOL = 1e-10  # |pi_i P_ij - pi_j P_ji| allowed for detailed balance
+POWER_TOL = 1e-12  # power iteration stops when ||mu P^(t+1) - mu P^t||_1 falls below this
+POWER_MAX_ITERATIONS = 100_000
+
+
+@dataclass(frozen=True)
+class TransitionMatrix:
+    """A validated row-stochastic matrix and the names of its states.
+
+    Attributes
+    ----------
+    matrix
+        ``(n, n)`` float, non-negative, rows summing to 1 (rescaled exactly).
+    states
+        ``n`` state names: the CSV header, or ``"0" .. "n-1"`` without one.
+    source
+        The file it was read from (for messages).
+    """
+
+    matrix: np.ndarray
+    states: tuple[str, ...]
+    source: str | None = None
+
+
+def read_transition_matrix(path: str | Path) -> TransitionMatrix:
+    """Read a row-stochastic transition matrix from a CSV file.
+
+    Format: ``n`` rows of ``n`` numbers, comma-separated; optionally a first
+    line of ``n`` state names (recognised by not being all numbers). Blank
+    lines and lines starting with ``#`` are skipped. Each row must sum to 1
+    within :data:`ROW_SUM_TOL` and is then divided by its sum.
+
+    Returns
+    -------
+    TransitionMatrix
+
+    Raises
+    ------
+    InputError
+        One line naming the file: missing or unreadable, a non-numeric cell
+        (line and column), a row of the wrong length, a matrix that is not
+        square, a negative or non-finite entry, a row not summing to 1,
+        duplicate state names.
+    """
+    source = str(path)
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            lines = [(k, row) for k, row in enumerate(csv.reader(fh), start=1) if _content(row)]
+    except FileNotFoundError:
+        raise InputError(source, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(source, "is a directory, not a CSV file") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(source, f"cannot read: {exc}") from None
+    if not lines:
+        raise InputError(source, "no transition matrix: the file is empty")
+    cells = [[c.strip() for c in row] for _, row in lines]
+    states: tuple[str, ...] | None = None
+    if not all(_is_number(c) for c in cells[0]):
+        states = tuple(cells[0])
+        if len(set(states)) != len(states) or not all(states):
+            raise InputError(source, f"line {lines[0][0]}: state names must be distinct and non-empty")
+        lines, cells = lines[1:], cells[1:]
+    n = len(cells)
+    if n == 0:
+        raise InputError(source, "a header of state names but no matrix rows")
+    width = len(states) if states is not None else len(cells[0])
+    rows = []
+    for (lineno, _), row in zip(lines, cells, strict=True):
+        if len(row) != width:
+            raise InputError(source, f"line {lineno}: {len(row)} entries; expected {width}")
+        values = []
+        for col, c in enumerate(row, start=1):
+            try:
+                values.append(float(c))
+            except ValueError:
+                raise InputError(source, f"line {lineno}, column {col}: {c!r} is not a number") from None
+        rows.append(values)
+    if width != n:
+        raise InputError(source, f"the matrix is not square: {n} rows of {width} entries")
+    matrix = np.array(rows)
+    for i in range(n):
+        lineno = lines[i][0]
+        if not np.all(np.isfinite(matrix[i])):
+            raise InputError(source, f"line {lineno}: non-finite entry")
+        if np.any(matrix[i] < 0):
+            j = int(np.flatnonzero(matrix[i] < 0)[0])
+            raise InputError(source, f"line {lineno}, column {j + 1}: negative probability {matrix[i, j]:g}")
+        total = float(matrix[i].sum())
+        if abs(total - 1.0) > ROW_SUM_TOL:
+            raise InputError(
+                source, f"line {lineno}: row {i + 1} sums to {total:.10g}, not 1 (tolerance {ROW_SUM_TOL:g})"
+            )
+    matrix /= matrix.sum(axis=1, keepdims=True)
+    matrix.setflags(write=False)
+    return TransitionMatrix(matrix, states if states is not None else tuple(str(i) for i in range(n)), source)
+
+
+def _content(row: list[str]) -> bool:
+    return bool(row) and any(c.strip() for c in row) and not row[0].lstrip().startswith("#")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+# --- exact analysis --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChainAnalysis:
+    """What linear algebra and graph search say about a finite chain (see the module docstring).
+
+    Attributes
+    ----------
+    states
+        State names, ``(n,)``.
+    initial
+        ``(n,)`` the initial law the power iteration starts from.
+    stationary
+        ``(n,)`` the stationary law from the left eigenvector for eigenvalue
+        1, or ``None`` when it is not unique (several closed classes).
+    stationary_power
+        ``(n,)`` ``mu P^t`` at the last power iteration.
+    power_iterations
+        ``t``: iterations until ``||mu P^(t+1) - mu P^t||_1 < POWER_TOL``
+        (or the cap).
+    power_converged
+        False when the cap was reached (a periodic chain oscillates).
+    eigenvalues
+        ``(n,)`` complex, by decreasing modulus.
+    spectral_gap
+        ``1 - |lambda_2|`` (1 for a single state).
+    classes
+        The communicating classes (strongly connected components), each a
+        tuple of state indices, in increasing order of their smallest state.
+    closed
+        ``(len(classes),)`` bool: no transition leaves the class (recurrent).
+    periods
+        Period of each class (0 for a single state without a self-loop).
+    irreducible, aperiodic
+        One class; every closed class has period 1.
+    reversible
+        Detailed balance holds within :data:`BALANCE_TOL` (``None`` when
+        ``pi`` is not unique).
+    balance_violation
+        ``max_ij |pi_i P_ij - pi_j P_ji|`` (``None`` when ``pi`` is not unique).
+    """
+
+    states: tuple[str, ...]
+    initial: np.ndarray
+    stationary: np.ndarray | None
+    stationary_power: np.ndarray
+    power_iterations: int
+    power_converged: bool
+    eigenvalues: np.ndarray
+    spectral_gap: float
+    classes: tuple[tuple[int, ...], ...]
+    closed: np.ndarray
+    periods: tuple[int, ...]
+    irreducible: bool
+    aperiodic: bool
+    reversible: bool | None
+    balance_violation: float | None
+
+
+def communicating_classes(matrix: np.ndarray) -> tuple[tuple[tuple[int, ...], ...], np.ndarray]:
+    """Strongly connected components of ``i -> j`` for ``P[i, j] > 0``, and which of them are closed.
+
+    Returns
+    -------
+    classes
+        Tuples of state indices, ordered by their smallest state.
+    closed
+        ``(len(classes),)`` bool.
+    """
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import connected_components
+
+    _, labels = connected_components(csr_array(matrix > 0), directed=True, connection="strong")
+    order = {lab: k for k, lab in enumerate(dict.fromkeys(labels.tolist()))}
+    n_classes = len(order)
+    members: list[list[int]] = [[] for _ in range(n_classes)]
+    for state, lab in enumerate(labels.tolist()):
+        members[order[lab]].append(state)
+    relabel = np.array([order[lab] for lab in labels.tolist()])
+    src, dst = np.nonzero(matrix > 0)
+    leaves = np.zeros(n_classes, dtype=bool)
+    leaves[relabel[src[relabel[src] != relabel[dst]]]] = True
+    return tuple(tuple(m) for m in members), ~leaves
+
+
+def period(matrix: np.ndarray, members: tuple[int, ...]) -> int:
+    """Period of a communicating class: ``gcd(level_i + 1 - level_j)`` over its edges ``i -> j`` (BFS levels).
+
+    Returns 0 for a class with no edge inside it (a single state without a self-loop).
+    """
+    inside = np.zeros(matrix.shape[0], dtype=bool)
+    inside[list(members)] = True
+    level = {members[0]: 0}
+    frontier = [members[0]]
+    while frontier:
+        nxt = []
+        for i in frontier:
+            for j in np.flatnonzero((matrix[i] > 0) & inside).tolist():
+                if j not in level:
+                    level[j] = level[i] + 1
+                    nxt.append(j)
+        frontier = nxt
+    diffs = [abs(level[i] + 1 - level[j]) for i in members for j in np.flatnonzero((matrix[i] > 0) & inside).tolist()]
+    return reduce(gcd, diffs, 0)
+
+
+def power_iteration(matrix: np.ndarray, initial: np.ndarray) -> tuple[np.ndarray, int, bool]:
+    """``mu P^t`` from ``mu = initial`` until successive laws differ by less than :data:`POWER_TOL` in L1.
+
+    Returns
+    -------
+    law
+        ``(n,)`` the last ``mu P^t``.
+    iterations
+        ``t``.
+    converged
+        False when :data:`POWER_MAX_ITERATIONS` was reached.
+    """
+    mu = np.asarray(initial, dtype=float)
+    for t in range(1, POWER_MAX_ITERATIONS + 1):
+        nxt = mu @ matrix
+        if np.abs(nxt - mu).sum() < POWER_TOL:
+            return nxt, t, True
+        mu = nxt
+    return mu, POWER_MAX_ITERATIONS, False
+
+
+def analyse(chain: TransitionMatrix, initial: np.ndarray | None = None) -> ChainAnalysis:
+    """Stationary law (eigenvector and power iteration), classes, periods, detailed balance, spectral gap.
+
+    Parameters
+    ----------
+    chain
+        The transition matrix.
+    initial
+        ``(n,)`` initial law of the power iteration; default uniform.
+
+    Returns
+    -------
+    ChainAnalysis
+    """
+    p = chain.matrix
+    n = p.shape[0]
+    mu = np.full(n, 1.0 / n) if initial is None else np.asarray(initial, dtype=float)
+    classes, closed = communicating_classes(p)
+    periods = tuple(period(p, members) for members in classes)
+    values, vectors = np.linalg.eig(p.T)
+    order = np.argsort(-np.abs(values), kind="stable")
+    values, vectors = values[order], vectors[:, order]
+    stationary = balance = reversible = None
+    if int(closed.sum()) == 1:
+        # One closed class: eigenvalue 1 is simple, its left eigenvector the unique pi.
+        k = int(np.argmin(np.abs(values - 1.0)))
+        v = np.real(vectors[:, k])
+        v = np.abs(v / v.sum())  # the sign is arbitrary; entries off the closed class are ~1e-17
+        stationary = v / v.sum()
+        flow = stationary[:, None] * p
+        balance = float(np.abs(flow - flow.T).max())
+        reversible = balance <= BALANCE_TOL
+    law, iterations, converged = power_iteration(p, mu)
+    gap = 1.0 - float(np.abs(values[1])) if n > 1 else 1.0
+    return ChainAnalysis(
+        states=chain.states,
+        initial=mu,
+        stationary=stationary,
+        stationary_power=law,
+        power_iterations=iterations,
+        power_converged=converged,
+        eigenvalues=values,
+        spectral_gap=max(gap, 0.0),
+        classes=classes,
+        closed=closed,
+        periods=periods,
+        irreducible=len(classes) == 1,
+        aperiodic=all(d == 1 for d, c in zip(periods, closed, strict=True) if c),
+        reversible=reversible,
+        balance_violation=balance,
+    )
+
+
+# --- the target -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class MarkovChainTarget(Target):
+    """A finite Markov chain as a target: one coordinate, the state code.
+
+    Implements :class:`~mcmc.core.targets.protocols.TransitionKernel`.
+
+    Parameters
+    ----------
+    chain
+        The transition matrix and state names.
+    initial_law
+        ``(n,)`` the law of the starting state.
+    analysis
+        :func:`analyse` of the matrix, power iteration from ``initial_law``.
+    """
+
+    chain: TransitionMatrix | None = None
+    initial_law: np.ndarray | None = None
+    analysis: ChainAnalysis | None = None
+
+    @property
+    def transition(self) -> np.ndarray:
+        """``(n, n)`` the row-stochastic matrix."""
+        assert self.chain is not None
+        return self.chain.matrix
+
+    @property
+    def states(self) -> tuple[str, ...]:
+        """The state names, code ``k`` is ``states[k]``."""
+        assert self.chain is not None
+        return self.chain.states
+
+
+def markov_chain(path: str | Path, start: str | int | None = None) -> MarkovChainTarget:
+    """The finite Markov chain of the transition matrix in ``path`` (see :func:`read_transition_matrix`).
+
+    Parameters
+    ----------
+    path
+        CSV file of the matrix.
+    start
+        Starting state of every chain, by name (as in the header) or by
+        0-based index; default: each chain's start drawn uniformly.
+
+    Returns
+    -------
+    MarkovChainTarget
+        ``dim = 1`` (the state code), reported variable ``state``;
+        ``log_density``, ``mean`` and ``sd`` from the stationary law when it
+        is unique (else ``log_density`` is 0 on every state and no moments).
+
+    Raises
+    ------
+    InputError
+        A bad file.
+    UsageError
+        An unknown ``start``.
+    """
+    chain = read_transition_matrix(path)
+    n = len(chain.states)
+    initial = np.full(n, 1.0 / n)
+    if start is not None:
+        code = _state_code(chain, start)
+        initial = np.zeros(n)
+        initial[code] = 1.0
+    exact = analyse(chain, initial)
+    pi = exact.stationary
+    codes = np.arange(n, dtype=float)
+    mean = sd = None
+    if pi is not None:
+        m = float(pi @ codes)
+        mean, sd = np.array([m]), np.array([float(np.sqrt(max(pi @ (codes - m) ** 2, 0.0)))])
+    with np.errstate(divide="ignore"):
+        log_pi = np.log(pi) if pi is not None else np.zeros(n)
+    cdf = np.cumsum(initial)
+
+    def log_density(x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=float)[..., 0]
+        valid = (x == np.floor(x)) & (x >= 0) & (x < n)
+        return np.where(valid, log_pi[np.where(valid, x, 0).astype(np.int64)], -np.inf)
+
+    def initial_point(rng: ChainRandom, chains: int) -> np.ndarray:
+        u = rng.uniform(())
+        return np.sum(cdf[None, :-1] <= u[:, None], axis=1).astype(float)[:, None]
+
+    return MarkovChainTarget(
+        name=str(path),
+        dim=1,
+        log_density=log_density,
+        names=("state",),
+        variables=(("state", ()),),
+        mean=mean,
+        sd=sd,
+        initial_point=initial_point,
+        options={} if start is None else {"start": start},
+        chain=chain,
+        initial_law=initial,
+        analysis=exact,
+    )
+
+
+def _state_code(chain: TransitionMatrix, start: str | int) -> int:
+    if isinstance(start, str) and start in chain.states:
+        return chain.states.index(start)
+    try:
+        code = int(start)
+    except (TypeError, ValueError):
+        code = -1
+    if str(start).strip() != str(code) or not 0 <= code < len(chain.states):
+        raise UsageError(
+            f"start={start!r} is not a state of {chain.source}; the states are {', '.join(chain.states)}"
+            f" (or an index 0..{len(chain.states) - 1})"
+        )
+    return code
