@@ -50,12 +50,13 @@ top-``M`` words ``v_1, ..., v_M`` of a topic (``D(v)`` = documents containing
   remain). The epsilon makes a pair found in *every* window score
   ``NPMI = -1`` (as in Palmetto and gensim), which matters only on toy corpora.
 
-  The "sequence" a window slides over is the stored token order. Bag-of-words
-  formats (LDA-C, UCI) keep no word order, so a document's tokens are stored
-  grouped by word, copies adjacent; the windows then measure proximity in that
-  grouped order, not in the original text, and C_V on such corpora is a
-  window-count statistic of an arbitrary ordering (compare runs on the same
-  corpus only). gensim's ``WordOccurrenceAccumulator`` marks a word absent from
+  The "sequence" a window slides over is the stored token order: the text's
+  own order (stop words and pruned words removed) for a text corpus, but
+  bag-of-words formats (LDA-C, UCI) keep no word order, so there a document's
+  tokens are stored grouped by word, copies adjacent; the windows then measure
+  proximity in that grouped order, not in the original text, and C_V on such
+  corpora is a window statistic of an arbitrary ordering (compare runs on the
+  same corpus only; a document of at most 110 tokens is one window either way). gensim's ``WordOccurrenceAccumulator`` marks a word absent from
   the window as soon as one copy leaves it, even when another copy is still
   inside; with copies adjacent this undercounts often, so gensim's C_V on our
   corpora differs from this one, which follows the paper's definition.
