@@ -56,8 +56,9 @@ top-``M`` words ``v_1, ..., v_M`` of a topic (``D(v)`` = documents containing
   tokens are stored grouped by word, copies adjacent; the windows then measure
   proximity in that grouped order, not in the original text, and C_V on such
   corpora is a window statistic of an arbitrary ordering (compare runs on the
-  same corpus only; a document of at most 110 tokens is one window either way). gensim's ``WordOccurrenceAccumulator`` marks a word absent from
-  the window as soon as one copy leaves it, even when another copy is still
+  same corpus only; a document of at most 110 tokens is one window either
+  way). gensim's ``WordOccurrenceAccumulator`` marks a word absent from the
+  window as soon as one copy leaves it, even when another copy is still
   inside; with copies adjacent this undercounts often, so gensim's C_V on our
   corpora differs from this one, which follows the paper's definition.
 
@@ -472,7 +473,7 @@ def _window_cooccurrence(
     return cols.reshape(top.shape), np.diag(cowf).copy(), cowf, total
 
 
-def cv_coherence(top: np.ndarray, corpus: Corpus, *, window: int = CV_WINDOW, chunk: int = 1 << 22) -> np.ndarray:
+def cv_coherence(top: np.ndarray, corpus: Corpus, *, window: int = CV_WINDOW, chunk: int = 1 << 20) -> np.ndarray:
     """C_V coherence (Röder, Both & Hinneburg 2015) per topic, from boolean sliding windows.
 
     See the module docstring for the definition, and for what the windows mean
