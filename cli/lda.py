@@ -229,8 +229,10 @@ def command(
         bool,
         typer.Option(
             "--coherence",
-            help="Report topic coherence of the top words: UMass (Mimno et al. 2011) and NPMI (Bouma 2009), "
-            "both from document co-occurrence in the training documents, averaged over word pairs.",
+            help="Report topic coherence of the top words: UMass (Mimno et al. 2011) and NPMI (Bouma 2009) "
+            "from document co-occurrence in the training documents, averaged over word pairs, and C_V (Röder et "
+            "al. 2015) from 110-token sliding windows over the training documents in stored token order "
+            "(bag-of-words files: words grouped; see docs/formats.md).",
         ),
     ] = False,
     n_top: Annotated[int, typer.Option("--top-words", min=1, metavar="N", help="Words shown per topic.")] = 10,

@@ -458,6 +458,6 @@ def lda_run(
     thresholds = Thresholds() if max_rhat is None else Thresholds(max_rhat=max_rhat)
     fit = run.fit
     convergence = summarize_lda(fit.log_joint_per_token, fit.burn_in, thresholds=thresholds)
-    report = fit_report(fit, run.train, run.source, run.top, run.shares, run.umass, run.npmi, run.recoveries,
-                        run.completion, config.holdout, convergence)  # fmt: skip
+    report = fit_report(fit, run.train, run.source, run.top, run.shares, run.umass, run.npmi, run.cv,
+                        run.recoveries, run.completion, config.holdout, convergence)  # fmt: skip
     return LdaResult(run, report, all_chains)

@@ -629,7 +629,7 @@ def _lda(result: LdaResult, out: TextIO) -> None:
         first = chain["topics"][0]
         columns = [("topic", "right"), ("share", "right")]
         columns += [("alpha", "right")] if "alpha" in first else []
-        columns += [("UMass", "right"), ("NPMI", "right")] if "umass" in first else []
+        columns += [("UMass", "right"), ("NPMI", "right"), ("C_V", "right")] if "umass" in first else []
         columns += [("true", "right"), ("Hellinger", "right")] if "true_topic" in first else []
         for name, justify in [*columns, ("top words", "left")]:
             table.add_column(name, justify=justify)  # type: ignore[arg-type]
@@ -638,7 +638,7 @@ def _lda(result: LdaResult, out: TextIO) -> None:
             if "alpha" in t:
                 row.append(num(t["alpha"], 3))
             if "umass" in t:
-                row += [num(t["umass"], 3), num(t["npmi"], 3)]
+                row += [num(t["umass"], 3), num(t["npmi"], 3), num(t["cv"], 3)]
             if "true_topic" in t:
                 row += [str(t["true_topic"]) if t["true_topic"] >= 0 else "-", num(t["hellinger"], 3)]
             table.add_row(*row, Text(" ".join(t["words"])))
@@ -693,7 +693,7 @@ def lda_summary(result: LdaResult, out: TextIO) -> None:
     if "umass" in chains[0]:
         lines.append(
             f"coherence of the top words (training documents, mean over topics): UMass {per_chain('umass', 3)}; "
-            f"NPMI {per_chain('npmi', 3)}"
+            f"NPMI {per_chain('npmi', 3)}; C_V {per_chain('cv', 3)} (110-token windows in stored token order)"
         )
     ok, rhat_value, limit = report["rhat_ok"], report["log_joint_per_token_rhat"], report["max_rhat"]
     if ok is None:

@@ -22,7 +22,7 @@ evenly between the halves.
 
 Coherence
 ---------
-Both scores use *document* co-occurrence in the training corpus over the
+UMass and NPMI use *document* co-occurrence in the training corpus over the
 top-``M`` words ``v_1, ..., v_M`` of a topic (``D(v)`` = documents containing
 ``v``, ``D(v, u)`` = documents containing both, ``D`` = documents):
 
@@ -36,6 +36,31 @@ top-``M`` words ``v_1, ..., v_M`` of a topic (``D(v)`` = documents containing
   (2015) estimate these probabilities from a sliding window over a reference
   corpus; here they come from whole-document co-occurrence in the training
   corpus.
+* C_V (Röder, Both & Hinneburg 2015, "Exploring the space of topic coherence
+  measures", WSDM): probabilities are the fractions of *boolean sliding
+  windows* of 110 tokens over the training documents that contain the word(s)
+  (a document of ``n`` tokens has ``max(n - 109, 1)`` windows, one if it is
+  shorter than the window, none if it is empty; a word is in a window if any
+  of its copies is). With ``NPMI(u, v) = log((P(u, v) + e) / (P(u) P(v))) /
+  -log(P(u, v) + e)``, ``e = 1e-12``, each top word ``w_i`` gets the context
+  vector ``v_i = [NPMI(w_i, w_j)]_j`` over all ``M`` top words (``j = i``
+  included) and the topic the sum ``s = sum_i v_i`` (one-set segmentation);
+  C_V is the mean over ``i`` of ``cos(v_i, s)``. Higher is better. Top words
+  that occur in no window are left out of the topic's word set (NaN if none
+  remain). The epsilon makes a pair found in *every* window score
+  ``NPMI = -1`` (as in Palmetto and gensim), which matters only on toy corpora.
+
+  The "sequence" a window slides over is the stored token order: the text's
+  own order (stop words and pruned words removed) for a text corpus, but
+  bag-of-words formats (LDA-C, UCI) keep no word order, so there a document's
+  tokens are stored grouped by word, copies adjacent; the windows then measure
+  proximity in that grouped order, not in the original text, and C_V on such
+  corpora is a window statistic of an arbitrary ordering (compare runs on the
+  same corpus only; a document of at most 110 tokens is one window either
+  way). gensim's ``WordOccurrenceAccumulator`` marks a word absent from the
+  window as soon as one copy leaves it, even when another copy is still
+  inside; with copies adjacent this undercounts often, so gensim's C_V on our
+  corpora differs from this one, which follows the paper's definition.
 
 Topic recovery
 --------------
@@ -379,6 +404,117 @@ def npmi_coherence(top: np.ndarray, corpus: Corpus) -> np.ndarray:
     npmi = np.where(p_ij == 0, -1.0, np.where(p_ij == 1, 1.0, npmi))
     npmi = np.where((p_i == 0) | (p_j == 0), np.nan, npmi)
     return _nanmean_rows(npmi)
+
+
+CV_WINDOW = 110  # Röder et al.'s boolean sliding window for C_V, in tokens
+_NPMI_EPSILON = 1e-12
+
+
+def _window_cooccurrence(
+    top: np.ndarray, corpus: Corpus, window: int, chunk: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Boolean sliding-window frequencies restricted to the words in ``top``.
+
+    Returns ``(cols, wf, cowf, n_windows)``: ``top`` remapped to column indices,
+    windows containing each column's word, the windows-containing-both matrix,
+    and the number of windows. The windows x words incidence is built sparse,
+    ``chunk`` incidence entries (whole documents) at a time to bound memory.
+    """
+    import scipy.sparse
+
+    union, cols = np.unique(top, return_inverse=True)
+    u = union.size
+    col_of = np.full(corpus.vocab_size, -1, dtype=np.int64)
+    col_of[union] = np.arange(u)
+    lengths = corpus.doc_lengths
+    n_win = np.where(lengths > 0, np.maximum(lengths - window + 1, 1), 0)
+    first_window = np.concatenate([[0], np.cumsum(n_win)])
+    total = int(first_window[-1])
+    tok = np.flatnonzero(col_of[corpus.words] >= 0)
+    if tok.size == 0:
+        return cols.reshape(top.shape), np.zeros(u, dtype=np.int64), np.zeros((u, u), dtype=np.int64), total
+    doc = corpus.doc_of_token()[tok]
+    col = col_of[corpus.words[tok]]
+    pos = tok - corpus.doc_ptr[doc]
+    # The token at position p lies in the windows starting at p - window + 1 .. p (within the document).
+    lo = first_window[doc] + np.maximum(pos - window + 1, 0)
+    hi = first_window[doc] + np.minimum(pos, n_win[doc] - 1)
+    # Merge the windows of a word's copies in a document into disjoint runs, so a window holding two
+    # copies counts once (the boolean window) and the expanded incidence has no duplicate entries.
+    order = np.lexsort((lo, col, doc))
+    doc, col, lo, hi = doc[order], col[order], lo[order], hi[order]
+    new_group = np.ones(tok.size, dtype=bool)
+    new_group[1:] = (doc[1:] != doc[:-1]) | (col[1:] != col[:-1])
+    shift = np.cumsum(new_group) * (total + 1)  # groups ordered and far apart: one running max serves all
+    reach = np.maximum.accumulate(hi + shift)
+    starts = new_group.copy()
+    starts[1:] |= lo[1:] + shift[1:] > reach[:-1] + 1
+    first = np.flatnonzero(starts)
+    last = np.append(first[1:] - 1, tok.size - 1)
+    run_lo, run_hi, run_col, run_doc = lo[first], reach[last] - shift[last], col[first], doc[first]
+    run_len = run_hi - run_lo + 1
+    ends = np.cumsum(run_len)
+    cowf = np.zeros((u, u), dtype=np.int64)
+    a = 0
+    while a < first.size:
+        b = int(np.searchsorted(ends, (ends[a - 1] if a else 0) + chunk, side="right"))
+        b = max(b, a + 1)
+        # a chunk ends at a document boundary so every window's row is whole
+        b = int(np.searchsorted(run_doc, run_doc[b - 1], side="right"))
+        n = run_len[a:b]
+        offset = np.repeat(ends[a:b] - n - (ends[a - 1] if a else 0), n)
+        rows = np.repeat(run_lo[a:b], n) + np.arange(int(n.sum())) - offset
+        rows -= rows.min()
+        x = scipy.sparse.csr_matrix(
+            (np.ones(rows.size), (rows, np.repeat(run_col[a:b], n))), shape=(int(rows.max()) + 1, u)
+        )
+        cowf += np.rint((x.T @ x).toarray()).astype(np.int64)
+        a = b
+    return cols.reshape(top.shape), np.diag(cowf).copy(), cowf, total
+
+
+def cv_coherence(top: np.ndarray, corpus: Corpus, *, window: int = CV_WINDOW, chunk: int = 1 << 20) -> np.ndarray:
+    """C_V coherence (Röder, Both & Hinneburg 2015) per topic, from boolean sliding windows.
+
+    See the module docstring for the definition, and for what the windows mean
+    on bag-of-words corpora (tokens stored grouped by word) and how this differs
+    from gensim.
+
+    Parameters
+    ----------
+    top
+        int, shape ``(K, M)``: word ids per topic (:func:`top_words`).
+    corpus
+        The reference corpus (the training documents), in stored token order.
+    window
+        Window length in tokens (110 in the paper).
+    chunk
+        Sparse incidence entries built at a time (memory bound; the result does not depend on it).
+
+    Returns
+    -------
+    ndarray
+        shape ``(K,)``, in ``[-1, 1]``; NaN for a topic none of whose words occurs.
+    """
+    if window < 1:
+        raise UsageError(f"the C_V window must be at least one token, got {window}")
+    top = np.asarray(top)
+    cols, wf, cowf, n_windows = _window_cooccurrence(top, corpus, window, max(int(chunk), 1))
+    if n_windows == 0:
+        return np.full(top.shape[0], np.nan)
+    p = wf[cols] / n_windows  # (K, M)
+    p_ij = cowf[cols[:, :, None], cols[:, None, :]] / n_windows  # (K, M, M); diagonal P(w_i)
+    present = p > 0
+    both = present[:, :, None] & present[:, None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        npmi = np.log((p_ij + _NPMI_EPSILON) / (p[:, :, None] * p[:, None, :])) / -np.log(p_ij + _NPMI_EPSILON)
+    v = np.where(both, npmi, 0.0)  # absent words drop out of every context vector and of the topic's sum
+    s = v.sum(axis=1)  # (K, M): v(W*)
+    norms = np.linalg.norm(v, axis=2) * np.linalg.norm(s, axis=1)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cos = np.einsum("kij,kj->ki", v, s) / norms
+    cos = np.where(present & (norms > 0), cos, np.nan)
+    return _nanmean_rows(cos)
 
 
 def _nanmean_rows(a: np.ndarray) -> np.ndarray:

@@ -89,7 +89,7 @@ class LdaRun:
     completion : held-out document-completion scores (or ``None``).
     top : int (chains, K, n_top), the top words of every topic.
     shares : float (chains, K), each topic's expected share of the training tokens.
-    umass, npmi : float (chains, K) coherence of the top words, or ``None``.
+    umass, npmi, cv : float (chains, K) coherence of the top words, or ``None``.
     recoveries : per chain, the match of fitted to true topics (synthetic corpus), or ``None``.
     timings : seconds of sampling, log joint, estimates, fit total and ``evaluation``.
     reading : how the corpus was read (:attr:`LdaInput.reading`).
@@ -107,6 +107,7 @@ class LdaRun:
     shares: np.ndarray
     umass: np.ndarray | None
     npmi: np.ndarray | None
+    cv: np.ndarray | None
     recoveries: list[evaluate.Recovery] | None
     timings: dict[str, float] = field(default_factory=dict)
     reading: dict[str, Any] = field(default_factory=dict)
@@ -245,13 +246,14 @@ def fit_lda(
             alpha = config.alpha if result.learned is None else result.learned.final_alpha
             completion = evaluate.document_completion(result.phi, heldout, alpha, rng)
     top = evaluate.top_words(result.phi, config.n_top)  # (chains, K, n_top)
-    umass = npmi = None
+    umass = npmi = cv = None
     if config.coherence:
         umass = np.stack([evaluate.umass_coherence(t, train) for t in top])
         npmi = np.stack([evaluate.npmi_coherence(t, train) for t in top])
+        cv = np.stack([evaluate.cv_coherence(t, train) for t in top])
     truth = data.truth
     recoveries = [evaluate.topic_recovery(p, truth.phi) for p in result.phi] if truth is not None else None
     shares = evaluate.topic_shares(result.theta, train.doc_lengths)
     timings = {**result.timings, "evaluation": time.perf_counter() - t0}
     return LdaRun(config, result, train, heldout, doc_index, data.source, truth, completion, top, shares, umass,
-                  npmi, recoveries, timings, dict(data.reading))
+                  npmi, cv, recoveries, timings, dict(data.reading))

@@ -16,6 +16,7 @@ def fit_report(
     shares: np.ndarray,
     umass: np.ndarray | None,
     npmi: np.ndarray | None,
+    cv: np.ndarray | None,
     recoveries: list[Any] | None,
     completion: Any,
     holdout: float,
@@ -42,9 +43,10 @@ def fit_report(
                 "words": [corpus.vocab[w] for w in top[c, k]],
                 "probabilities": [float(result.phi[c, k, w]) for w in top[c, k]],
             }
-            if umass is not None and npmi is not None:
+            if umass is not None and npmi is not None and cv is not None:
                 entry["umass"] = float(umass[c, k])
                 entry["npmi"] = float(npmi[c, k])
+                entry["cv"] = float(cv[c, k])
             if result.learned is not None:
                 entry["alpha"] = float(result.learned.final_alpha[c, k])
             if recoveries is not None:
@@ -63,9 +65,9 @@ def fit_report(
         if completion is not None:
             chain["heldout_perplexity"] = float(completion.perplexity[c])
             chain["heldout_log_likelihood"] = float(completion.log_likelihood[c])
-        if umass is not None and npmi is not None:
-            chain["umass"] = float(np.nanmean(umass[c])) if np.isfinite(umass[c]).any() else math.nan
-            chain["npmi"] = float(np.nanmean(npmi[c])) if np.isfinite(npmi[c]).any() else math.nan
+        if umass is not None and npmi is not None and cv is not None:
+            for key, score in (("umass", umass), ("npmi", npmi), ("cv", cv)):
+                chain[key] = float(np.nanmean(score[c])) if np.isfinite(score[c]).any() else math.nan
         if recoveries is not None:
             r = recoveries[c]
             chain["recovery"] = {

@@ -21,6 +21,7 @@ def test_synthetic_default_writes_files_that_diagnose_reads(mcmc, tmp_path: Path
     assert r.code == 0, r.stderr
     assert "Topics (chain 0)" in r.out and "Recovery of the true topics" in r.out
     assert "held-out perplexity" in r.stderr and "UMass" in r.stderr and "alpha=0.1 (default)" in r.stderr
+    assert "C_V" in r.stderr and "C_V" in r.out  # the summary line and the topics table column
 
     with np.load(chains_file) as f:
         assert f["log_joint_per_token"].shape == (2, 6)  # post-burn-in only
@@ -67,9 +68,12 @@ def test_rhat_and_ess_leave_burn_in_out(mcmc, tmp_path: Path) -> None:
 
 
 def test_json_and_csv_outputs(mcmc) -> None:
-    r = mcmc("lda", *FAST, "--chains", "1", "--top-words", "4", "--output-format", "json")
+    r = mcmc("lda", *FAST, "--chains", "1", "--top-words", "4", "--coherence", "--output-format", "json")
     assert r.code == 0, r.stderr
     report = json.loads(r.out)
+    chain = report["chains"][0]
+    for key in ("umass", "npmi", "cv"):  # per topic, and their mean per chain
+        assert chain[key] == pytest.approx(np.mean([t[key] for t in chain["topics"]]))
     assert report["schema"] == "mcmc.lda/1" and report["corpus"]["tokens"] == 50000
     topics = report["chains"][0]["topics"]
     assert len(topics) == 10 and all(len(t["words"]) == 4 for t in topics)

@@ -13,6 +13,7 @@ from mcmc.core.errors import UsageError
 from mcmc.core.lda.corpus import Corpus
 from mcmc.core.lda.evaluate import (
     completion_halves,
+    cv_coherence,
     dmm_document_completion,
     document_completion,
     hellinger,
@@ -172,3 +173,73 @@ def test_dmm_document_completion_by_hand() -> None:
     np.testing.assert_allclose(res.log_likelihood, [ll])
     np.testing.assert_allclose(res.perplexity, [np.exp(-ll / 3)])
     np.testing.assert_allclose(res.theta[0], [post0, post1])
+
+
+# -- C_V -----------------------------------------------------------------------------
+
+
+def brute_force_cv(top: list[list[int]], docs: list[list[int]], window: int) -> list[float]:
+    """C_V straight from Röder et al.'s definition: list every window, count, loop over word pairs."""
+    windows = []
+    for d in docs:
+        if not d:
+            continue
+        if len(d) <= window:
+            windows.append(set(d))
+        else:
+            windows += [set(d[s : s + window]) for s in range(len(d) - window + 1)]
+    n, eps = len(windows), 1e-12
+    out = []
+    for words in top:
+        words = [w for w in words if any(w in win for win in windows)]
+        if not words:
+            out.append(float("nan"))
+            continue
+
+        def npmi(u: int, v: int) -> float:
+            p_u = sum(u in win for win in windows) / n
+            p_v = sum(v in win for win in windows) / n
+            p_uv = sum(u in win and v in win for win in windows) / n
+            return log((p_uv + eps) / (p_u * p_v)) / -log(p_uv + eps)
+
+        vectors = [[npmi(u, v) for v in words] for u in words]
+        total = [sum(col) for col in zip(*vectors, strict=True)]
+        cosines = []
+        for vec in vectors:
+            dot = sum(a * b for a, b in zip(vec, total, strict=True))
+            cosines.append(dot / (sum(a * a for a in vec) ** 0.5 * sum(b * b for b in total) ** 0.5))
+        out.append(sum(cosines) / len(cosines))
+    return out
+
+
+def test_cv_against_brute_force_definition() -> None:
+    rng = np.random.default_rng(3)
+    # documents shorter than, equal to and longer than the window, one empty; copies of a word
+    # both adjacent (bag-of-words order) and apart
+    docs = [list(rng.integers(0, 12, size=n)) for n in (3, 7, 8, 25, 0, 40, 1, 13)]
+    docs.append([4, 4, 4, 4, 4, 4, 4, 4, 4, 9, 9, 9, 9, 9, 9, 9, 9, 9, 2, 2])
+    top = [[0, 1, 2, 3], [4, 9, 2, 5], [6, 7, 8, 10], [11, 0, 4, 9], [12, 13, 0, 1]]  # 12, 13 never occur
+    corpus = make(docs, 14)
+    for window, chunk in [(8, 1 << 20), (8, 3), (5, 1), (110, 7), (1, 2)]:
+        got = cv_coherence(np.array(top), corpus, window=window, chunk=chunk)
+        np.testing.assert_allclose(got, brute_force_cv(top, docs, window), atol=1e-12, rtol=0)
+
+
+def test_cv_a_word_stays_in_the_window_while_any_copy_is() -> None:
+    # window 3 over "a a a b": windows {a}, {a, b}. A counter that drops a when its first copy
+    # leaves (gensim) would see the second window as {b} only.
+    docs = [[0, 0, 0, 1], [2, 2, 2]]
+    np.testing.assert_allclose(cv_coherence(np.array([[0, 1]]), make(docs, 3), window=3),
+                               brute_force_cv([[0, 1]], docs, 3), atol=1e-12, rtol=0)
+
+
+def test_cv_words_that_co_occur_beat_words_that_never_do() -> None:
+    # words 0, 1, 2 always appear together; 3, 4, 5 each alone; 6 fills the other documents
+    docs = [[0, 1, 2]] * 5 + [[3]] * 3 + [[4]] * 3 + [[5]] * 3 + [[6, 6]] * 4
+    got = cv_coherence(np.array([[0, 1, 2], [3, 4, 5]]), make(docs, 7))
+    assert got[0] > 0.99 and got[1] < got[0]
+
+
+def test_cv_of_absent_words_is_nan() -> None:
+    got = cv_coherence(np.array([[1, 2], [0, 2]]), make([[0, 0], []], 3))
+    assert np.isnan(got[0]) and np.isfinite(got[1])

@@ -25,7 +25,8 @@ def test_run_holds_the_split_the_fit_and_its_scores(run) -> None:
     assert run.train.n_docs == 400 and run.heldout.n_docs == 100
     assert run.doc_index.shape == (400,) and np.all(np.diff(run.doc_index) > 0)
     assert run.fit.theta.shape == (2, 400, 4) and run.top.shape == (2, 4, 5)
-    assert run.umass.shape == run.npmi.shape == run.shares.shape == (2, 4)
+    assert run.umass.shape == run.npmi.shape == run.cv.shape == run.shares.shape == (2, 4)
+    assert np.all((run.cv >= -1) & (run.cv <= 1))
     assert run.completion.perplexity.shape == (2,) and np.all(np.isfinite(run.completion.perplexity))
     assert len(run.recoveries) == 2  # the synthetic corpus carries its truth
     assert {"sampling", "total", "evaluation"} <= set(run.timings)
