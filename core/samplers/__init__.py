@@ -72,6 +72,7 @@ SAMPLERS: dict[str, str] = {
     "gibbs": "mcmc.core.samplers.gibbs",
     "swendsen-wang": "mcmc.core.samplers.swendsen_wang",
     "hmc": "mcmc.core.samplers.hmc",
+    "nuts": "mcmc.core.samplers.nuts",
 }
 
 

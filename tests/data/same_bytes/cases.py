@@ -31,6 +31,7 @@ SAMPLE_CASES: dict[str, list[str]] = {
     "swendsen-wang-ising": ["-t", "ising", "-T", "size=4", "-T", "beta=0.44", "-s", "swendsen-wang"],
     "hmc-eight-schools": ["-t", "eight-schools", "-s", "hmc"],
     "hmc-funnel": ["-t", "funnel", "--dim", "3", "-s", "hmc", "--persistence", "0.5"],
+    "nuts-eight-schools": ["-t", "eight-schools", "-s", "nuts"],
 }
 
 # Twelve sweeps do not converge: the R-hat gate is opened so the case exits 0 (the gate writes no array).
