@@ -132,6 +132,11 @@ def test_max_tree_depth_hits_are_reported() -> None:
     assert (st["tree_depth"] == 3).all() and st["reached_max_treedepth"].all()
     assert (st["n_steps"] == 7).all()
     assert chains.attrs["max_treedepth"] == 3
+    # What `mcmc diagnose` reports from the chains file.
+    from mcmc.diagnostics.report import sampler_summary
+
+    summary = sampler_summary(chains)
+    assert summary.max_treedepth == 3 and summary.treedepth_hits == 10
 
 
 @pytest.mark.parametrize("step_size", [30.0, 1e150])  # the second overflows: no warning may escape
