@@ -78,6 +78,7 @@ SAMPLERS: dict[str, str] = {
     "hmc": "mcmc.core.samplers.hmc",
     "hmc-gibbs": "mcmc.core.samplers.hmc_within_gibbs",
     "markov": "mcmc.core.samplers.markov",
+    "nuts": "mcmc.core.samplers.nuts",
 }
 #: The samplers of a Bayesian network target (``NET.bif``), run by
 #: :func:`mcmc.core.samplers.network_driver.sample_network` rather than the

@@ -270,7 +270,7 @@ def test_bad_input_is_one_line_and_exit_2(mcmc, eight_runs, tmp_path: Path) -> N
     bad_json.write_text('{"mu": [1, 2]}')
     s1 = eight_runs["s1"]
     cases = [
-        (("compare", "-t", "gaussian", "-s", "hmc,nuts"), "unknown sampler 'nuts'"),
+        (("compare", "-t", "gaussian", "-s", "hmc,nope"), "unknown sampler 'nope'"),
         (("compare", "-t", str(no_grad), "-s", "rwm,hmc", "--draws", "10"), "hmc needs grad_log_density"),
         (("compare", "-t", "gaussian"), "needs both --target and --samplers"),
         (("compare", "-t", "gaussian", "-s", "rwm,rwm"), "rwm listed more than once"),

@@ -253,7 +253,7 @@ def test_user_target_errors_from_the_command_line(mcmc, tmp_path: Path) -> None:
 
 
 def test_bad_option_values_exit_2(mcmc) -> None:
-    assert mcmc("sample", "-s", "nuts").code == 2
+    assert mcmc("sample", "-s", "nope").code == 2
     assert mcmc("sample", "--chains", "0").code == 2
     assert mcmc("sample", "--draws", "0").code == 2
 

@@ -1,0 +1,210 @@
+"""posteriordb benchmark: our HMC and NUTS against BlackJAX NUTS on six real posteriors (issue 15).
+
+Posteriors (``bench/posteriordb/``, data in ``tests/data/posteriordb/``):
+eight schools non-centered, kidiq, arK, GARCH(1,1), a 1-D Gaussian mixture,
+GP Poisson regression. Each sampler runs as a whole process, timed from
+outside (interpreter start, imports, compilation, sampling, writing):
+
+* ours: ``mcmc sample -t bench/posteriordb/X.py -s hmc|nuts``, 4 chains x
+  (1000 warm-up + 1000 draws), default settings;
+* BlackJAX 1.x NUTS with ``window_adaptation`` (target acceptance 0.8) on the
+  JAX versions of the same models (``bench/posteriordb_blackjax.py``, checked
+  equal to the NumPy targets by its ``--check``), same chains and iterations.
+
+Per posterior, sampler and seed: max |z| of the posterior means and sds
+against the reference moments (``tests/data/posteriordb/reference_moments.json``,
+z on the combined MCSE of both), the minimum over parameters of bulk and
+tail ESS (``mcmc.diagnostics.stats``) divided by all gradient evaluations,
+warm-up included (ours: the chains file's counts; BlackJAX: its integration
+steps), the warm-up share of gradients, and min bulk ESS per second of the
+whole process. Values are averaged over seeds (max |z|: the maximum); the
+last block gives the geometric means over posteriors and their ratios to
+BlackJAX.
+
+Run from the repository root (BlackJAX from the ``bench`` extra)::
+
+    .venv/bin/python bench/posteriordb.py                 # 3 seeds, all six
+    .venv/bin/python bench/posteriordb.py --seeds 1 --posteriors kidiq_kidscore_momiq,arK
+
+Timings on a shared machine are noisy: say so when recording them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from mcmc.core.targets.user import load_user_target
+from mcmc.diagnostics import stats
+from mcmc.diagnostics.readers import read_chains
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = json.loads((ROOT / "tests/data/posteriordb/reference_moments.json").read_text())
+POSTERIORS = {
+    "eight_schools_noncentered": "eight_schools-eight_schools_noncentered",
+    "kidiq_kidscore_momiq": "kidiq-kidscore_momiq",
+    "arK": "arK-arK",
+    "garch11": "garch-garch11",
+    "low_dim_gauss_mix": "low_dim_gauss_mix-low_dim_gauss_mix",
+    "gp_pois_regr": "gp_pois_regr-gp_pois_regr",
+}
+SAMPLERS = ("hmc", "nuts", "blackjax")
+
+
+@dataclass
+class Result:
+    posterior: str
+    sampler: str
+    seed: int
+    max_z: float
+    ess_bulk: float
+    ess_tail: float
+    grads: int
+    grads_warmup: int
+    wall: float
+
+    @property
+    def bulk_per_grad(self) -> float:
+        return self.ess_bulk / self.grads
+
+    @property
+    def tail_per_grad(self) -> float:
+        return self.ess_tail / self.grads
+
+    @property
+    def warmup_share(self) -> float:
+        return self.grads_warmup / self.grads
+
+    @property
+    def ess_per_s(self) -> float:
+        return self.ess_bulk / self.wall
+
+
+def _timed(cmd: list[str]) -> float:
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {done.returncode}:\n{done.stderr[-2000:]}")
+    return wall
+
+
+def run_one(posterior: str, sampler: str, seed: int, args: argparse.Namespace, tmp: Path) -> Result:
+    target = load_user_target(str(ROOT / "bench" / "posteriordb" / f"{posterior}.py"))
+    out = tmp / f"{posterior}-{sampler}-{seed}.npz"
+    common = ["--chains", str(args.chains), "--warmup", str(args.warmup), "--draws", str(args.draws),
+              "--seed", str(seed)]  # fmt: skip
+    if sampler == "blackjax":
+        wall = _timed([sys.executable, str(ROOT / "bench" / "posteriordb_blackjax.py"), posterior, *common,
+                       "--out", str(out)])  # fmt: skip
+        with np.load(out) as f:
+            x, n_steps, n_warm = f["x"], f["n_steps"], f["n_steps_warmup"]
+        c, d, dim = x.shape
+        draws = target.report(x.reshape(c * d, dim)).reshape(c, d, -1)
+        grads_warmup = int(n_warm.sum())
+        grads = grads_warmup + int(n_steps.sum())
+    else:
+        mcmc = str(Path(sys.executable).with_name("mcmc"))
+        wall = _timed([mcmc, "sample", "-t", f"bench/posteriordb/{posterior}.py", "-s", sampler, *common, "-q",
+                       "-o", str(out)])  # fmt: skip
+        chains = read_chains([str(out)])
+        draws = np.concatenate(
+            [np.asarray(chains.posterior[name]).reshape(chains.n_chains, chains.n_draws, -1)
+             for name, _ in target.variables], axis=2,
+        )  # fmt: skip
+        grads_warmup = int(chains.attrs["n_gradient_evals_warmup"])
+        grads = grads_warmup + int(chains.attrs["n_gradient_evals"])
+    ref = REFERENCE[POSTERIORS[posterior]]
+    mean, mcse = draws.mean(axis=(0, 1)), stats.mcse_mean(draws)
+    sd, mcse_sd = draws.std(axis=(0, 1), ddof=1), stats.mcse_sd(draws)
+    z = []
+    for i, name in enumerate(target.names):
+        r = ref[name]
+        z.append(abs(mean[i] - r["mean"]) / math.hypot(mcse[i], r["mcse_mean"]))
+        z.append(abs(sd[i] - r["sd"]) / math.hypot(mcse_sd[i], r["mcse_sd"]))
+    return Result(posterior, sampler, seed, float(max(z)), float(stats.ess_bulk(draws).min()),
+                  float(stats.ess_tail(draws).min()), grads, grads_warmup, wall)  # fmt: skip
+
+
+def _gmean(values: list[float]) -> float:
+    return float(np.exp(np.mean(np.log(values))))
+
+
+def table(results: list[Result], samplers: list[str]) -> str:
+    lines = [
+        "| posterior | sampler | max \\|z\\| | bulk ESS/grad | tail ESS/grad | warm-up share | ESS/s (process) | wall s |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    summary: dict[str, dict[str, list[float]]] = {s: {"bulk": [], "tail": [], "eps": []} for s in samplers}
+    for posterior in dict.fromkeys(r.posterior for r in results):
+        for sampler in samplers:
+            rs = [r for r in results if r.posterior == posterior and r.sampler == sampler]
+            if not rs:
+                continue
+            bulk = float(np.mean([r.bulk_per_grad for r in rs]))
+            tail = float(np.mean([r.tail_per_grad for r in rs]))
+            eps = float(np.mean([r.ess_per_s for r in rs]))
+            summary[sampler]["bulk"].append(bulk)
+            summary[sampler]["tail"].append(tail)
+            summary[sampler]["eps"].append(eps)
+            lines.append(
+                f"| {posterior} | {sampler} | {max(r.max_z for r in rs):.2f} | {bulk:.4f} | {tail:.4f} | "
+                f"{np.mean([r.warmup_share for r in rs]):.0%} | {eps:.1f} | {np.mean([r.wall for r in rs]):.1f} |"
+            )
+    lines += ["", "| geometric mean | bulk ESS/grad | tail ESS/grad | ESS/s | vs blackjax (bulk, tail, ESS/s) |",
+              "|---|---:|---:|---:|---|"]  # fmt: skip
+    base = summary.get("blackjax")
+    for sampler in samplers:
+        s = summary[sampler]
+        if not s["bulk"]:
+            continue
+        g = [_gmean(s[k]) for k in ("bulk", "tail", "eps")]
+        ratio = "-"
+        if base and base["bulk"] and len(base["bulk"]) == len(s["bulk"]):
+            ratio = ", ".join(f"{v / _gmean(base[k]):.2f}x" for v, k in zip(g, ("bulk", "tail", "eps"), strict=True))
+        lines.append(f"| {sampler} | {g[0]:.4f} | {g[1]:.4f} | {g[2]:.1f} | {ratio} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seeds", type=int, default=3, help="seeds 1..N (default 3)")
+    parser.add_argument("--posteriors", default=",".join(POSTERIORS), help="comma-separated subset")
+    parser.add_argument("--samplers", default=",".join(SAMPLERS), help="comma-separated subset of hmc,nuts,blackjax")
+    parser.add_argument("--chains", type=int, default=4)
+    parser.add_argument("--warmup", type=int, default=1000)
+    parser.add_argument("--draws", type=int, default=1000)
+    args = parser.parse_args(argv)
+    posteriors = args.posteriors.split(",")
+    samplers = args.samplers.split(",")
+    unknown = [p for p in posteriors if p not in POSTERIORS] + [s for s in samplers if s not in SAMPLERS]
+    if unknown:
+        parser.error(f"unknown: {', '.join(unknown)}")
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for posterior in posteriors:
+            for seed in range(1, args.seeds + 1):
+                for sampler in samplers:
+                    r = run_one(posterior, sampler, seed, args, Path(tmp))
+                    print(f"{posterior} {sampler} seed {seed}: max|z| {r.max_z:.2f}, bulk ESS {r.ess_bulk:.0f}, "
+                          f"tail ESS {r.ess_tail:.0f}, {r.grads} grads ({r.warmup_share:.0%} warm-up), "
+                          f"{r.wall:.1f} s", file=sys.stderr, flush=True)  # fmt: skip
+                    results.append(r)
+    print(f"# {args.chains} chains x ({args.warmup} + {args.draws}), seeds 1..{args.seeds}, "
+          f"{os.cpu_count()} CPUs\n")  # fmt: skip
+    print(table(results, samplers))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
