@@ -64,7 +64,7 @@ from mcmc.core.samplers.hmc_adapt import (
     inv_mass_per_chain,
     per_chain,
 )
-from mcmc.core.samplers.leapfrog import ValueAndGrad, integrate, kinetic_energy
+from mcmc.core.samplers.leapfrog import ValueAndGrad, evaluate, gradient_of, integrate, kinetic_energy
 from mcmc.core.targets.base import Target
 
 NAME = "hmc"
@@ -113,15 +113,6 @@ class Info(NamedTuple):
     lp: np.ndarray  # (chains,) log density of the state kept
 
 
-def _value_and_grad(target: Target) -> ValueAndGrad:
-    if not target.has_grad:
-        raise UsageError(
-            f"hmc needs grad_log_density; target {target.name!r} has no gradient "
-            "(add grad_log_density(x) to the target, or use --sampler slice or rwm)"
-        )
-    return target.value_and_grad
-
-
 def init(position: np.ndarray, target: Target) -> State:
     """State at ``position (chains, dim)``: log density, gradient, zero momentum.
 
@@ -130,10 +121,8 @@ def init(position: np.ndarray, target: Target) -> State:
     UsageError
         When ``target`` has no gradient.
     """
-    vg = _value_and_grad(target)
-    x = np.array(position, dtype=float)
-    lp, g = vg(x)
-    return State(x, np.asarray(lp, dtype=float), np.asarray(g, dtype=float), np.zeros_like(x))
+    x, lp, g = evaluate(position, target, NAME)
+    return State(x, lp, g, np.zeros_like(x))
 
 
 def _check_scalars(persistence: float, jitter: float, max_steps: int, max_energy_error: float) -> None:
@@ -190,7 +179,7 @@ def step(
     state, info
         The new state and per-chain statistics (see the module docstring).
     """
-    vg = _value_and_grad(target)
+    vg = gradient_of(target, NAME)
     x = state.position
     chains, dim = x.shape
     a = 0.0 if persistence is None else float(persistence)

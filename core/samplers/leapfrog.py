@@ -33,11 +33,33 @@ arXiv:1701.02434.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from mcmc.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from mcmc.core.targets.base import Target
+
 ValueAndGrad = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+def gradient_of(target: Target, sampler: str) -> ValueAndGrad:
+    """``target.value_and_grad``, or a :class:`UsageError` naming ``sampler`` when the target has no gradient."""
+    if not target.has_grad:
+        raise UsageError(
+            f"{sampler} needs grad_log_density; target {target.name!r} has no gradient "
+            "(add grad_log_density(x) to the target, or use --sampler slice or rwm)"
+        )
+    return target.value_and_grad
+
+
+def evaluate(position: np.ndarray, target: Target, sampler: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(x, log density, gradient)`` at ``position (chains, dim)``: what a gradient sampler's ``init`` needs."""
+    x = np.array(position, dtype=float)
+    lp, g = gradient_of(target, sampler)(x)
+    return x, np.asarray(lp, dtype=float), np.asarray(g, dtype=float)
 """``f(x (n, dim)) -> (log density (n,), gradient (n, dim))`` for any number ``n`` of chains."""
 
 

@@ -70,7 +70,7 @@ import numpy as np
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers.hmc_adapt import WindowAdapter, inv_mass_per_chain, per_chain
-from mcmc.core.samplers.leapfrog import ValueAndGrad, integrate, kinetic_energy
+from mcmc.core.samplers.leapfrog import ValueAndGrad, evaluate, gradient_of, integrate, kinetic_energy
 from mcmc.core.targets.base import Target
 
 NAME = "nuts"
@@ -102,15 +102,6 @@ class Info(NamedTuple):
     lp: np.ndarray  # (chains,) log density of the point drawn
 
 
-def _value_and_grad(target: Target) -> ValueAndGrad:
-    if not target.has_grad:
-        raise UsageError(
-            f"nuts needs grad_log_density; target {target.name!r} has no gradient "
-            "(add grad_log_density(x) to the target, or use --sampler slice or rwm)"
-        )
-    return target.value_and_grad
-
-
 def init(position: np.ndarray, target: Target) -> State:
     """State at ``position (chains, dim)``: log density and gradient.
 
@@ -119,10 +110,8 @@ def init(position: np.ndarray, target: Target) -> State:
     UsageError
         When ``target`` has no gradient.
     """
-    vg = _value_and_grad(target)
-    x = np.array(position, dtype=float)
-    lp, g = vg(x)
-    return State(x, np.asarray(lp, dtype=float), np.asarray(g, dtype=float))
+    x, lp, g = evaluate(position, target, NAME)
+    return State(x, lp, g)
 
 
 def _check_scalars(max_tree_depth: Any, max_energy_error: float) -> int:
@@ -192,7 +181,7 @@ def step(
     state, info
         The new state and per-chain statistics (see the module docstring).
     """
-    vg = _value_and_grad(target)
+    vg = gradient_of(target, NAME)
     max_err = MAX_ENERGY_ERROR if max_energy_error is None else float(max_energy_error)
     max_depth = _check_scalars(max_tree_depth, max_err)
     x0 = state.position
