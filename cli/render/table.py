@@ -32,9 +32,9 @@ from rich.text import Text
 from mcmc.cli.render.common import console, count, ess, estimate, mcse, names, num, rhat, z
 
 if TYPE_CHECKING:
+    from mcmc.core.lda.model import InferenceResult
     from mcmc.diagnostics.compare import Comparison, SamplerComparison
     from mcmc.diagnostics.report import Parameter, Report
-    from mcmc.core.lda.model import InferenceResult
     from mcmc.diagnostics.runs import LdaResult, SampleResult
 
 STATUS_STYLE = {
@@ -367,7 +367,8 @@ def _markov_lines(m: Any) -> list[str]:
         else f"reducible: {len(a.classes)} communicating classes, {int(sum(a.closed))} closed"
     ) + f"; spectral gap {a.spectral_gap:.4g}" + (
         "" if a.reversible is None else
-        f"; detailed balance {'holds' if a.reversible else 'fails'} (max |pi_i P_ij - pi_j P_ji| {a.balance_violation:.2g})"
+        f"; detailed balance {'holds' if a.reversible else 'fails'} "
+        f"(max |pi_i P_ij - pi_j P_ji| {a.balance_violation:.2g})"
     )]  # fmt: skip
     lines.append(f"  stationary law: left eigenvector, and power iteration from the initial law "
                  f"({'converged' if a.power_converged else 'did not converge'} in {a.power_iterations} steps)")

@@ -60,11 +60,10 @@ from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers.hmc_adapt import (
     WindowAdapter,
-    find_reasonable_step_size,
     inv_mass_per_chain,
     per_chain,
 )
-from mcmc.core.samplers.leapfrog import ValueAndGrad, evaluate, gradient_of, integrate, kinetic_energy
+from mcmc.core.samplers.leapfrog import evaluate, gradient_of, integrate, kinetic_energy
 from mcmc.core.targets.base import Target
 
 NAME = "hmc"

@@ -55,8 +55,7 @@ import numpy as np
 
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
-from mcmc.core.targets.base import Target
-from mcmc.core.targets.lattice import bonds, colour_classes, neighbours
+from mcmc.core.targets.lattice import LatticeTarget, bonds, colour_classes, neighbours
 
 # The geometry is re-exported: it was defined here before the Potts model shared it.
 __all__ = [
@@ -94,7 +93,7 @@ def conditional_up(beta: float, field: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class IsingTarget(Target):
+class IsingTarget(LatticeTarget):
     """The Ising model as a :class:`Target`, with its lattice and its full conditionals.
 
     Implements :class:`~mcmc.core.targets.protocols.SpinLattice` and
@@ -107,29 +106,6 @@ class IsingTarget(Target):
     beta
         Inverse temperature.
     """
-
-    rows: int = 0
-    cols: int = 0
-    beta: float = 0.0
-    discrete = True  # FullConditionals: spins take two values
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.rows * self.cols != self.dim:
-            sites = self.rows * self.cols
-            raise ValueError(f"lattice {self.rows} x {self.cols} has {sites} sites but dim is {self.dim}")
-
-    def bonds(self) -> tuple[np.ndarray, np.ndarray]:
-        """The nearest-neighbour pairs of the torus (see :func:`bonds`)."""
-        return bonds(self.rows, self.cols)
-
-    def conditional_blocks(self) -> tuple[np.ndarray, ...]:
-        """The colour classes (see :func:`colour_classes`): spins of a class are conditionally independent."""
-        return colour_classes(self.rows, self.cols)
-
-    def sweep_noise(self, rng: ChainRandom) -> np.ndarray:
-        """One uniform per site and chain, ``(chains, L^2)``."""
-        return rng.uniform((self.dim,))
 
     def draw_conditional(self, rng: ChainRandom, x: np.ndarray, block: np.ndarray, noise: np.ndarray) -> None:
         """Heat bath on the sites ``block`` of every chain: ``+1`` where ``u < p(s_i = +1 | neighbours)``."""

@@ -9,9 +9,16 @@ vectorized Gibbs sweep.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from mcmc.core.targets.base import Target
+
+if TYPE_CHECKING:
+    from mcmc.core.random import ChainRandom
 
 
 @lru_cache(maxsize=16)
@@ -79,3 +86,44 @@ def colour_classes(rows: int, cols: int) -> tuple[np.ndarray, ...]:
     for idx in classes:
         idx.setflags(write=False)
     return classes
+
+
+@dataclass(frozen=True, eq=False)
+class LatticeTarget(Target):
+    """A spin model on an ``rows x cols`` torus: what the Ising and Potts targets share.
+
+    Implements :class:`~mcmc.core.targets.protocols.SpinLattice` (``bonds``,
+    ``beta``) and the scan of :class:`~mcmc.core.targets.protocols.FullConditionals`
+    over colour classes with one uniform per site and sweep; a subclass
+    supplies ``draw_conditional`` (its heat bath).
+
+    Parameters
+    ----------
+    rows, cols
+        The sides of the torus (``dim = rows * cols``, sites in row-major order).
+    beta
+        The coupling (inverse temperature).
+    """
+
+    rows: int = 0
+    cols: int = 0
+    beta: float = 0.0
+    discrete = True  # FullConditionals: sites take finitely many values
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.rows * self.cols != self.dim:
+            sites = self.rows * self.cols
+            raise ValueError(f"lattice {self.rows} x {self.cols} has {sites} sites but dim is {self.dim}")
+
+    def bonds(self) -> tuple[np.ndarray, np.ndarray]:
+        """The nearest-neighbour pairs of the torus (see :func:`bonds`)."""
+        return bonds(self.rows, self.cols)
+
+    def conditional_blocks(self) -> tuple[np.ndarray, ...]:
+        """The colour classes (see :func:`colour_classes`): sites of a class are conditionally independent."""
+        return colour_classes(self.rows, self.cols)
+
+    def sweep_noise(self, rng: ChainRandom) -> np.ndarray:
+        """One uniform per site and chain, ``(chains, L^2)``."""
+        return rng.uniform((self.dim,))

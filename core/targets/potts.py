@@ -54,8 +54,7 @@ import numpy as np
 
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
-from mcmc.core.targets.base import Target
-from mcmc.core.targets.lattice import bonds, colour_classes, neighbours
+from mcmc.core.targets.lattice import LatticeTarget, neighbours
 
 MAX_EXACT_STATES = 300_000  # enumerate q^(L^2) configurations up to this many (3^9 = 19683, 4^9 = 262144)
 
@@ -92,7 +91,7 @@ def conditional_cdf(beta: float, counts: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class PottsTarget(Target):
+class PottsTarget(LatticeTarget):
     """The Potts model as a :class:`Target`, with its lattice and its full conditionals.
 
     Implements :class:`~mcmc.core.targets.protocols.PottsLattice` and
@@ -108,29 +107,7 @@ class PottsTarget(Target):
         Coupling ``beta J``.
     """
 
-    rows: int = 0
-    cols: int = 0
     q: int = 2
-    beta: float = 0.0
-    discrete = True  # FullConditionals: sites take q values
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.rows * self.cols != self.dim:
-            sites = self.rows * self.cols
-            raise ValueError(f"lattice {self.rows} x {self.cols} has {sites} sites but dim is {self.dim}")
-
-    def bonds(self) -> tuple[np.ndarray, np.ndarray]:
-        """The nearest-neighbour pairs of the torus (see :func:`~mcmc.core.targets.lattice.bonds`)."""
-        return bonds(self.rows, self.cols)
-
-    def conditional_blocks(self) -> tuple[np.ndarray, ...]:
-        """The colour classes: the sites of a class are conditionally independent given the rest."""
-        return colour_classes(self.rows, self.cols)
-
-    def sweep_noise(self, rng: ChainRandom) -> np.ndarray:
-        """One uniform per site and chain, ``(chains, L^2)``."""
-        return rng.uniform((self.dim,))
 
     def draw_conditional(self, rng: ChainRandom, x: np.ndarray, block: np.ndarray, noise: np.ndarray) -> None:
         """Heat bath on the sites ``block`` of every chain: state ``k`` by inverse CDF of ``exp(beta n_k)``."""
