@@ -10,7 +10,7 @@ from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import driver, hmc
 from mcmc.core.samplers.adapt import Welford
-from mcmc.core.samplers.hmc_adapt import DualAveraging, window_ends
+from mcmc.core.samplers.hmc_adapt import DualAveraging, find_reasonable_step_size, window_ends
 from mcmc.core.targets import get_target
 from mcmc.core.targets.base import Target
 from tests.core.harness import check_sampler, evaluate
@@ -251,7 +251,7 @@ def test_step_size_search_per_chain() -> None:
     # Chains in very different places get their own step sizes.
     t = gaussian(2, [0.01, 1.0])
     state = hmc.init(np.array([[0.0, 0.0], [0.0, 0.0]]), t)
-    eps = hmc.find_reasonable_step_size(
+    eps = find_reasonable_step_size(
         ChainRandom(1, chains=2), state, t, np.array([1.0, 1.0]), np.array([[1.0, 1.0], [1e-4, 1.0]])
     )
     # Identity metric: the stiff coordinate (sd 0.01) limits eps to ~0.01;
