@@ -165,7 +165,7 @@ def command(
     seed: Annotated[
         int,
         typer.Option(
-            min=0, metavar="S", help="Seed; chain c uses SeedSequence(S, spawn_key=(c,)). Same seed, same bytes."
+            min=0, metavar="S", help="Seed; chain c's draws depend only on S and c. Same seed, same bytes."
         ),
     ] = 1,
     method: Annotated[

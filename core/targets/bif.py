@@ -388,8 +388,10 @@ def read_bif(path: str | os.PathLike[str]) -> BayesianNetwork:
     try:
         with open(source, "rb") as fh:
             data = fh.read()
+    except FileNotFoundError:
+        raise InputError(source, "no such file") from None
     except OSError as exc:
-        raise InputError(source, exc.strerror or "cannot read the file") from None
+        raise InputError(source, (exc.strerror or "cannot read the file").lower()) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
