@@ -35,7 +35,7 @@ from typing import Annotated
 
 import typer
 
-from mcmc.cli.console import CheckFailed, err_console
+from mcmc.cli.console import SIGNALLED, CheckFailed, err_console
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_INTERRUPTED, EXIT_TERMINATED = 128 + 2, 128 + 15  # the shell's 128 + signal number
@@ -114,6 +114,7 @@ class _Terminated:
     def __call__(self, signum: int, frame: object) -> None:
         import signal
 
+        SIGNALLED["received"] = True
         if signum == signal.SIGTERM:
             self.received = True
         else:
@@ -156,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
             # and keep seeing them (pytest turns them into errors).
             warnings.simplefilter("ignore", RuntimeWarning)
     terminated = _Terminated()
+    SIGNALLED["received"] = False
     previous = {}
     try:
         for signum in (signal.SIGTERM, signal.SIGINT):

@@ -38,15 +38,34 @@ def write_output(path: str, writer: Callable[[IO[bytes]], None]) -> None:
         writer(fh)
 
 
+#: Set by the entry point's SIGINT/SIGTERM handler (:mod:`mcmc.cli.app`). The handler
+#: raises KeyboardInterrupt, but a library may swallow it (numba compiling a kernel
+#: when the signal came catches and wraps exceptions), and the run would go on: every
+#: progress callback a command passes re-raises it, so the run stops within one step.
+SIGNALLED = {"received": False}
+
+
+def stop_if_signalled() -> None:
+    """Raise :class:`KeyboardInterrupt` when a signal arrived that the work in progress did not act on."""
+    if SIGNALLED["received"]:
+        raise KeyboardInterrupt
+
+
 @contextmanager
 def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int, int], None] | None]:
     """A transient progress bar on stderr, one line per label, while a person watches stderr.
 
     Yields the callback a library run function takes, ``progress(label, done,
-    total)``, or ``None`` when stderr is not a terminal or ``enabled`` is false.
+    total)``; when stderr is not a terminal or ``enabled`` is false it draws
+    nothing. Either way it stops the run once a signal has arrived
+    (:func:`stop_if_signalled`).
     """
     if not (enabled and progress_enabled()):
-        yield None
+
+        def quiet(label: str, done: int, total: int) -> None:
+            stop_if_signalled()
+
+        yield quiet
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -57,6 +76,7 @@ def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int, int], Non
     tasks: dict[str, Any] = {}
 
     def report(label: str, done: int, total: int) -> None:
+        stop_if_signalled()
         if label not in tasks:
             tasks[label] = bar.add_task(label, total=total)
         bar.update(tasks[label], completed=done)

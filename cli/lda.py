@@ -17,7 +17,7 @@ from typing import Annotated, TypeVar
 import typer
 
 from mcmc.cli import options
-from mcmc.cli.console import CheckFailed, err_console, progress_enabled
+from mcmc.cli.console import CheckFailed, err_console, progress_enabled, stop_if_signalled
 from mcmc.cli.render import emit
 from mcmc.core.errors import UsageError
 from mcmc.core.lda.config import (
@@ -409,9 +409,13 @@ def command(
 
 
 def _with_progress(call: Callable[[Callable[[int, int, float], None] | None], T], iterations: int, chains: int) -> T:
-    """``call(callback)`` with a progress bar per chain on stderr when a person is watching."""
+    """``call(callback)`` with a progress bar per chain on stderr when a person is watching.
+
+    The callback, called after every sweep, also stops the fit once a signal
+    has arrived (:func:`~mcmc.cli.console.stop_if_signalled`).
+    """
     if not progress_enabled():
-        return call(None)
+        return call(lambda chain, iteration, ll: stop_if_signalled())
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     progress = Progress(
@@ -422,6 +426,7 @@ def _with_progress(call: Callable[[Callable[[int, int, float], None] | None], T]
         tasks = [progress.add_task("", total=iterations, chain=c, ll="-") for c in range(chains)]
 
         def callback(chain: int, iteration: int, ll: float) -> None:
+            stop_if_signalled()
             progress.update(tasks[chain], completed=iteration + 1, ll=f"{ll:.4f}")
 
         return call(callback)

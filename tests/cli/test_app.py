@@ -116,3 +116,28 @@ def test_a_signal_wrapped_by_a_library_still_exits_as_a_signal(monkeypatch, caps
     monkeypatch.setattr(app, "build_app", lambda names: command)
     assert app.main(["sample"]) == code
     assert capsys.readouterr().err.strip().splitlines()[-1] == line
+
+
+def test_an_interrupt_a_library_swallowed_still_stops_lda_after_the_sweep(monkeypatch, capsys):
+    # numba compiling when Ctrl-C arrives may catch the KeyboardInterrupt and carry on;
+    # the per-sweep callback must stop the fit anyway, not after a million sweeps.
+    from mcmc.cli import app
+    from mcmc.core.lda import pipeline
+
+    sweeps = []
+
+    def fit_lda(data, config, *, callback=None, scheduler=None):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+        except KeyboardInterrupt:
+            pass  # swallowed, as a library might
+        for it in range(1000):
+            sweeps.append(it)
+            if callback is not None:
+                callback(0, it, 0.0)
+        raise AssertionError("the fit was not stopped")
+
+    monkeypatch.setattr(pipeline, "fit_lda", fit_lda)
+    assert app.main(["lda", "--iterations", "1000", "--burn-in", "1"]) == 130
+    assert len(sweeps) == 1
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "mcmc: interrupted"

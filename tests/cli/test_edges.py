@@ -207,7 +207,7 @@ def test_an_interrupted_run_fails_and_leaves_the_old_output(tmp_path, command, s
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait()
+        proc.communicate()  # closes the pipes: a failure here must not leak into later tests
     assert proc.returncode == code, err
     assert err.decode().strip().splitlines()[-1] == message
     assert out.read_bytes() == b"the previous run's file"
