@@ -52,6 +52,20 @@ def log_density(x):
 """
 
 
+@pytest.fixture(autouse=True)
+def _no_test_hangs():
+    """A cluster test that waits on a lost worker must fail, not hang the suite: SIGALRM after 180 s."""
+
+    def stop(signum, frame):  # noqa: ANN001
+        raise TimeoutError("scale-out test still running after 180 s")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(180)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
 @pytest.fixture(scope="module")
 def cluster():
     with (

@@ -130,7 +130,8 @@ class ShardCluster:
         self.sweeps = 0
         self.bytes_out = 0  # phi broadcast and resent shards, per worker
         self.bytes_in = 0  # topics gathered
-        self.homes = [workers[i % len(workers)] for i in range(len(self.shards))]
+        # shard i lives on homes[i]; None once its worker died: then wherever the scheduler put it again
+        self.homes: list[str | None] = [workers[i % len(workers)] for i in range(len(self.shards))]
         self.data = [client.scatter(s, workers=[w], hash=False) for s, w in zip(self.shards, self.homes, strict=True)]
 
     def sweep(self, remote: Sequence[Any], z: np.ndarray, phi_wk: np.ndarray, alpha: float,
@@ -172,19 +173,23 @@ class ShardCluster:
     def _submit(self, i: int, remote: Any, z: np.ndarray, phi: Any, alpha: float, key: np.uint64) -> Any:
         shard = self.shards[i]
         if remote is None:  # first sweep, or the worker holding the shard's topics died
-            [remote] = self.client.scatter([z[shard.tokens].astype(self.dtype)], workers=[self.homes[i]], hash=False)
+            [remote] = self.client.scatter([z[shard.tokens].astype(self.dtype)], hash=False,
+                                            **({} if self.homes[i] is None else {"workers": [self.homes[i]]}))
             self.bytes_out += shard.words.size * self.dtype.itemsize
         # pure=False: a fresh key per call (chains may sweep side by side on the same shards)
-        return self.client.submit(sample_shard, self.data[i], remote, phi, alpha, key, workers=[self.homes[i]],
-                                  allow_other_workers=True, pure=False)
+        where = {} if self.homes[i] is None else {"workers": [self.homes[i]], "allow_other_workers": True}
+        return self.client.submit(sample_shard, self.data[i], remote, phi, alpha, key, pure=False, **where)
 
     def _rehome(self, i: int) -> None:
-        """Send shard ``i`` again, to a worker that is alive."""
-        workers = sorted(self.client.scheduler_info()["workers"])
-        if not workers:
+        """Send shard ``i`` again, to whichever live worker the scheduler picks.
+
+        Not to a named worker: the scheduler may still list the dead one for a
+        moment, and data pinned to it would wait for it.
+        """
+        if not self.client.scheduler_info()["workers"]:
             raise ScaleOutError("no Dask worker is left to take the lost shard")
-        self.homes[i] = workers[i % len(workers)]
-        self.data[i] = self.client.scatter(self.shards[i], workers=[self.homes[i]], hash=False)
+        self.homes[i] = None
+        self.data[i] = self.client.scatter(self.shards[i], hash=False)
         self.bytes_out += self.shards[i].words.nbytes + self.shards[i].doc_ptr.nbytes
 
 
