@@ -11,8 +11,12 @@ Figures for docs/scale-out.md, printed as Markdown:
   (``/work/shared/corpora/20ng_all_filtered.ldac``), K = 100, 2 chains x
   ITER sweeps; plain local run (1 thread), ``local:1`` and ``local:2``
   (every chain a task, :func:`mcmc.core.scaleout.fit_chains`).
+* ``lda`` sharded: one partially collapsed chain of the same run with its
+  documents split over 1 and 2 worker processes
+  (:func:`mcmc.core.scaleout.fit_sharded`), against the local run on 1 and
+  2 threads, and the bytes it moves per sweep (measured by the run).
 * bytes: the pickled size of what one task carries (job or corpus) and of
-  what it returns, and the topic-word counts a sharded sweep would move.
+  what it returns.
 
 Every scale-out result is checked equal to the local one. The machine this
 ran on has two cores shared with other work: the times are noisy; rerun to
@@ -35,7 +39,7 @@ import numpy as np
 from mcmc.core.chains import npz_bytes
 from mcmc.core.lda.corpus import load_corpus
 from mcmc.core.lda.gibbs import fit
-from mcmc.core.scaleout import ChainsJob, fit_chains, run_block, run_blocks
+from mcmc.core.scaleout import ChainsJob, fit_chains, fit_sharded, run_block, run_blocks
 
 CORPUS = Path("/work/shared/corpora/20ng_all_filtered.ldac")
 
@@ -88,13 +92,32 @@ def bench_lda(rows: list[str], iterations: int) -> None:
         for name in ("log_joint", "theta", "phi", "z"):
             assert np.array_equal(getattr(result, name), getattr(local, name)), name
         rows.append(f"| | local:{n} ({n} worker process{'es' if n > 1 else ''}) | {t:.1f} | {t_local / t:.2f} |")
-    k, v = 100, corpus.vocab_size
     one = fit(corpus, **{**options, "chains": 1, "iterations": 2, "burn_in": 0})
-    print(f"lda: corpus {corpus.n_docs:,} documents, {corpus.n_tokens:,} tokens, V = {v:,}; scattered once "
-          f"{len(pickle.dumps(corpus)):,} B; one chain's result {len(pickle.dumps(one)):,} B")
-    nwk = np.asarray(one.phi[0] * 0, dtype=np.int32)
-    print(f"a sharded sweep would move K x V = {k * v:,} counts per worker: {nwk.nbytes:,} B as int32, "
-          f"and phi (K x V float64) {k * v * 8:,} B broadcast")
+    print(f"lda: corpus {corpus.n_docs:,} documents, {corpus.n_tokens:,} tokens, V = {corpus.vocab_size:,}; "
+          f"scattered once {len(pickle.dumps(corpus)):,} B; one chain's result {len(pickle.dumps(one)):,} B")
+    bench_sharded(rows, corpus, {**options, "chains": 1})
+
+
+def bench_sharded(rows: list[str], corpus, options: dict) -> None:  # noqa: ANN001
+    """One chain of partial LDA with its documents sharded over 1 and 2 worker processes."""
+    local, t_local = timed(lambda: fit(corpus, **options))
+    local2, t_local2 = timed(lambda: fit(corpus, **{**options, "threads": 2}))
+    label = f"lda partial, 20NG, K=100, **1 chain sharded**, {options['iterations']} sweeps"
+    rows.append(f"| {label} | local (1 thread) | {t_local:.1f} | 1.00 |")
+    rows.append(f"| | local (2 threads) | {t_local2:.1f} | {t_local / t_local2:.2f} |")
+    for n in (1, 2):
+        traffic: dict[str, float] = {}
+        # the client draws phi on 2 threads while the workers wait (the result does not depend on threads)
+        result, t = timed(lambda n=n, traffic=traffic: fit_sharded(corpus, {**options, "threads": 2}, f"local:{n}",
+                                                                   traffic=traffic))
+        for name in ("log_joint", "theta", "phi", "z"):
+            assert getattr(result, name).tobytes() == getattr(local, name).tobytes(), name
+        rows.append(f"| | local:{n} ({n} shard{'s' if n > 1 else ''} on {n} worker process{'es' if n > 1 else ''}, "
+                    "client 2 threads) "
+                    f"| {t:.1f} | {t_local / t:.2f} |")
+        print(f"sharded on {n} worker(s): per sweep {traffic['out_per_sweep']:,.0f} B sent to each worker "
+              f"(phi, and the shards' topics once at the start, averaged), {traffic['in_per_sweep']:,.0f} B of "
+              "topics gathered from all")
 
 
 def main() -> None:

@@ -215,7 +215,7 @@ def command(
             "uncollapsed. Results do not depend on it.",
         ),
     ] = 1,
-    scheduler: options.Scheduler = None,
+    scheduler: options.LdaScheduler = None,
     holdout: Annotated[
         float,
         typer.Option(

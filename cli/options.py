@@ -65,6 +65,18 @@ Scheduler = Annotated[
         show_default=False,
     ),
 ]
+LdaScheduler = Annotated[
+    str | None,
+    typer.Option(
+        "--scheduler",
+        metavar="tcp://HOST:PORT|local:N",
+        rich_help_panel=RUN,
+        help="Run on a Dask cluster (pip install 'mcmc[dask]'): a scheduler's address, or local:N for N worker "
+        "processes here. Every chain is a task; with --method partial, every chain's documents are split "
+        "across the workers instead (phi sent each sweep). Same bytes as a run without it. See docs/scale-out.md.",
+        show_default=False,
+    ),
+]
 Dim = Annotated[
     int | None,
     typer.Option(

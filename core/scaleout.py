@@ -241,6 +241,46 @@ def fit_chains(
     return concatenate(results)
 
 
+def fit_sharded(
+    corpus: Any,
+    options: Mapping[str, Any],
+    scheduler: str,
+    *,
+    shards: int | None = None,
+    callback: Callable[[int, int, float], None] | None = None,
+    timeout: float | None = None,
+    traffic: dict[str, float] | None = None,
+) -> Any:
+    """:func:`mcmc.core.lda.gibbs.fit` of ``method="partial"`` with every chain's documents sharded across workers.
+
+    Each shard of documents is sent once to a worker and stays there; every
+    sweep phi is broadcast and each worker samples its shard's topics
+    (:mod:`mcmc.core.lda.sharded`). The result is the local fit's, byte for
+    byte, whatever ``shards`` is. ``callback`` is called after every
+    iteration, as in a local fit. ``traffic``, when given, receives the bytes
+    sent to one worker (``out_per_sweep``: phi) and gathered from all
+    (``in_per_sweep``: topics) per sweep, and the number of ``shards``.
+
+    Raises
+    ------
+    ScaleOutError
+        A shard lost with its workers more than :data:`mcmc.core.lda.sharded.RETRIES` times.
+    """
+    from mcmc.core.lda.gibbs import fit
+    from mcmc.core.lda.sharded import ShardCluster, ShardedPartialSampler
+
+    doc_ptr = np.ascontiguousarray(corpus.doc_ptr, dtype=np.int64)
+    words = np.ascontiguousarray(corpus.words, dtype=np.int32)
+    with connect(scheduler, timeout) as client:
+        cluster = ShardCluster(client, doc_ptr, words, int(options["n_topics"]), shards)
+        result = fit(corpus, sampler=ShardedPartialSampler(cluster), callback=callback, **options)
+    if traffic is not None:
+        sweeps = max(cluster.sweeps, 1)
+        traffic.update(out_per_sweep=cluster.bytes_out / sweeps, in_per_sweep=cluster.bytes_in / sweeps,
+                       shards=len(cluster.shards))
+    return result
+
+
 @contextmanager
 def connect(scheduler: str, timeout: float | None = None) -> Iterator[Any]:
     """A ``distributed.Client`` of ``scheduler`` (``tcp://HOST:PORT`` or ``local:N``), closed on exit.

@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ distributed = pytest.importorskip("distributed")
 
 from mcmc.core import scaleout  # noqa: E402
 from mcmc.core.chains import npz_bytes  # noqa: E402
+from mcmc.core.lda.gibbs import fit  # noqa: E402
 from mcmc.core.samplers.driver import concatenate  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent / "data" / "same_bytes"))
@@ -48,6 +50,20 @@ def log_density(x):
     time.sleep(0.01)
     return -0.5 * np.sum(x ** 2, axis=-1)
 """
+
+
+@pytest.fixture(autouse=True)
+def _no_test_hangs():
+    """A cluster test that waits on a lost worker must fail, not hang the suite: SIGALRM after 180 s."""
+
+    def stop(signum, frame):  # noqa: ANN001
+        raise TimeoutError("scale-out test still running after 180 s")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(180)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture(scope="module")
@@ -217,3 +233,67 @@ def test_lda_chains_on_the_cluster_write_the_local_bytes(cluster, mcmc, tmp_path
         assert r.code == 0, r.stderr
         files[where] = (chains.read_bytes(), estimates.read_bytes())
     assert files["remote"] == files["local"]
+
+
+def _synthetic_corpus(n_docs: int, mean_length: int, vocab: int, seed: int) -> SimpleNamespace:
+    """Documents of Poisson lengths (some empty) over a Zipf-like vocabulary: the shape of real text."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.poisson(mean_length, n_docs)
+    weights = 1.0 / np.arange(1, vocab + 1)
+    words = rng.choice(vocab, size=int(lengths.sum()), p=weights / weights.sum()).astype(np.int32)
+    return SimpleNamespace(doc_ptr=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), words=words,
+                           vocab=[f"w{i}" for i in range(vocab)])
+
+
+PARTIAL = dict(n_topics=6, alpha=0.2, beta=0.05, iterations=12, burn_in=5, chains=2, seed=9, method="partial",
+               threads=1)
+
+
+def _assert_same_fit(a, b) -> None:
+    for name in ("log_joint", "log_joint_per_token", "theta", "phi", "z"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype and x.shape == y.shape, name
+        assert x.tobytes() == y.tobytes(), f"{name} differs"
+
+
+@pytest.mark.parametrize("shards", [1, 2, 3, 7])
+def test_a_sharded_partial_chain_is_the_local_chain_whatever_the_shards(cluster, shards: int) -> None:
+    corpus = _synthetic_corpus(60, 30, 80, seed=4)
+    local = fit(corpus, **PARTIAL)
+    traffic: dict[str, float] = {}
+    remote = scaleout.fit_sharded(corpus, PARTIAL, cluster[0].scheduler_address, shards=shards, traffic=traffic)
+    _assert_same_fit(remote, local)
+    assert traffic["shards"] == shards
+    assert traffic["in_per_sweep"] == corpus.words.size  # one byte per token: K = 6 fits uint8
+
+
+def test_a_worker_killed_mid_sharded_run_changes_nothing(cluster) -> None:
+    cl, client = cluster
+    client.wait_for_workers(2, timeout=20)
+    corpus = _synthetic_corpus(3000, 60, 2000, seed=5)
+    options = {**PARTIAL, "n_topics": 20, "iterations": 150, "burn_in": 50, "chains": 1}
+    local = fit(corpus, **options)
+    killed: list[int] = []
+    started = threading.Event()
+
+    def kill_one_busy_worker() -> None:
+        started.wait(20)
+        time.sleep(1.0)  # some sweeps in: the shards and their topics live on the workers
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            busy = [w for w, keys in client.processing().items() if keys]
+            if busy:
+                pid = client.run(os.getpid, workers=busy[:1])[busy[0]]
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+                return
+            time.sleep(0.005)
+
+    killer = threading.Thread(target=kill_one_busy_worker)
+    killer.start()
+    remote = scaleout.fit_sharded(corpus, options, cl.scheduler_address, shards=2,
+                                  callback=lambda c, it, v: started.set())
+    killer.join()
+    assert killed, "no worker was busy to kill"
+    _assert_same_fit(remote, local)
+    client.wait_for_workers(2, timeout=20)

@@ -207,6 +207,7 @@ def fit(
     optimize_interval: int = 0,
     optimize_burn_in: int = 0,
     chain_ids: Sequence[int] | None = None,
+    sampler: Sampler | None = None,
 ) -> LdaFit:
     """Fit LDA (or the Dirichlet-multinomial mixture) by Gibbs sampling.
 
@@ -248,6 +249,10 @@ def fit(
         Global indices of the chains to run (default ``range(chains)``, and
         ``chains`` is then ignored): chain c reads its own stream, so fits of
         parts of the chains, joined by :func:`concatenate`, equal one fit of all.
+    sampler
+        The implementation of ``method`` to run, instead of the registered one
+        (:data:`SAMPLERS`): e.g. :class:`mcmc.core.lda.sharded.ShardedPartialSampler`,
+        which runs the same chains on a Dask cluster.
 
     Returns
     -------
@@ -259,7 +264,10 @@ def fit(
                                            chains, method, threads, kernel, optimize_interval, optimize_burn_in)
     n_topics, iterations, burn_in, chains, threads = map(int, (n_topics, iterations, burn_in, chains, threads))
     alpha, beta, seed = float(alpha), float(beta), int(seed)
-    sampler = SAMPLERS[method](n_topics, kernel)
+    if sampler is None:
+        sampler = SAMPLERS[method](n_topics, kernel)
+    elif sampler.name != method:
+        raise UsageError(f"sampler {sampler.name!r} does not run method {method!r}")
     sampler.warm_up()
     t_start = time.perf_counter()
     learn = optimize_interval > 0

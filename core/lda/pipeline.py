@@ -205,12 +205,14 @@ def fit_lda(
         The options of the run.
     callback
         ``callback(chain, iteration, log_joint_per_token)`` after every
-        iteration of every chain (progress display); with ``scheduler``, once
-        per chain, when it finishes.
+        iteration of every chain (progress display); with ``scheduler`` and a
+        method other than ``partial``, once per chain, when it finishes.
     scheduler
         A Dask scheduler (``tcp://HOST:PORT`` or ``local:N``): every chain is
-        a task on its workers (:func:`mcmc.core.scaleout.fit_chains`); the
-        same result, byte for byte. ``None``: here.
+        a task on its workers (:func:`mcmc.core.scaleout.fit_chains`), or with
+        ``method="partial"`` every chain's documents are sharded across them
+        (:func:`mcmc.core.scaleout.fit_sharded`); the same result, byte for
+        byte. ``None``: here.
 
     Returns
     -------
@@ -232,6 +234,10 @@ def fit_lda(
     )  # fmt: skip
     if scheduler is None:
         result = fit(train, callback=callback, **options)
+    elif config.method == "partial":
+        from mcmc.core.scaleout import fit_sharded
+
+        result = fit_sharded(train, options, scheduler, callback=callback)
     else:
         from mcmc.core.scaleout import fit_chains
 

@@ -28,6 +28,7 @@ def partial_sweep(
     d0: int,
     d1: int,
     initial: bool = False,
+    offset: int = 0,
 ) -> None:
     """z | phi with theta integrated out, for documents ``d0 .. d1 - 1``.
 
@@ -41,6 +42,10 @@ def partial_sweep(
     With ``initial``, ``z`` is ignored on entry and every token is drawn given
     the tokens before it in its document only (counts start empty): the
     sequential first assignment of document completion's fold-in.
+
+    ``offset`` is the corpus position of ``words[0]``: a token's uniform is
+    keyed by its position in the whole corpus, so a shard of the corpus
+    (:mod:`mcmc.core.lda.sharded`) draws what the whole corpus would.
 
     Parameters
     ----------
@@ -76,7 +81,7 @@ def partial_sweep(
                 v = ndk[k] * phi_wk[w, k]
                 buf[j] = v
                 r += v
-            u = uniform(key, i) * (r + alpha * cphi_wk[w, n_topics - 1])
+            u = uniform(key, offset + i) * (r + alpha * cphi_wk[w, n_topics - 1])
             if u < r:
                 t = dt[n_dt - 1]
                 for j in range(n_dt):
