@@ -166,6 +166,11 @@ class CollapsedChain(TokenChain):
         t = max(self.kept, 1)
         alpha = self.alpha_sum / t if self.kept else self.alpha
         lengths = np.diff(p.doc_ptr).astype(float)
-        theta = (self.ndk_sum / t + alpha) / (lengths + alpha.sum())[:, None]
-        phi = (self.nkw_scaled_sum + self.beta_inv_sum[:, None]) / t
+        theta, self.ndk_sum = self.ndk_sum, None  # in place, as TokenChain.estimates
+        theta /= t
+        theta += alpha
+        theta /= (lengths + alpha.sum())[:, None]
+        phi, self.nkw_scaled_sum = self.nkw_scaled_sum, None
+        phi += self.beta_inv_sum[:, None]
+        phi /= t
         return theta, phi

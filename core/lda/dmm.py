@@ -57,4 +57,6 @@ class DmmChain(TokenChain):
 
     def estimates(self) -> tuple[np.ndarray, np.ndarray]:
         kernels.expand_doc_topics(self.p.doc_ptr, self.z_doc, self.z)
-        return self.prob_sum / max(self.kept, 1), self.phi_estimate()
+        theta, self.prob_sum = self.prob_sum, None  # in place, as TokenChain.estimates
+        theta /= max(self.kept, 1)
+        return theta, self.phi_estimate()

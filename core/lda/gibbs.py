@@ -56,7 +56,7 @@ from mcmc.core.lda.config import KERNELS, METHODS
 from mcmc.core.lda.dmm import DmmSampler
 from mcmc.core.lda.hyper import LearnedHyperparameters, update_sweeps
 from mcmc.core.lda.partial import PartialSampler
-from mcmc.core.lda.sampler import Problem, Sampler, Task
+from mcmc.core.lda.sampler import LdaChain, Problem, Sampler, Task
 from mcmc.core.lda.uncollapsed import UncollapsedSampler
 from mcmc.core.random import generator
 
@@ -323,9 +323,7 @@ def fit(
             if callback is not None:
                 for c in range(chains):
                     callback(c, it, log_joint[c, it] / n_tokens)
-    est = [st.estimates() for st in states]
-    theta = np.stack([e[0] for e in est])
-    phi = np.stack([e[1] for e in est])
+    theta, phi = _stacked_estimates(states)
     z = np.stack([st.z for st in states])
     total = time.perf_counter() - t_start
     return LdaFit(
@@ -339,6 +337,23 @@ def fit(
         learned=(LearnedHyperparameters(updates, trace_alpha, trace_beta, int(optimize_interval), int(optimize_burn_in))
                  if learn else None),
     )
+
+
+def _stacked_estimates(states: Sequence[LdaChain]) -> tuple[np.ndarray, np.ndarray]:
+    """Every chain's theta and phi as ``(chains, D, K)`` and ``(chains, K, V)``, one chain's copy alive at a time.
+
+    One chain (the common case) needs no copy at all: a view with a chain axis.
+    """
+    first = states[0].estimates()
+    if len(states) == 1:
+        return first[0][None], first[1][None]
+    theta = np.empty((len(states), *first[0].shape))
+    phi = np.empty((len(states), *first[1].shape))
+    theta[0], phi[0] = first
+    del first
+    for c in range(1, len(states)):
+        theta[c], phi[c] = states[c].estimates()
+    return theta, phi
 
 
 def concatenate(parts: Sequence[LdaFit]) -> LdaFit:

@@ -108,7 +108,11 @@ class LdaChain(Protocol):
         ...
 
     def estimates(self) -> tuple[np.ndarray, np.ndarray]:
-        """theta (D, K) and phi (K, V), averaged over the accumulated states."""
+        """theta (D, K) and phi (K, V), averaged over the accumulated states.
+
+        Called once, at the end: the running sums may become the estimates in
+        place (at K = 500 on 20 Newsgroups they are 180 MB a chain).
+        """
         ...
 
 
@@ -207,14 +211,23 @@ class TokenChain:
 
     def estimates(self) -> tuple[np.ndarray, np.ndarray]:
         p = self.p
-        t = max(self.kept, 1)
         lengths = np.diff(p.doc_ptr).astype(float)
-        theta = (self.ndk_sum / t + p.alpha) / (lengths + p.K * p.alpha)[:, None]
+        # (ndk_sum / t + alpha) / (N_d + K alpha), in place: the same operations, so the same bytes
+        theta, self.ndk_sum = self.ndk_sum, None
+        theta /= max(self.kept, 1)
+        theta += p.alpha
+        theta /= (lengths + p.K * p.alpha)[:, None]
         return theta, self.phi_estimate()
 
     def phi_estimate(self) -> np.ndarray:
-        """phi (K, V): the average of ``(n_kw + beta) / (n_k + V beta)`` over the accumulated states."""
-        return (self.nkw_scaled_sum + self.p.beta * self.inv_sum[:, None]) / max(self.kept, 1)
+        """phi (K, V): the average of ``(n_kw + beta) / (n_k + V beta)`` over the accumulated states.
+
+        Made in place from the running sum (once, at the end, as :meth:`estimates`).
+        """
+        phi, self.nkw_scaled_sum = self.nkw_scaled_sum, None
+        phi += self.p.beta * self.inv_sum[:, None]
+        phi /= max(self.kept, 1)
+        return phi
 
 
 def doc_blocks(doc_ptr: np.ndarray, parts: int) -> list[tuple[int, int]]:

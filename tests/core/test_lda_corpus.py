@@ -312,3 +312,21 @@ def test_hostile_counts_and_headers_are_refused_before_allocation(
     uci.write_text("3\n5\n2\n1 1 2\n2 2 999999999999\n")
     with pytest.raises(InputError, match=r"line 5 has a count of 999999999999"):
         load_corpus(uci)
+
+
+@pytest.mark.parametrize("block", [1, 7, 64, 1 << 21])
+def test_ldac_read_in_blocks_of_lines_is_the_same_corpus(lda_dir: Path, tmp_path: Path, monkeypatch,
+                                                           block: int) -> None:
+    # The reader parses whole lines in blocks (to bound its memory): any block size, the same corpus,
+    # and an error in a late block still names the file's line.
+    import mcmc.core.lda.corpus as corpus_module
+
+    whole = read_ldac(lda_dir / "reuters50.ldac")
+    monkeypatch.setattr(corpus_module, "LDAC_BLOCK_BYTES", block)
+    c = read_ldac(lda_dir / "reuters50.ldac")
+    assert np.array_equal(c.doc_ptr, whole.doc_ptr) and np.array_equal(c.words, whole.words)
+    assert c.words.dtype == np.int32
+    (tmp_path / "c.vocab.txt").write_text("a\nb\n")
+    (tmp_path / "c.ldac").write_text("2 0:1 1:1\n\n1 0:1\n" * 5 + "1 0:x\n")
+    with pytest.raises(InputError, match=r"line 16: "):
+        read_ldac(tmp_path / "c.ldac")
