@@ -259,7 +259,10 @@ class WindowAdapter(Adapter):
       ``early_cap`` (HMC's ``max_steps``, NUTS's ``max_tree_depth``) replace
       the sampler's: an identity metric on a badly scaled posterior forces a
       tiny step, and a full-length path at that step costs hundreds of
-      gradients per iteration;
+      gradients per iteration; ``late_cap`` (HMC's ``max_steps``) does the
+      same, less tightly, for the rest of warm-up, where dual averaging's
+      iterate dips after rejections and a metric from a window that had not
+      converged can ask for long paths until the next window;
     * :data:`CHECK_AFTER` iterations after each metric update, a chain whose
       new metric shrank its typical physical step ``eps sqrt(M^-1_i)``
       (the median over coordinates ``i``, with dual averaging's averaged
@@ -294,6 +297,8 @@ class WindowAdapter(Adapter):
         Adapt the metric in windows (default true).
     early_cap
         Parameters used instead of the sampler's until the first metric update.
+    late_cap
+        Parameters used instead of the sampler's for the rest of warm-up.
     name
         The sampler's name, for error messages.
     **fixed
@@ -312,6 +317,7 @@ class WindowAdapter(Adapter):
         target_accept: float | None = None,
         adapt_mass: bool = True,
         early_cap: dict[str, Any] | None = None,
+        late_cap: dict[str, Any] | None = None,
         name: str = "hmc",
         **fixed: Any,
     ) -> None:
@@ -326,6 +332,7 @@ class WindowAdapter(Adapter):
         self.warmup = warmup
         self.start, self.ends = window_ends(warmup) if adapt_mass else (warmup, [])
         self.early_cap = dict(early_cap or {}) if self.ends else {}
+        self.late_cap = dict(late_cap or {})
         self.t = 0
         self.welford = Welford((chains, dim))
         self._previous: tuple[np.ndarray, np.ndarray] | None = None
@@ -341,6 +348,8 @@ class WindowAdapter(Adapter):
         out = {**self.fixed, "step_size": self.da.step_size, "inv_mass": self.inv_mass}
         if self.early_cap and self.t <= self.ends[0]:
             out.update(self.early_cap)
+        elif self.late_cap and self.t < self.warmup:
+            out.update(self.late_cap)
         return out
 
     def update(self, state: Any, info: Any) -> None:

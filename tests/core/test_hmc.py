@@ -290,7 +290,8 @@ def test_trajectories_are_capped_until_the_first_metric() -> None:
         adapter.update(hmc.State(np.zeros((2, 2)) + 1e-3 * i * np.arange(2), np.zeros(2), np.zeros((2, 2)),
                                  np.zeros((2, 2))), info)  # fmt: skip
     assert caps[: first + 1] == [hmc.EARLY_MAX_STEPS] * (first + 1)
-    assert caps[first + 1] is None  # the sampler's own cap from then on
+    assert caps[first + 1] == hmc.WARMUP_MAX_STEPS  # the rest of warm-up
+    assert "max_steps" not in adapter.final()  # sampling: the sampler's own cap
 
 
 def test_a_metric_that_collapses_the_step_size_is_undone_per_chain() -> None:
