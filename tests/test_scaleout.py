@@ -155,26 +155,34 @@ def test_a_worker_killed_mid_run_changes_nothing(cluster, mcmc, tmp_path: Path) 
     args = ("-t", str(model), "-s", "rwm", "--chains", "4", "--warmup", "50", "--draws", "50", "--seed", "5", "-q")
     local = _sample(mcmc, tmp_path / "local.npz", *args)
     killed: list[int] = []
-
-    def kill_one_busy_worker() -> None:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            busy = [w for w, keys in client.processing().items() if keys]
-            if busy:
-                time.sleep(0.3)  # well into the block
-                pid = client.run(os.getpid, workers=busy[:1])[busy[0]]
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
-                return
-            time.sleep(0.02)
-
-    killer = threading.Thread(target=kill_one_busy_worker)
+    killer = threading.Thread(target=_kill_a_busy_worker, args=(client, killed), kwargs={"into_task": 0.3})
     killer.start()
     remote = _sample(mcmc, tmp_path / "remote.npz", *args, "--scheduler", cl.scheduler_address)
     killer.join()
     assert killed, "no worker was busy to kill"
     assert remote == local
     client.wait_for_workers(2, timeout=20)  # the nanny restarts it for the next tests
+
+
+def _kill_a_busy_worker(client, killed: list[int], *, after: threading.Event | None = None, wait: float = 0.0,
+                        into_task: float = 0.0, poll: float = 0.02) -> None:
+    """SIGKILL the process of the first worker seen running a task (within 10 s); its pid goes to ``killed``.
+
+    Waits for ``after`` (when given) and ``wait`` seconds first, and ``into_task`` seconds once a worker is busy.
+    """
+    if after is not None:
+        after.wait(20)
+    time.sleep(wait)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        busy = [w for w, keys in client.processing().items() if keys]
+        if busy:
+            time.sleep(into_task)
+            pid = client.run(os.getpid, workers=busy[:1])[busy[0]]
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+            return
+        time.sleep(poll)
 
 
 def _one_error_line(stderr: str) -> str:
@@ -275,21 +283,9 @@ def test_a_worker_killed_mid_sharded_run_changes_nothing(cluster) -> None:
     local = fit(corpus, **options)
     killed: list[int] = []
     started = threading.Event()
-
-    def kill_one_busy_worker() -> None:
-        started.wait(20)
-        time.sleep(1.0)  # some sweeps in: the shards and their topics live on the workers
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            busy = [w for w, keys in client.processing().items() if keys]
-            if busy:
-                pid = client.run(os.getpid, workers=busy[:1])[busy[0]]
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
-                return
-            time.sleep(0.005)
-
-    killer = threading.Thread(target=kill_one_busy_worker)
+    # some sweeps in, so that the shards and their topics live on the workers; a sweep's tasks are short
+    killer = threading.Thread(target=_kill_a_busy_worker, args=(client, killed),
+                              kwargs={"after": started, "wait": 1.0, "poll": 0.005})
     killer.start()
     remote = scaleout.fit_sharded(corpus, options, cl.scheduler_address, shards=2,
                                   callback=lambda c, it, v: started.set())
