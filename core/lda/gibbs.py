@@ -50,7 +50,6 @@ from typing import Protocol
 import numpy as np
 
 from mcmc.core.errors import InputError, UsageError
-from mcmc.core.memory import require_memory
 from mcmc.core.lda.collapsed import CollapsedSampler
 from mcmc.core.lda.config import KERNELS, METHODS
 from mcmc.core.lda.dmm import DmmSampler
@@ -58,6 +57,7 @@ from mcmc.core.lda.hyper import LearnedHyperparameters, update_sweeps
 from mcmc.core.lda.partial import PartialSampler
 from mcmc.core.lda.sampler import LdaChain, Problem, Sampler, Task
 from mcmc.core.lda.uncollapsed import UncollapsedSampler
+from mcmc.core.memory import require_memory
 from mcmc.core.random import generator
 
 #: Method name -> its sampler, made from (n_topics, kernel).

@@ -34,10 +34,10 @@ from typing import Any
 
 import numpy as np
 
+from mcmc.core.lda.kernels import common
 from mcmc.core.lda.kernels.partial import partial_sweep
 from mcmc.core.lda.partial import NAME, PartialChain, PartialSampler
 from mcmc.core.lda.sampler import LdaChain, PhiSampler, Problem, Task, doc_blocks, even_blocks
-from mcmc.core.lda.kernels import common
 from mcmc.core.scaleout import ScaleOutError
 
 #: Times a shard's sweep is sent again after its worker died before the run stops.
