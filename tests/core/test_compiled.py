@@ -56,6 +56,17 @@ def test_hmc_on_a_compiled_target_has_the_exact_moments(target) -> None:
     assert np.all(np.abs(z_mean) < 4) and np.all(np.abs(z_var) < 4), (z_mean, z_var)
 
 
+def test_gradient_counts_are_the_numpy_paths(target, monkeypatch) -> None:
+    # the chains file's evaluation counts (ESS per gradient) must not depend on where the path ran
+    compiled = run(get_sampler("hmc"), target, chains=2, warmup=60, draws=40, seed=5).chains.attrs
+    import dataclasses
+
+    plain = run(get_sampler("hmc"), dataclasses.replace(target, trajectory=None), chains=2, warmup=60, draws=40,
+                seed=5).chains.attrs
+    for key in ("n_gradient_evals", "n_gradient_evals_warmup"):
+        assert compiled[key] == plain[key] > 0, key
+
+
 def test_same_seed_same_bytes_on_a_compiled_target(target) -> None:
     runs = [run(get_sampler("hmc"), target, chains=2, warmup=100, draws=50, seed=9).chains for _ in range(2)]
     assert npz_bytes(runs[0]) == npz_bytes(runs[1])
