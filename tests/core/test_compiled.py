@@ -86,6 +86,6 @@ def test_an_error_inside_the_compiled_function_names_the_file(tmp_path: Path) ->
                     "    if x[0] > 3.0:\n        raise ValueError('x[0] too large')\n    return -0.5 * x @ x, -x\n")
     t = load_user_target(str(path))
     with pytest.raises(InputError, match="point_log_density_and_grad failed: ValueError") as err:
-        t.trajectory(np.zeros((1, 2)), np.ones((1, 2)) * 100, np.zeros(1), np.zeros((1, 2)), np.ones(1), np.ones(1, int),
-                     np.ones((1, 2)), 1000.0)
+        t.trajectory(np.zeros((1, 2)), np.ones((1, 2)) * 100, np.zeros(1), np.zeros((1, 2)), np.ones(1),
+                     np.ones(1, int), np.ones((1, 2)), 1000.0)
     assert err.value.source == str(path)
