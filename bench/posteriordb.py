@@ -59,6 +59,11 @@ POSTERIORS = {
     "gp_pois_regr": "gp_pois_regr-gp_pois_regr",
 }
 SAMPLERS = ("hmc", "nuts", "blackjax")
+#: The same posteriors written as numba point functions (docs/formats.md, "Compiled targets"): HMC runs
+#: whole trajectories compiled. Named with --posteriors; only our samplers run them (BlackJAX runs the
+#: posterior's own JAX model under its plain name).
+COMPILED = {"garch11_numba": "garch-garch11"}
+POSTERIORS_ALL = {**POSTERIORS, **COMPILED}
 
 
 @dataclass
@@ -124,7 +129,7 @@ def run_one(posterior: str, sampler: str, seed: int, args: argparse.Namespace, t
         )  # fmt: skip
         grads_warmup = int(chains.attrs["n_gradient_evals_warmup"])
         grads = grads_warmup + int(chains.attrs["n_gradient_evals"])
-    ref = REFERENCE[POSTERIORS[posterior]]
+    ref = REFERENCE[POSTERIORS_ALL[posterior]]
     mean, mcse = draws.mean(axis=(0, 1)), stats.mcse_mean(draws)
     sd, mcse_sd = draws.std(axis=(0, 1), ddof=1), stats.mcse_sd(draws)
     z = []
@@ -187,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     posteriors = args.posteriors.split(",")
     samplers = args.samplers.split(",")
-    unknown = [p for p in posteriors if p not in POSTERIORS] + [s for s in samplers if s not in SAMPLERS]
+    unknown = [p for p in posteriors if p not in POSTERIORS_ALL] + [s for s in samplers if s not in SAMPLERS]
     if unknown:
         parser.error(f"unknown: {', '.join(unknown)}")
     results = []
@@ -195,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
         for posterior in posteriors:
             for seed in range(1, args.seeds + 1):
                 for sampler in samplers:
+                    if posterior in COMPILED and sampler == "blackjax":
+                        continue
                     r = run_one(posterior, sampler, seed, args, Path(tmp))
                     print(f"{posterior} {sampler} seed {seed}: max|z| {r.max_z:.2f}, bulk ESS {r.ess_bulk:.0f}, "
                           f"tail ESS {r.ess_tail:.0f}, {r.grads} grads ({r.warmup_share:.0%} warm-up), "

@@ -84,7 +84,20 @@ class Counter:
             # Two-stage MH evaluates the factors separately: the likelihood is
             # the expensive one, prior evaluations are not counted.
             log_likelihood=counted(target.log_likelihood, 0, 0, 1),
+            trajectory=None if target.trajectory is None else self._counted_trajectory(target.trajectory),
         )
+
+    def _counted_trajectory(self, trajectory: Callable[..., Any]) -> Callable[..., Any]:
+        """A compiled trajectory counts one density and gradient evaluation per leapfrog step taken."""
+
+        def wrapper(*args: Any) -> Any:
+            out = trajectory(*args)
+            steps = int(np.sum(out.n_steps))
+            self.density += steps
+            self.gradient += steps
+            return out
+
+        return wrapper
 
 
 def run(

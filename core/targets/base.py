@@ -77,6 +77,10 @@ class Target:
     value_and_grad_fn
         Optional fused ``x -> (log_density, grad)`` when computing both at
         once is cheaper; :meth:`value_and_grad` falls back to two calls.
+    trajectory
+        Optional compiled leapfrog integrator with the signature and result of
+        :func:`mcmc.core.samplers.leapfrog.integrate` less its first argument
+        (:mod:`mcmc.core.samplers.compiled`); HMC uses it when present.
     options
         The keyword options the target was built with, recorded in the chains
         file so that ``get_target(name, **options)`` rebuilds the same target.
@@ -96,6 +100,7 @@ class Target:
     transform: VectorFn | None = None
     value_and_grad_fn: Callable[[Array], tuple[Array, Array]] | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    trajectory: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         if not self.names:

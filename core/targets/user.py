@@ -187,8 +187,22 @@ def _from_namespace(obj: Any, spec: str, source: str) -> Target:
     if (log_prior is None) != (log_likelihood is None):
         given, missing = ("log_prior", "log_likelihood") if log_likelihood is None else ("log_likelihood", "log_prior")
         raise InputError(source, f"defines {given}(x) but not {missing}(x); two-stage needs both")
-    log_density = _callable(obj, "log_density", source, required=log_prior is None)
-    if log_density is None:  # prior x likelihood only
+    point = getattr(obj, "point_log_density_and_grad", None)
+    compiled_vg = trajectory = None
+    if point is not None:
+        from mcmc.core.samplers.compiled import is_compiled, make_batch, make_trajectory
+
+        if not is_compiled(point):
+            raise InputError(source, "point_log_density_and_grad must be compiled with @numba.njit (for plain "
+                             "Python or NumPy, define log_density(x) and grad_log_density(x) instead)")
+        compiled_vg, trajectory = make_batch(point), make_trajectory(point)
+    log_density = _callable(obj, "log_density", source, required=log_prior is None and point is None)
+    if log_density is None and compiled_vg is not None:
+        batch = compiled_vg
+
+        def log_density(x: np.ndarray) -> np.ndarray:
+            return batch(x)[0]
+    elif log_density is None:  # prior x likelihood only
         prior, likelihood = log_prior, log_likelihood
 
         def log_density(x: np.ndarray) -> np.ndarray:
@@ -228,7 +242,7 @@ def _from_namespace(obj: Any, spec: str, source: str) -> Target:
         "variables": variables or (("x", (dim,)),), "initial_point": initial, "log_prior": log_prior,
         "log_likelihood": log_likelihood,
         "transform": None if transform is None else _batched(transform, dim, len(names or ()), source),
-        "options": {},
+        "options": {}, "value_and_grad_fn": compiled_vg if grad is None else None, "trajectory": trajectory,
     }  # fmt: skip
     draw = _callable(obj, "draw_conditional", source, required=False)
     blocks = getattr(obj, "conditional_blocks", None)
@@ -296,8 +310,17 @@ def _guarded(target: Target, source: str) -> Target:
         return (_shaped(lp, n, dim, False, source, "value_and_grad (log density)"),
                 _shaped(g, n, dim, True, source, "value_and_grad (gradient)"))  # fmt: skip
 
+    compiled = target.trajectory
+
+    def trajectory(*args: Any) -> Any:
+        try:
+            return compiled(*args)  # type: ignore[misc]
+        except Exception as exc:  # noqa: BLE001 - the user's compiled code, reported as one line
+            raise InputError(source, f"point_log_density_and_grad failed: {type(exc).__name__}: {exc}") from None
+
     return dataclasses.replace(
         target,
+        trajectory=trajectory if compiled is not None else None,
         log_density=checked(target.log_density, "log_density", False),
         grad_log_density=checked(target.grad_log_density, "grad_log_density", True),
         log_prior=checked(target.log_prior, "log_prior", False),
