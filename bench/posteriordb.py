@@ -62,7 +62,7 @@ SAMPLERS = ("hmc", "nuts", "blackjax")
 #: The same posteriors written as numba point functions (docs/formats.md, "Compiled targets"): HMC runs
 #: whole trajectories compiled. Named with --posteriors; only our samplers run them (BlackJAX runs the
 #: posterior's own JAX model under its plain name).
-COMPILED = {"garch11_numba": "garch-garch11"}
+COMPILED = {"garch11_numba": "garch-garch11", "gp_pois_regr_numba": "gp_pois_regr-gp_pois_regr"}
 POSTERIORS_ALL = {**POSTERIORS, **COMPILED}
 
 

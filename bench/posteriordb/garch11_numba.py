@@ -23,17 +23,17 @@ dim = 4
 variables = [("mu", ()), ("alpha0", ()), ("alpha1", ()), ("beta1", ())]
 
 
-@numba.njit
+@numba.njit(cache=True)
 def _expit(u):
     return 0.5 * (1.0 + np.tanh(0.5 * u))
 
 
-@numba.njit
+@numba.njit(cache=True)
 def _log1pexp(u):
     return max(u, 0.0) + np.log1p(np.exp(-abs(u)))
 
 
-@numba.njit
+@numba.njit(cache=True)
 def point_log_density_and_grad(x):
     mu, u0, u1, u2 = x[0], x[1], x[2], x[3]
     a0, s1, s2 = np.exp(u0), _expit(u1), _expit(u2)

@@ -34,6 +34,7 @@ TARGETS = {
     "garch11_numba": "garch-garch11",
     "low_dim_gauss_mix": "low_dim_gauss_mix-low_dim_gauss_mix",
     "gp_pois_regr": "gp_pois_regr-gp_pois_regr",
+    "gp_pois_regr_numba": "gp_pois_regr-gp_pois_regr",
 }
 
 
@@ -138,6 +139,7 @@ STAN = {
     "garch11_numba": _garch,
     "low_dim_gauss_mix": _gauss_mix,
     "gp_pois_regr": _gp,
+    "gp_pois_regr_numba": _gp,
 }
 
 
