@@ -264,7 +264,7 @@ def fit_sharded(
     Raises
     ------
     ScaleOutError
-        A shard lost with its workers more than :data:`mcmc.core.lda.sharded.RETRIES` times.
+        A sweep that lost workers more than :data:`mcmc.core.lda.sharded.RETRIES` times.
     """
     from mcmc.core.lda.gibbs import fit
     from mcmc.core.lda.sharded import ShardCluster, ShardedPartialSampler

@@ -40,7 +40,7 @@ from mcmc.core.lda.partial import NAME, PartialChain, PartialSampler
 from mcmc.core.lda.sampler import LdaChain, PhiSampler, Problem, Task, doc_blocks, even_blocks
 from mcmc.core.scaleout import ScaleOutError
 
-#: Times a shard's sweep is sent again after its worker died before the run stops.
+#: Times a sweep is run again after losing a worker before the run stops.
 RETRIES = 3
 
 
@@ -139,36 +139,39 @@ class ShardCluster:
         """Sample every shard's tokens given ``phi_wk``; write the new topics into ``z`` (N,) in place.
 
         ``remote`` holds each shard's topics from the last sweep on its worker
-        (``None`` at the start, or after a loss: then they are sent from ``z``).
-        Returns the futures of the new topics, for the next sweep.
+        (``None`` at the start). Returns the futures of the new topics, for the
+        next sweep. ``z`` is written only once every shard has answered, so a
+        worker lost anywhere in the sweep (while phi is broadcast, a shard
+        sent, or a shard sampled) is met by sending every shard and its topics
+        again from the client and running the whole sweep again with the same
+        phi and key: the same result.
         """
-        client = self.client
-        [phi] = client.scatter([phi_wk], broadcast=True, hash=False)
+        lost = _lost_worker_errors()
+        for attempt in range(RETRIES + 1):
+            try:
+                if attempt:
+                    remote = [None] * len(self.shards)
+                    for i in range(len(self.shards)):
+                        self._rehome(i)
+                return self._sweep_once(remote, z, phi_wk, alpha, key)
+            except lost as exc:
+                if attempt == RETRIES:
+                    raise ScaleOutError(
+                        f"a sweep lost Dask workers {attempt + 1} times ({type(exc).__name__}); see the workers' logs"
+                    ) from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _sweep_once(self, remote: Sequence[Any], z: np.ndarray, phi_wk: np.ndarray, alpha: float,
+                    key: np.uint64) -> list[Any]:
+        [phi] = self.client.scatter([phi_wk], broadcast=True, hash=False)
         self.bytes_out += phi_wk.nbytes
         futures = [self._submit(i, remote[i], z, phi, alpha, key) for i in range(len(self.shards))]
-        lost = _lost_worker_errors()
-        out: list[Any] = []
-        for i, shard in enumerate(self.shards):
-            attempt = 0
-            while True:
-                try:
-                    new = futures[i].result()
-                    break
-                except lost as exc:
-                    attempt += 1
-                    if attempt > RETRIES:
-                        raise ScaleOutError(
-                            f"shard {i} (documents {shard.d0}..{shard.d1 - 1}) was lost {attempt} times with its "
-                            f"Dask workers ({type(exc).__name__}); see the workers' logs"
-                        ) from None
-                    self._rehome(i)
-                    [phi] = client.scatter([phi_wk], broadcast=True, hash=False)
-                    futures[i] = self._submit(i, None, z, phi, alpha, key)
-            z[shard.tokens] = new
-            self.bytes_in += new.nbytes
-            out.append(futures[i])
+        new = [f.result() for f in futures]
+        for shard, topics in zip(self.shards, new, strict=True):
+            z[shard.tokens] = topics
+            self.bytes_in += topics.nbytes
         self.sweeps += 1
-        return out
+        return futures
 
     def _submit(self, i: int, remote: Any, z: np.ndarray, phi: Any, alpha: float, key: np.uint64) -> Any:
         shard = self.shards[i]
