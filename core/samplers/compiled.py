@@ -51,6 +51,8 @@ def make_batch(point: Any) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarra
         g = np.empty((n, dim))
         for i in range(n):
             v, gi = point(np.ascontiguousarray(x[i]))
+            if gi.shape[0] != dim:  # numba would broadcast a length-1 gradient without a word
+                raise ValueError("the gradient's length is not dim")
             lp[i] = v
             g[i, :] = gi
         return lp, g
@@ -99,6 +101,8 @@ def make_trajectory(point: Any) -> Callable[..., Trajectory]:
                     pc[j] += half * gc[j]
                     xc[j] += em[j] * pc[j]
                 lpc, gnew = point(xc)
+                if gnew.shape[0] != dim:
+                    raise ValueError("the gradient's length is not dim")
                 gc[:] = gnew
                 for j in range(dim):
                     pc[j] += half * gc[j]

@@ -181,13 +181,17 @@ def _callable(obj: Any, name: str, source: str, required: bool) -> Callable[...,
     return fn  # type: ignore[no-any-return]
 
 
+#: A target file's compiled function of one point (docs/formats.md, "Compiled targets").
+POINT = "point_log_density_and_grad"
+
+
 def _from_namespace(obj: Any, spec: str, source: str) -> Target:
     log_prior = _callable(obj, "log_prior", source, required=False)
     log_likelihood = _callable(obj, "log_likelihood", source, required=False)
     if (log_prior is None) != (log_likelihood is None):
         given, missing = ("log_prior", "log_likelihood") if log_likelihood is None else ("log_likelihood", "log_prior")
         raise InputError(source, f"defines {given}(x) but not {missing}(x); two-stage needs both")
-    point = getattr(obj, "point_log_density_and_grad", None)
+    point = getattr(obj, POINT, None)
     compiled_vg = trajectory = None
     if point is not None:
         from mcmc.core.samplers.compiled import is_compiled, make_batch, make_trajectory
@@ -196,12 +200,15 @@ def _from_namespace(obj: Any, spec: str, source: str) -> Target:
             raise InputError(source, "point_log_density_and_grad must be compiled with @numba.njit (for plain "
                              "Python or NumPy, define log_density(x) and grad_log_density(x) instead)")
         compiled_vg, trajectory = make_batch(point), make_trajectory(point)
+        compiled_vg.user_name = POINT  # type: ignore[attr-defined]  # what error messages call it
     log_density = _callable(obj, "log_density", source, required=log_prior is None and point is None)
     if log_density is None and compiled_vg is not None:
         batch = compiled_vg
 
         def log_density(x: np.ndarray) -> np.ndarray:
             return batch(x)[0]
+
+        log_density.user_name = POINT  # type: ignore[attr-defined]  # what error messages call it
     elif log_density is None:  # prior x likelihood only
         prior, likelihood = log_prior, log_likelihood
 
@@ -269,7 +276,9 @@ def _variables(value: Any, source: str) -> tuple[tuple[str, tuple[int, ...]], ..
     try:
         out = tuple((str(name), tuple(int(n) for n in shape)) for name, shape in value)
     except (TypeError, ValueError):
-        raise InputError(source, "variables must be a list of (name, shape) pairs, e.g. [('theta', (8,)), ('mu', ())]") from None
+        raise InputError(
+            source, "variables must be a list of (name, shape) pairs, e.g. [('theta', (8,)), ('mu', ())]"
+        ) from None
     if not out or any(n < 1 for _, shape in out for n in shape):
         raise InputError(source, "variables must be a non-empty list of (name, shape) with positive sizes")
     return out
@@ -297,26 +306,32 @@ def _guarded(target: Target, source: str) -> Target:
     def checked(fn: Callable[..., Any] | None, name: str, grad: bool) -> Callable[..., Any] | None:
         if fn is None:
             return None
-        return lambda x: _shaped(_call_user(fn, x, source, name), np.shape(x)[0], dim, grad, source, name)
+        name = getattr(fn, "user_name", name)  # a function made from the file's compiled point function
+
+        def call(x: np.ndarray) -> np.ndarray:
+            return _shaped(_call_user(fn, x, source, name), np.shape(x)[0], dim, grad, source, name)
+
+        call.user_name = name  # type: ignore[attr-defined]
+        return call
 
     fused = target.value_and_grad_fn
+    fused_name = getattr(fused, "user_name", "value_and_grad")
 
     def value_and_grad(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        pair = _call_user(fused, x, source, "value_and_grad", as_array=False)
+        pair = _call_user(fused, x, source, fused_name, as_array=False)
         if not isinstance(pair, tuple) or len(pair) != 2:
-            raise InputError(source, "value_and_grad must return a pair (log density, gradient)")
+            raise InputError(source, f"{fused_name} must return a pair (log density, gradient)")
         n = np.shape(x)[0]
         lp, g = (np.asarray(v, dtype=float) for v in pair)
-        return (_shaped(lp, n, dim, False, source, "value_and_grad (log density)"),
-                _shaped(g, n, dim, True, source, "value_and_grad (gradient)"))  # fmt: skip
+        return (_shaped(lp, n, dim, False, source, f"{fused_name} (log density)"),
+                _shaped(g, n, dim, True, source, f"{fused_name} (gradient)"))  # fmt: skip
+
+    value_and_grad.user_name = fused_name  # type: ignore[attr-defined]
 
     compiled = target.trajectory
 
     def trajectory(*args: Any) -> Any:
-        try:
-            return compiled(*args)  # type: ignore[misc]
-        except Exception as exc:  # noqa: BLE001 - the user's compiled code, reported as one line
-            raise InputError(source, f"point_log_density_and_grad failed: {type(exc).__name__}: {exc}") from None
+        return _call_user(lambda _: compiled(*args), None, source, POINT, as_array=False)  # type: ignore[misc]
 
     return dataclasses.replace(
         target,
@@ -338,7 +353,15 @@ def _call_user(fn: Callable[..., Any], x: np.ndarray, source: str, name: str, as
     except McmcError:
         raise
     except Exception as exc:  # noqa: BLE001 - the user's code may raise anything
-        raise InputError(source, f"{name} raised {type(exc).__name__}: {exc}") from None
+        raise InputError(source, f"{name} raised {type(exc).__name__}: {_one_line(exc)}") from None
+
+
+def _one_line(exc: BaseException) -> str:
+    """The message of ``exc`` on one line: its first informative line (numba's typing errors span pages,
+    headed by the name of the compiler pass that failed)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    useful = [line for line in lines if not line.startswith("Failed in nopython mode pipeline")]
+    return (useful or lines or [""])[0]
 
 
 def _shaped(out: np.ndarray, n: int, dim: int, grad: bool, source: str, name: str) -> np.ndarray:
@@ -358,17 +381,19 @@ def _probe(target: Target, source: str) -> None:
     # shapes are checked by the guarded functions themselves; here the values
     lp = _call(target.log_density, x)
     if np.any(np.isnan(lp)) or np.any(lp == np.inf):
-        raise InputError(source, "log_density returned NaN or +inf at the probe points")
+        name = getattr(target.log_density, "user_name", "log_density")
+        raise InputError(source, f"{name} returned NaN or +inf at the probe points")
     if target.log_prior is not None and target.log_likelihood is not None:
         parts = _call(target.log_prior, x) + _call(target.log_likelihood, x)
         if not np.allclose(parts, lp, rtol=1e-8, atol=1e-8, equal_nan=True):
             raise InputError(source, "log_prior(x) + log_likelihood(x) differs from log_density(x) at the probe points")
     if target.transform is not None:
         target.report(x.copy())  # raises on a wrong shape
-    if target.grad_log_density is not None:
-        g = _call(target.grad_log_density, x)
+    if target.grad_log_density is not None or target.value_and_grad_fn is not None:
+        g = target.value_and_grad(x)[1]
         if not np.all(np.isfinite(g[np.isfinite(lp)])):
-            raise InputError(source, "grad_log_density returned NaN or infinite values at the probe points")
+            name = getattr(target.value_and_grad_fn, "user_name", "grad_log_density")
+            raise InputError(source, f"{name} returned NaN or infinite gradients at the probe points")
 
 
 def _call(fn: Callable[[np.ndarray], Any], x: np.ndarray) -> np.ndarray:

@@ -80,12 +80,32 @@ def test_a_point_function_not_compiled_is_one_line(tmp_path: Path) -> None:
     assert err.value.source == str(path)
 
 
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("-0.5 * np.sum(x * x)", "raised TypingError: failed to unpack float64"),
+        ("np.nan, -x", "returned NaN or +inf at the probe points"),
+        ("-0.5 * np.sum(x * x), x * np.nan", "returned NaN or infinite gradients"),
+        ("-0.5 * np.sum(x * x), -x[:1]", "raised ValueError: the gradient's length"),  # numba would broadcast it
+    ],
+)
+def test_a_bad_point_function_is_one_line_naming_it(tmp_path: Path, body: str, message: str) -> None:
+    path = tmp_path / "bad.py"
+    path.write_text(f"import numba\nimport numpy as np\ndim = 2\n@numba.njit\n"
+                    f"def point_log_density_and_grad(x):\n    return {body}\n")
+    with pytest.raises(InputError) as err:
+        load_user_target(str(path))
+    assert err.value.source == str(path)
+    assert f"point_log_density_and_grad {message}" in err.value.message, err.value.message
+    assert "\n" not in err.value.message
+
+
 def test_an_error_inside_the_compiled_function_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "bad.py"
     path.write_text("import numba\nimport numpy as np\ndim = 2\n@numba.njit\ndef point_log_density_and_grad(x):\n"
                     "    if x[0] > 3.0:\n        raise ValueError('x[0] too large')\n    return -0.5 * x @ x, -x\n")
     t = load_user_target(str(path))
-    with pytest.raises(InputError, match="point_log_density_and_grad failed: ValueError") as err:
+    with pytest.raises(InputError, match="point_log_density_and_grad raised ValueError: x.0. too large") as err:
         t.trajectory(np.zeros((1, 2)), np.ones((1, 2)) * 100, np.zeros(1), np.zeros((1, 2)), np.ones(1),
                      np.ones(1, int), np.ones((1, 2)), 1000.0)
     assert err.value.source == str(path)
