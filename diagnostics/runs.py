@@ -369,13 +369,22 @@ class LdaResult:
         return self.report
 
     def to_table(self) -> tuple[list[str], list[list[Any]]]:
-        """One row per top word of every topic of the shown chains."""
+        """One row per top word of every topic of the shown chains.
+
+        A topic's own scores, when the run made them (learned ``alpha``,
+        ``umass``/``npmi``/``cv`` coherence, ``true_topic``/``hellinger`` on a
+        synthetic corpus), are columns repeated on each of its word rows, so a
+        ``csv`` reader can filter by them without regrouping.
+        """
+        first = self.report["chains"][0]["topics"][0]
+        scores = [k for k in ("alpha", "umass", "npmi", "cv", "true_topic", "hellinger") if k in first]
         rows = []
         for c in self.shown_chains:
             for t in self.report["chains"][c]["topics"]:
+                own = [t[k] for k in scores]
                 for rank, (word, p) in enumerate(zip(t["words"], t["probabilities"], strict=True)):
-                    rows.append([c, t["topic"], t["share"], rank + 1, word, p])
-        return ["chain", "topic", "share", "rank", "word", "probability"], rows
+                    rows.append([c, t["topic"], t["share"], *own, rank + 1, word, p])
+        return ["chain", "topic", "share", *scores, "rank", "word", "probability"], rows
 
 
 def check_lda(config: Any, outputs: LdaOutputs, inputs: list[str | None], max_rhat: float | None = None) -> None:

@@ -83,6 +83,21 @@ def test_json_and_csv_outputs(mcmc) -> None:
     rows = list(csv.DictReader(io.StringIO(r.out)))
     assert r.code == 0 and len(rows) == 2 * 10 * 3
     assert {row["chain"] for row in rows} == {"0", "1"}
+    assert "umass" not in rows[0] and rows[0]["true_topic"] != ""
+
+
+def test_csv_carries_each_topics_coherence_beside_its_words(mcmc) -> None:
+    args = (*FAST, "--chains", "1", "--top-words", "3", "--coherence")
+    report = json.loads(mcmc("lda", *args, "--output-format", "json").out)
+    r = mcmc("lda", *args, "--output-format", "csv")
+    assert r.code == 0, r.stderr
+    rows = list(csv.DictReader(io.StringIO(r.out)))
+    assert len(rows) == 10 * 3
+    for t in report["chains"][0]["topics"]:
+        mine = [row for row in rows if int(row["topic"]) == t["topic"]]
+        assert [row["word"] for row in mine] == t["words"]
+        for key in ("umass", "npmi", "cv", "hellinger"):
+            assert [float(row[key]) for row in mine] == pytest.approx([t[key]] * 3)
 
 
 def test_ldac_fixture_with_explicit_vocab(mcmc, data_dir: Path) -> None:
