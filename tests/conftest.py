@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,6 +12,10 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 DATA = Path(__file__).parent / "data"
+
+# Compiled kernels for the test files' point functions go to a folder of this
+# session (inherited by the CLI processes tests start), not the user's cache.
+os.environ.setdefault("MCMC_CACHE_DIR", tempfile.mkdtemp(prefix="mcmc-test-kernels-"))
 
 # Two cores shared with numba compilation: wall-clock deadlines would make
 # property tests flaky without making them stricter.

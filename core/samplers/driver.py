@@ -90,8 +90,8 @@ class Counter:
     def _counted_trajectory(self, trajectory: Callable[..., Any]) -> Callable[..., Any]:
         """A compiled trajectory counts one density and gradient evaluation per leapfrog step taken."""
 
-        def wrapper(*args: Any) -> Any:
-            out = trajectory(*args)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            out = trajectory(*args, **kwargs)
             steps = int(np.sum(out.n_steps))
             self.density += steps
             self.gradient += steps

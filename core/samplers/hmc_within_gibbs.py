@@ -26,7 +26,11 @@ while the leapfrog integrator evaluates the density on the subset of chains
 still moving without saying which (:mod:`~mcmc.core.samplers.leapfrog`).
 Each chain therefore runs :func:`mcmc.core.samplers.hmc.step` on its own
 conditional target, with its own view of its random stream (so a chain's
-draws still depend only on the seed and its index).
+draws still depend only on the seed and its index). A target with a compiled
+trajectory (:mod:`~mcmc.core.samplers.compiled`: the ``bnn`` target, a target
+file's numba point function) needs no loop: its compiled path holds each
+chain's blocks at that chain's values, so one :func:`~mcmc.core.samplers.hmc.step`
+moves every chain, with the same random numbers as the loop.
 
 Warm-up: each chain's HMC part is tuned by HMC's own adapter
 (:func:`mcmc.core.samplers.hmc.make_adapter`: dual averaging of the step size
@@ -178,6 +182,38 @@ def conditional_target(target: Target, idx: np.ndarray, point: np.ndarray, i: in
     )
 
 
+def _compiled_conditional(target: Target, idx: np.ndarray, point: np.ndarray) -> Target:
+    """Every chain's conditional of the coordinates ``idx`` at once, for a target with a compiled trajectory.
+
+    Row ``c`` of a batch is chain ``c``, under its own blocks in ``point[c]``
+    (read on every call, as :func:`conditional_target`); the compiled path
+    (:mod:`mcmc.core.samplers.compiled`) integrates each chain with the other
+    coordinates held at its row of ``point``, so no evaluation ever sees a
+    subset of the chains, which a batch of rows could not say.
+    """
+    chains = point.shape[0]
+
+    def value_and_grad(xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if np.shape(xs)[0] != chains:
+            raise ValueError(f"hmc-gibbs: a conditional batch holds all {chains} chains, got {np.shape(xs)[0]} rows")
+        x = point.copy()
+        x[:, idx] = xs
+        lp, g = target.value_and_grad(x)
+        return np.asarray(lp, dtype=float), np.asarray(g, dtype=float)[:, idx]
+
+    def trajectory(*args: Any) -> Any:
+        return target.trajectory(*args, base=point, idx=idx)  # type: ignore[misc]
+
+    return Target(
+        name=f"{target.name} | blocks",
+        dim=idx.size,
+        log_density=lambda xs: value_and_grad(xs)[0],
+        grad_log_density=lambda xs: value_and_grad(xs)[1],
+        value_and_grad_fn=value_and_grad,
+        trajectory=trajectory,
+    )
+
+
 def init(position: np.ndarray, target: Target) -> State:
     """State at ``position (chains, dim)``: joint log density, HMC-part gradient, zero momentum."""
     idx = hmc_coordinates(target)
@@ -233,6 +269,12 @@ def step(rng: ChainRandom, state: State, target: Target, **params: Any) -> tuple
     noise = conditionals.sweep_noise(rng)
     for block in conditionals.conditional_blocks():
         conditionals.draw_conditional(rng, x, block, noise)
+    if target.trajectory is not None:  # compiled: every chain's path in one call, each under its own blocks
+        cond = _compiled_conditional(target, idx, x)
+        lp0, g0 = cond.value_and_grad(x[:, idx])
+        s1, info = hmc.step(rng, hmc.State(x[:, idx], lp0, g0, state.momentum), cond, **params)
+        x[:, idx] = s1.position
+        return State(x, s1.log_density, s1.grad, s1.momentum), info
     chains = x.shape[0]
     lp = np.empty(chains)
     grad = np.empty_like(state.grad)

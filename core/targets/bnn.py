@@ -45,6 +45,7 @@ networks. *Neural Computation* 4, 448-472.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from math import lgamma
 from typing import Any
@@ -211,6 +212,8 @@ class BnnTarget(Target):
 
     # -- density -----------------------------------------------------------
     def _value_and_grad(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The log density and gradient in NumPy, batched over chains: the reference the compiled
+        :func:`mcmc.core.targets.bnn_kernel.point` (which the target evaluates) is tested against."""
         nw = self.n_weights
         w, u = x[:, :nw], x[:, nw:]
         tau = np.exp(u)
@@ -310,10 +313,10 @@ def build(d: BnnData, hidden: int, options: dict[str, Any] | None = None) -> Bnn
         u = np.log(prior_mean) + 0.5 * rng.normal((len(GROUPS),))
         return np.concatenate([w, u], axis=1)
 
-    holder: dict[str, BnnTarget] = {}
+    holder: dict[str, Any] = {}
 
     def value_and_grad(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return holder["t"]._value_and_grad(np.asarray(x, dtype=float))
+        return holder["vg"](np.asarray(x, dtype=float))
 
     target = BnnTarget(
         name="bnn", dim=dim, log_density=lambda x: value_and_grad(x)[0], grad_log_density=lambda x: value_and_grad(x)[1],
@@ -321,8 +324,15 @@ def build(d: BnnData, hidden: int, options: dict[str, Any] | None = None) -> Bnn
         initial_point=initial_point, options=dict(options or {"hidden": hidden}), data=d, hidden=hidden,
         prior_shape=prior_shape, prior_mean=prior_mean,
     )  # fmt: skip
-    holder["t"] = target
-    return target
+    # The density from the compiled point function, one row at a time: a chain's numbers then do not depend
+    # on how many chains share the batch (BLAS sums a batched product in another order), and HMC's whole
+    # trajectory is compiled too (mcmc.core.samplers.compiled), every chain under its own precisions.
+    from mcmc.core.samplers.compiled import make_batch, make_trajectory
+    from mcmc.core.targets.bnn_kernel import point, point_data
+
+    data = point_data(target)
+    holder["vg"] = make_batch(point, data)
+    return dataclasses.replace(target, trajectory=make_trajectory(point, data))
 
 
 # -- the posterior predictive -------------------------------------------------

@@ -330,8 +330,8 @@ def _guarded(target: Target, source: str) -> Target:
 
     compiled = target.trajectory
 
-    def trajectory(*args: Any) -> Any:
-        return _call_user(lambda _: compiled(*args), None, source, POINT, as_array=False)  # type: ignore[misc]
+    def trajectory(*args: Any, **kwargs: Any) -> Any:
+        return _call_user(lambda _: compiled(*args, **kwargs), None, source, POINT, as_array=False)  # type: ignore[misc]
 
     return dataclasses.replace(
         target,

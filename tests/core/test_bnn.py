@@ -157,3 +157,48 @@ def test_bad_training_data_is_one_line_naming_the_file(tmp_path, text, message) 
     with pytest.raises(InputError, match=message) as err:
         get_target("bnn", data=str(path))
     assert err.value.source == str(path)
+
+
+def test_the_compiled_point_function_is_the_numpy_density() -> None:
+    # bnn_kernel.point is what HMC's compiled trajectories integrate: it must be _value_and_grad to rounding,
+    # on several inputs (p = 1 and p = 3), at ordinary and at saturating weights (tanh near +-1).
+    from mcmc.core.samplers.compiled import make_batch
+    from mcmc.core.targets.bnn_kernel import point, point_data
+
+    rng = np.random.default_rng(8)
+    x3 = rng.normal(size=(20, 3))
+    wide = BnnData(x3, x3 @ [1.0, -2.0, 0.5] + rng.normal(size=20), x3.mean(0), x3.std(0, ddof=1), 0.3, 1.7,
+                   ("a", "b", "c", "y"), "three")  # fmt: skip
+    for target in (get_target("bnn", hidden=5), build(wide, 4)):
+        x = rng.normal(size=(6, target.dim)) * np.array([1.0, 1.0, 1.0, 1.0, 30.0, 2.0])[:, None]
+        want_lp, want_g = target._value_and_grad(x)
+        got_lp, got_g = make_batch(point, point_data(target))(x)
+        np.testing.assert_allclose(got_lp, want_lp, rtol=1e-12)
+        np.testing.assert_allclose(got_g, want_g, rtol=1e-10, atol=1e-9 * np.abs(want_g).max())
+
+
+def test_hmc_gibbs_moves_all_chains_in_one_compiled_call_as_the_numpy_loop_does() -> None:
+    # The compiled path (every chain under its own precisions, one call) and the per-chain NumPy loop draw
+    # the same random numbers, so a few iterations must agree to rounding.
+    import dataclasses
+
+    target = get_target("bnn", hidden=4)
+    plain = dataclasses.replace(target, trajectory=None)
+    params = {"step_size": np.array([0.02, 0.03, 0.025]), "path_length": 0.3, "persistence": 0.8,
+              "inv_mass": np.linspace(0.5, 1.5, 3 * (target.n_weights))[::-1].reshape(3, -1)}  # fmt: skip
+    start = target.initial(ChainRandom(4, chains=3), 3)
+    out = []
+    for t in (target, plain):
+        rng = ChainRandom(12, chains=3)
+        state = hmc_within_gibbs.init(start, t)
+        infos = []
+        for _ in range(5):
+            state, info = hmc_within_gibbs.step(rng, state, t, **params)
+            infos.append(info)
+        out.append((state, infos))
+    (a, ia), (b, ib) = out
+    np.testing.assert_allclose(a.position, b.position, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(a.momentum, b.momentum, rtol=1e-9, atol=1e-9)
+    assert all(np.array_equal(x.n_steps, y.n_steps) and np.array_equal(x.accepted, y.accepted)
+               for x, y in zip(ia, ib, strict=True))  # fmt: skip
+    assert sum(int(i.accepted.sum()) for i in ia) > 5  # the test moved the chains

@@ -109,3 +109,40 @@ def test_an_error_inside_the_compiled_function_names_the_file(tmp_path: Path) ->
         t.trajectory(np.zeros((1, 2)), np.ones((1, 2)) * 100, np.zeros(1), np.zeros((1, 2)), np.ones(1),
                      np.ones(1, int), np.ones((1, 2)), 1000.0)
     assert err.value.source == str(path)
+
+
+_CACHE_PROBE = """
+import sys
+import numpy as np
+from mcmc.core.targets.user import load_user_target
+t = load_user_target(sys.argv[1])
+x = np.full((1, 2), 0.5)
+lp, g = t.value_and_grad(x)
+out = t.trajectory(x, np.ones((1, 2)), lp, g, np.full(1, 0.1), np.full(1, 3), np.ones((1, 2)), 1000.0)
+generated = [m for name, m in sys.modules.items() if name.startswith("mcmc_kernels_")]
+print(float(out.log_density[0]), len(generated[0].run.stats.cache_hits))
+"""
+
+
+def test_compiled_kernels_are_cached_across_processes_and_follow_edits_of_the_file(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "model.py"
+    env = {**os.environ, "MCMC_CACHE_DIR": str(tmp_path / "kernels")}
+
+    def probe() -> tuple[float, int]:
+        out = subprocess.run([sys.executable, "-c", _CACHE_PROBE, str(path)], env=env, capture_output=True,
+                             text=True, check=True).stdout.split()  # fmt: skip
+        return float(out[0]), int(out[1])
+
+    source = "import numba\nimport numpy as np\ndim = 2\n@numba.njit\ndef point_log_density_and_grad(x):\n"
+    path.write_text(source + "    return -0.5 * x @ x, -x\n")
+    first, hits_first = probe()
+    again, hits_again = probe()
+    assert hits_first == 0 and hits_again == 1 and again == first  # compiled once, loaded the second time
+    path.write_text(source + "    return -x @ x, -2.0 * x\n")  # the same names, another density
+    edited, hits_edited = probe()
+    assert hits_edited == 0 and edited != first  # a new kernel, not the stale one
+    assert len(list((tmp_path / "kernels").glob("mcmc_kernels_*.py"))) == 2
