@@ -45,14 +45,20 @@ mass matrix is the marginal variance of the HMC coordinates. Both are frozen
 after warm-up, so the sampling phase is a fixed, valid kernel (adaptation
 that depends on the changing blocks is confined to the discarded warm-up).
 
-Defaults: short trajectories with persistence, as Neal ran his networks:
-``path_length`` :data:`PATH_LENGTH` (0.5, against plain HMC's pi/2) and
-``persistence`` :data:`PERSISTENCE` (0.8). The weights' posterior is narrow
-in some directions (the step size is set by them) and wide in others
-(non-identifiable weights): long trajectories cost hundreds of gradients per
-iteration, while with persistence successive short trajectories keep going
-the same way and the hyperparameters are redrawn between them. Both are
-options (``--path-length``, ``--persistence``).
+Defaults: trajectories shorter than plain HMC's, with persistence, as Neal
+ran his networks: ``path_length`` :data:`PATH_LENGTH` (1.0, against plain
+HMC's pi/2) and ``persistence`` :data:`PERSISTENCE` (0.8). The weights'
+posterior is narrow in some directions (the step size is set by them) and
+wide in others (non-identifiable weights); with persistence successive
+trajectories keep going the same way and the hyperparameters are redrawn
+between them. The length was measured on the ``bnn`` target, 16 hidden
+units, 4 chains x (1000 + 1000), seed 0 (``bench/bnn.py``'s data), as the
+minimum bulk ESS per second of the hyperparameters / of the predictions:
+0.5 gave 15.8 / 178 on mcycle and 0.60 / 2.5 on the 5-predictor Friedman
+data; 1.0 gave 13.9 / 160 and 0.73 / 8.4; 1.5 gave 12.7 / 83 and 1.1 / 7.2.
+1.0 is the balance: 0.5 mixed the Friedman network's predictions three
+times slower per second. Both are options (``--path-length``,
+``--persistence``).
 
 Statistics: HMC's (``acceptance_rate``, ``accepted``, ``diverging``,
 ``energy`` of the HMC part, ``step_size``, ``n_steps``, ``reached_max_steps``,
@@ -86,7 +92,7 @@ NAME = "hmc-gibbs"
 NEEDS = "Gibbs blocks (FullConditionals with index blocks) and a gradient: the bnn target, or a user file with them"
 
 Info = hmc.Info
-PATH_LENGTH = 0.5
+PATH_LENGTH = 1.0
 PERSISTENCE = 0.8
 
 
