@@ -62,7 +62,7 @@ SAMPLERS = ("hmc", "nuts", "blackjax")
 #: The same posteriors written as numba point functions (docs/formats.md, "Compiled targets"): HMC runs
 #: whole trajectories compiled. Named with --posteriors; only our samplers run them (BlackJAX runs the
 #: posterior's own JAX model under its plain name).
-COMPILED = {"garch11_numba": "garch-garch11", "gp_pois_regr_numba": "gp_pois_regr-gp_pois_regr"}
+COMPILED = {f"{name}_numba": posterior for name, posterior in POSTERIORS.items()}
 POSTERIORS_ALL = {**POSTERIORS, **COMPILED}
 
 
@@ -77,6 +77,7 @@ class Result:
     grads: int
     grads_warmup: int
     wall: float
+    run_seconds: float | None = None  # BlackJAX: its compiled run alone (import and compile excluded)
 
     @property
     def bulk_per_grad(self) -> float:
@@ -93,6 +94,10 @@ class Result:
     @property
     def ess_per_s(self) -> float:
         return self.ess_bulk / self.wall
+
+    @property
+    def ess_per_run_s(self) -> float | None:
+        return None if self.run_seconds is None else self.ess_bulk / self.run_seconds
 
 
 def _timed(cmd: list[str]) -> float:
@@ -114,6 +119,7 @@ def run_one(posterior: str, sampler: str, seed: int, args: argparse.Namespace, t
                        "--out", str(out)])  # fmt: skip
         with np.load(out) as f:
             x, n_steps, n_warm = f["x"], f["n_steps"], f["n_steps_warmup"]
+            run_seconds = float(f["seconds_run"])
         c, d, dim = x.shape
         draws = target.report(x.reshape(c * d, dim)).reshape(c, d, -1)
         grads_warmup = int(n_warm.sum())
@@ -129,6 +135,7 @@ def run_one(posterior: str, sampler: str, seed: int, args: argparse.Namespace, t
         )  # fmt: skip
         grads_warmup = int(chains.attrs["n_gradient_evals_warmup"])
         grads = grads_warmup + int(chains.attrs["n_gradient_evals"])
+        run_seconds = None
     ref = REFERENCE[POSTERIORS_ALL[posterior]]
     mean, mcse = draws.mean(axis=(0, 1)), stats.mcse_mean(draws)
     sd, mcse_sd = draws.std(axis=(0, 1), ddof=1), stats.mcse_sd(draws)
@@ -138,7 +145,7 @@ def run_one(posterior: str, sampler: str, seed: int, args: argparse.Namespace, t
         z.append(abs(mean[i] - r["mean"]) / math.hypot(mcse[i], r["mcse_mean"]))
         z.append(abs(sd[i] - r["sd"]) / math.hypot(mcse_sd[i], r["mcse_sd"]))
     return Result(posterior, sampler, seed, float(max(z)), float(stats.ess_bulk(draws).min()),
-                  float(stats.ess_tail(draws).min()), grads, grads_warmup, wall)  # fmt: skip
+                  float(stats.ess_tail(draws).min()), grads, grads_warmup, wall, run_seconds)  # fmt: skip
 
 
 def _gmean(values: list[float]) -> float:
@@ -147,8 +154,9 @@ def _gmean(values: list[float]) -> float:
 
 def table(results: list[Result], samplers: list[str]) -> str:
     lines = [
-        "| posterior | sampler | max \\|z\\| | bulk ESS/grad | tail ESS/grad | warm-up share | ESS/s (process) | wall s |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        "| posterior | sampler | max \\|z\\| | bulk ESS/grad | tail ESS/grad | warm-up share | ESS/s (process) | wall s "
+        "| ESS/s (compiled run) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     summary: dict[str, dict[str, list[float]]] = {s: {"bulk": [], "tail": [], "eps": []} for s in samplers}
     for posterior in dict.fromkeys(r.posterior for r in results):
@@ -162,9 +170,11 @@ def table(results: list[Result], samplers: list[str]) -> str:
             summary[sampler]["bulk"].append(bulk)
             summary[sampler]["tail"].append(tail)
             summary[sampler]["eps"].append(eps)
+            compiled = [r.ess_per_run_s for r in rs if r.ess_per_run_s is not None]
             lines.append(
                 f"| {posterior} | {sampler} | {max(r.max_z for r in rs):.2f} | {bulk:.4f} | {tail:.4f} | "
-                f"{np.mean([r.warmup_share for r in rs]):.0%} | {eps:.1f} | {np.mean([r.wall for r in rs]):.1f} |"
+                f"{np.mean([r.warmup_share for r in rs]):.0%} | {eps:.1f} | {np.mean([r.wall for r in rs]):.1f} | "
+                f"{f'{np.mean(compiled):.1f}' if compiled else '-'} |"
             )
     lines += ["", "| geometric mean | bulk ESS/grad | tail ESS/grad | ESS/s | vs blackjax (bulk, tail, ESS/s) |",
               "|---|---:|---:|---:|---|"]  # fmt: skip
@@ -178,7 +188,29 @@ def table(results: list[Result], samplers: list[str]) -> str:
         if base and base["bulk"] and len(base["bulk"]) == len(s["bulk"]):
             ratio = ", ".join(f"{v / _gmean(base[k]):.2f}x" for v, k in zip(g, ("bulk", "tail", "eps"), strict=True))
         lines.append(f"| {sampler} | {g[0]:.4f} | {g[1]:.4f} | {g[2]:.1f} | {ratio} |")
-    return "\n".join(lines)
+    return "\n".join(lines + _compiled_block(results))
+
+
+def _compiled_block(results: list[Result]) -> list[str]:
+    """Our HMC on the numba targets (whole process) against BlackJAX's whole process and its compiled run."""
+
+    def mean(posterior: str, sampler: str, key: str) -> float | None:
+        values = [getattr(r, key) for r in results if r.posterior == posterior and r.sampler == sampler]
+        values = [v for v in values if v is not None]
+        return float(np.mean(values)) if values else None
+
+    lines = []
+    for numba_name, name in ((k, k.removesuffix("_numba")) for k in COMPILED):
+        ours = mean(numba_name, "hmc", "ess_per_s")
+        process, run = mean(name, "blackjax", "ess_per_s"), mean(name, "blackjax", "ess_per_run_s")
+        if ours is None or process is None or run is None:
+            continue
+        if not lines:
+            lines = ["", "| compiled target | hmc ESS/s (process) | blackjax ESS/s (process) | blackjax ESS/s "
+                     "(compiled run) | vs process | vs compiled run |", "|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+        lines.append(f"| {numba_name} | {ours:.1f} | {process:.1f} | {run:.1f} | {ours / process:.2f}x | "
+                     f"{ours / run:.2f}x |")  # fmt: skip
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
