@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,8 +16,11 @@ from hypothesis import HealthCheck, settings
 DATA = Path(__file__).parent / "data"
 
 # Compiled kernels for the test files' point functions go to a folder of this
-# session (inherited by the CLI processes tests start), not the user's cache.
-os.environ.setdefault("MCMC_CACHE_DIR", tempfile.mkdtemp(prefix="mcmc-test-kernels-"))
+# session (inherited by the CLI processes tests start), not the user's cache,
+# and the folder goes when the session ends.
+if "MCMC_CACHE_DIR" not in os.environ:
+    os.environ["MCMC_CACHE_DIR"] = tempfile.mkdtemp(prefix="mcmc-test-kernels-")
+    atexit.register(shutil.rmtree, os.environ["MCMC_CACHE_DIR"], ignore_errors=True)
 
 # Two cores shared with numba compilation: wall-clock deadlines would make
 # property tests flaky without making them stricter.

@@ -265,3 +265,20 @@ def make_trajectory(point: Any, data: tuple[Any, ...] | None = None) -> Callable
         return Trajectory(*out)
 
     return trajectory
+
+
+def lazy_trajectory(module: str, name: str, data: tuple[Any, ...]) -> Callable[..., Trajectory]:
+    """:func:`make_trajectory` for the point function ``module.name``, made at the first call.
+
+    For built-in targets: building a target then costs no numba import or
+    kernel load unless HMC runs on it.
+    """
+    made: list[Callable[..., Trajectory]] = []
+
+    def trajectory(*args: Any, **kwargs: Any) -> Trajectory:
+        if not made:
+            made.append(make_trajectory(getattr(importlib.import_module(module), name), data))
+        return made[0](*args, **kwargs)
+
+    return trajectory
+

@@ -29,7 +29,10 @@ from pathlib import Path
 import numpy as np
 
 from mcmc.core.errors import InputError, UsageError
+from mcmc.core.samplers.compiled import lazy_trajectory
 from mcmc.core.targets.base import Target, flat_names
+
+KERNELS = "mcmc.core.targets.model_kernels"  # their point functions, compiled (HMC's trajectories)
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 EIGHT_Y = np.array([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0])
@@ -155,6 +158,7 @@ def logistic(data: str | None = None, prior_sd: float = 2.5) -> Target:
         log_prior=log_prior,
         log_likelihood=log_likelihood,
         options={"data": data, "prior_sd": float(prior_sd)},
+        trajectory=lazy_trajectory(KERNELS, "logistic", (np.ascontiguousarray(X), y.astype(float), s2, prior_const)),
     )
 
 
@@ -271,6 +275,7 @@ def eight_schools() -> Target:
         log_likelihood=log_likelihood,
         transform=transform,
         options={},
+        trajectory=lazy_trajectory(KERNELS, "eight_schools", (y, sigma)),
     )
 
 
