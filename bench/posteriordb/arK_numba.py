@@ -5,17 +5,15 @@ file, with its lagged design matrix); the log density and gradient written as
 one ``@numba.njit`` point function (``docs/formats.md``, "Compiled targets").
 """
 
-import importlib.util
+import runpy
 from pathlib import Path
 
 import numba
 import numpy as np
 
-_spec = importlib.util.spec_from_file_location("_arK_numpy", Path(__file__).with_name("arK.py"))
-_m = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_m)
-dim, variables, transform = _m.dim, _m.variables, _m.transform
-Z, OBS = np.ascontiguousarray(_m._Z), _m._obs
+_m = runpy.run_path(str(Path(__file__).with_name("arK.py")))  # the NumPy file: model, data, transforms
+dim, variables, transform = _m["dim"], _m["variables"], _m["transform"]
+Z, OBS = np.ascontiguousarray(_m["_Z"]), _m["_obs"]
 
 
 @numba.njit(cache=True)

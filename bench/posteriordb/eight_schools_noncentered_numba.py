@@ -6,17 +6,15 @@ function, so ``mcmc sample -s hmc`` runs whole trajectories compiled
 (``docs/formats.md``, "Compiled targets").
 """
 
-import importlib.util
+import runpy
 from pathlib import Path
 
 import numba
 import numpy as np
 
-_spec = importlib.util.spec_from_file_location("_eight_schools_numpy", Path(__file__).with_name("eight_schools_noncentered.py"))
-_m = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_m)
-dim, variables, transform = _m.dim, _m.variables, _m.transform
-Y, SIGMA, J = _m._y, _m._sigma, _m._J
+_m = runpy.run_path(str(Path(__file__).with_name("eight_schools_noncentered.py")))  # the NumPy file: model, data, transforms
+dim, variables, transform = _m["dim"], _m["variables"], _m["transform"]
+Y, SIGMA, J = _m["_y"], _m["_sigma"], _m["_J"]
 
 
 @numba.njit(cache=True)

@@ -5,17 +5,15 @@ file); the log density and gradient written as one ``@numba.njit`` point
 function (``docs/formats.md``, "Compiled targets").
 """
 
-import importlib.util
+import runpy
 from pathlib import Path
 
 import numba
 import numpy as np
 
-_spec = importlib.util.spec_from_file_location("_kidiq_numpy", Path(__file__).with_name("kidiq_kidscore_momiq.py"))
-_m = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_m)
-dim, variables, transform = _m.dim, _m.variables, _m.transform
-SCORE, IQ = _m._score, _m._iq
+_m = runpy.run_path(str(Path(__file__).with_name("kidiq_kidscore_momiq.py")))  # the NumPy file: model, data, transforms
+dim, variables, transform = _m["dim"], _m["variables"], _m["transform"]
+SCORE, IQ = _m["_score"], _m["_iq"]
 
 
 @numba.njit(cache=True)
