@@ -146,3 +146,27 @@ def test_compiled_kernels_are_cached_across_processes_and_follow_edits_of_the_fi
     edited, hits_edited = probe()
     assert hits_edited == 0 and edited != first  # a new kernel, not the stale one
     assert len(list((tmp_path / "kernels").glob("mcmc_kernels_*.py"))) == 2
+
+
+def test_kernel_files_not_loaded_for_a_month_are_pruned_when_a_new_one_is_written(tmp_path: Path, monkeypatch) -> None:
+    import os
+    import time
+
+    from mcmc.core.samplers import compiled
+
+    folder = tmp_path / "kernels"
+    (folder / "__pycache__").mkdir(parents=True)
+    month = time.time() - (compiled.STALE_DAYS + 1) * 86400
+    for stem, when in (("mcmc_kernels_old", month), ("mcmc_kernels_recent", time.time() - 86400)):
+        (folder / f"{stem}.py").write_text("")
+        (folder / "__pycache__" / f"{stem}.run-1.py313.nbi").write_text("")
+        os.utime(folder / f"{stem}.py", (when, when))
+    monkeypatch.setenv("MCMC_CACHE_DIR", str(folder))
+    path = tmp_path / "model.py"
+    path.write_text("import numba\nimport numpy as np\ndim = 2\n@numba.njit\ndef point_log_density_and_grad(x):\n"
+                    "    return -0.5 * x @ x, -x\n")
+    load_user_target(str(path))
+    names = sorted(p.name for p in folder.glob("mcmc_kernels_*.py"))
+    assert "mcmc_kernels_old.py" not in names and "mcmc_kernels_recent.py" in names and len(names) == 2
+    assert not list((folder / "__pycache__").glob("mcmc_kernels_old.*"))
+    assert list((folder / "__pycache__").glob("mcmc_kernels_recent.*"))
