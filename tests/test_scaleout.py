@@ -178,10 +178,13 @@ def _kill_a_busy_worker(client, killed: list[int], *, after: threading.Event | N
         busy = [w for w, keys in client.processing().items() if keys]
         if busy:
             time.sleep(into_task)
-            pid = client.run(os.getpid, workers=busy[:1])[busy[0]]
-            os.kill(pid, signal.SIGKILL)
-            killed.append(pid)
-            return
+            # The scheduler may answer for a worker it no longer reaches (its reply then lacks the address, or
+            # holds the error): poll again rather than fail in this thread, which pytest would report instead.
+            pid = client.run(os.getpid, workers=busy[:1], on_error="return").get(busy[0])
+            if isinstance(pid, int):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+                return
         time.sleep(poll)
 
 
