@@ -64,7 +64,9 @@ HELP = (
     "[dim]# the burglary network given both calls: marginals, estimated and exact[/]\n\n"
     "mcmc sample -t earthquake.bif --observe JohnCalls=True,MaryCalls=True --exact\n\n"
     "[dim]# your own model: chains 4-7 of an 8-chain run, on a second machine[/]\n\n"
-    "mcmc sample -t model.py\\[:target] --seed 7 -c 4 --first-chain 4 -o b.nc"
+    "mcmc sample -t model.py\\[:target] --seed 7 -c 4 --first-chain 4 -o b.nc\n\n"
+    "[dim]# a file with a @numba.njit point_log_density_and_grad(x): compiled HMC paths[/]\n\n"
+    "mcmc sample -t bench/posteriordb/garch11_numba.py --seed 1"
 )
 
 
@@ -81,7 +83,8 @@ def command(
             "-t",
             metavar="NAME|FILE.py[:obj]",
             rich_help_panel="Target",
-            help="Built-in target or a Python file defining log_density(x) and dim.",
+            help="Built-in target or a Python file defining log_density(x) and dim (or a numba-compiled "
+            "point_log_density_and_grad(x) for compiled HMC paths).",
         ),
     ] = "gaussian",
     sampler: options.Sampler = None,
