@@ -187,7 +187,7 @@ def _kernels(point: Any, one_point: bool) -> _Kernels:
         POINTS[key] = point
         try:
             return _from_file(key, one_point)
-        except OSError:
+        except (OSError, SyntaxError, ImportError):  # an unwritable folder, a damaged generated file
             pass
     from numba import njit
 

@@ -3,9 +3,9 @@
 Each is ``point(x, data) -> (log density, gradient)`` for one point, the
 NumPy density of :mod:`mcmc.core.targets.models` written as loops for numba
 (:mod:`mcmc.core.samplers.compiled`), and tested equal to it
-(``tests/core/test_models.py``). On a 4-chain run of eight schools a NumPy
-leapfrog step costs about 30 µs of the model's array calls and 20 µs of the
-integrator's; compiled, the whole path costs less than one of them.
+(``tests/core/test_model_kernels.py``). On a 4-chain run of eight schools a NumPy
+leapfrog step costs tens of microseconds of array calls (the model's and
+the integrator's); compiled, a whole path costs about as much as one of them.
 """
 
 from __future__ import annotations
