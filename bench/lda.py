@@ -2,7 +2,7 @@
 
 Corpus: 20 Newsgroups as LDA-C (``/work/shared/corpora/20ng_all_filtered.ldac``,
 18,771 documents, 2.2 M tokens, 28,431 words), read with our reader
-(:func:`mcmc.core.lda.corpus.load_corpus`; its time is printed). K = 20 and
+(:func:`mcmc.core.lda.readers.load_corpus`; its time is printed). K = 20 and
 K = 100, alpha = 0.1, beta (eta) = 0.01, 200 Gibbs iterations, fixed seeds.
 
 Rows, for each K:
@@ -68,9 +68,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln
 
-from mcmc.core.lda.corpus import Corpus, load_corpus, synthetic_corpus
+from mcmc.core.lda.corpus import Corpus, synthetic_corpus
 from mcmc.core.lda.gibbs import fit
 from mcmc.core.lda.likelihood import collapsed_log_joint
+from mcmc.core.lda.readers import load_corpus
 
 CORPORA = "/work/shared/corpora"
 ALPHA, BETA = 0.1, 0.01
@@ -236,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     corpus = load_corpus(path)
     print(f"corpus {path}: {corpus.n_docs} documents, {corpus.n_tokens} tokens, {corpus.vocab_size} words "
-          f"(read in {time.perf_counter() - t0:.2f} s by mcmc.core.lda.corpus)")
+          f"(read in {time.perf_counter() - t0:.2f} s by mcmc.core.lda.readers)")
     # Compile (or load from numba's cache) every kernel before any clock starts, and check the count formula.
     tiny = synthetic_corpus(np.random.default_rng(0), n_topics=3, vocab_size=30, n_docs=20, doc_length=10).corpus
     for method in ("collapsed", "partial"):

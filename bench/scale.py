@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 
 from mcmc.core.chains import npz_bytes
-from mcmc.core.lda.corpus import load_corpus
 from mcmc.core.lda.gibbs import fit
+from mcmc.core.lda.readers import load_corpus
 from mcmc.core.scaleout import ChainsJob, fit_chains, fit_sharded, run_block, run_blocks
 
 CORPUS = Path("/work/shared/corpora/20ng_all_filtered.ldac")

@@ -28,7 +28,8 @@ import numpy as np
 from mcmc.core.chains import atomic_output
 from mcmc.core.errors import InputError, UsageError
 from mcmc.core.lda import evaluate
-from mcmc.core.lda.corpus import Corpus, load_corpus
+from mcmc.core.lda.corpus import Corpus
+from mcmc.core.lda.readers import load_corpus
 from mcmc.core.random import generator
 
 FORMAT = "mcmc.lda-model"

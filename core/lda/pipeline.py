@@ -38,8 +38,9 @@ import numpy as np
 from mcmc.core.chains import Chains, atomic_output
 from mcmc.core.lda import evaluate
 from mcmc.core.lda.config import LdaConfig
-from mcmc.core.lda.corpus import Corpus, SyntheticCorpus, detect_format, load_corpus, synthetic_corpus
+from mcmc.core.lda.corpus import Corpus, SyntheticCorpus, synthetic_corpus
 from mcmc.core.lda.gibbs import LdaFit, fit
+from mcmc.core.lda.readers import detect_format, load_corpus
 from mcmc.core.random import generator
 
 SYNTHETIC_SEED = 2003
@@ -66,7 +67,7 @@ def load_input(
     min_df: float | None = None,
     max_df: float | None = None,
 ) -> LdaInput:
-    """The corpus at ``path`` (:func:`mcmc.core.lda.corpus.load_corpus`), or the synthetic one when ``None``."""
+    """The corpus at ``path`` (:func:`mcmc.core.lda.readers.load_corpus`), or the synthetic one when ``None``."""
     if path is None:
         truth = synthetic_corpus(np.random.default_rng(SYNTHETIC_SEED))
         return LdaInput(truth.corpus, SYNTHETIC_SOURCE, truth)

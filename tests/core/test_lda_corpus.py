@@ -8,17 +8,8 @@ import numpy as np
 import pytest
 
 from mcmc.core.errors import InputError
-from mcmc.core.lda.corpus import (
-    ENGLISH_STOP_WORDS,
-    Corpus,
-    detect_format,
-    document_frequency,
-    filter_vocabulary,
-    load_corpus,
-    read_ldac,
-    synthetic_corpus,
-    tokenize,
-)
+from mcmc.core.lda.corpus import Corpus, document_frequency, filter_vocabulary, synthetic_corpus
+from mcmc.core.lda.readers import ENGLISH_STOP_WORDS, detect_format, load_corpus, read_ldac, tokenize
 
 
 @pytest.fixture
@@ -319,7 +310,7 @@ def test_ldac_read_in_blocks_of_lines_is_the_same_corpus(lda_dir: Path, tmp_path
                                                            block: int) -> None:
     # The reader parses whole lines in blocks (to bound its memory): any block size, the same corpus,
     # and an error in a late block still names the file's line.
-    import mcmc.core.lda.corpus as corpus_module
+    import mcmc.core.lda.readers as corpus_module
 
     whole = read_ldac(lda_dir / "reuters50.ldac")
     monkeypatch.setattr(corpus_module, "LDAC_BLOCK_BYTES", block)
