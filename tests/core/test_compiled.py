@@ -170,3 +170,19 @@ def test_kernel_files_not_loaded_for_a_month_are_pruned_when_a_new_one_is_writte
     assert "mcmc_kernels_old.py" not in names and "mcmc_kernels_recent.py" in names and len(names) == 2
     assert not list((folder / "__pycache__").glob("mcmc_kernels_old.*"))
     assert list((folder / "__pycache__").glob("mcmc_kernels_recent.*"))
+
+
+def test_a_damaged_generated_kernel_file_falls_back_to_compiling_in_memory(tmp_path: Path, monkeypatch) -> None:
+    from mcmc.core.samplers import compiled
+
+    monkeypatch.setenv("MCMC_CACHE_DIR", str(tmp_path / "kernels"))
+    path = tmp_path / "model.py"
+    path.write_text("import numba\nimport numpy as np\ndim = 2\n@numba.njit\ndef point_log_density_and_grad(x):\n"
+                    "    return -0.5 * x @ x, -x\n")
+    load_user_target(str(path))
+    (generated,) = (tmp_path / "kernels").glob("mcmc_kernels_*.py")
+    generated.write_text("def broken(:\n")
+    compiled._kernels.cache_clear()
+    t = load_user_target(str(path))
+    lp, g = t.value_and_grad(np.array([[1.0, 2.0]]))
+    assert lp[0] == -2.5 and np.array_equal(g, [[-1.0, -2.0]])
