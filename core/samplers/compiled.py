@@ -158,17 +158,21 @@ def _key(point: Any, one_point: bool) -> str | None:
     numba's cache does not look into the functions a cached function calls:
     the key must change whenever the point function might, so it hashes the
     file the function is defined in (with the kernels' source and numba's
-    version), not only the function's name.
+    version), not only the function's name. It hashes the function's module
+    name too: a cached kernel finds the point function again by that name, so
+    the same bytes in another file (another module) need their own kernel.
     """
     import numba
 
     try:
         code = point.py_func.__code__
         source = Path(code.co_filename).read_bytes()
+        module = str(point.py_func.__module__)
     except (AttributeError, OSError):
         return None
     h = hashlib.sha256()
-    for part in (source, code.co_name.encode(), _source(one_point, True).encode(), numba.__version__.encode()):
+    kernels = _source(one_point, True).encode()
+    for part in (source, module.encode(), code.co_name.encode(), kernels, numba.__version__.encode()):
         h.update(part)
         h.update(b"\0")
     return h.hexdigest()[:24]

@@ -146,6 +146,12 @@ def test_compiled_kernels_are_cached_across_processes_and_follow_edits_of_the_fi
     edited, hits_edited = probe()
     assert hits_edited == 0 and edited != first  # a new kernel, not the stale one
     assert len(list((tmp_path / "kernels").glob("mcmc_kernels_*.py"))) == 2
+    # the same bytes in another file are another module, which a cached kernel could not find by name
+    path = tmp_path / "copy" / "model.py"
+    path.parent.mkdir()
+    path.write_text(source + "    return -x @ x, -2.0 * x\n")
+    copied, _ = probe()
+    assert copied == edited
 
 
 def test_kernel_files_not_loaded_for_a_month_are_pruned_when_a_new_one_is_written(tmp_path: Path, monkeypatch) -> None:
