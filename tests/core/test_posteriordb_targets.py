@@ -161,15 +161,18 @@ def test_transforms_are_stans():
     assert np.all(m[:, 1] > m[:, 0])  # ordered
 
 
-def test_hmc_warmup_on_the_gaussian_mixture_stays_at_most_60_percent_of_the_gradients():
+@pytest.mark.parametrize("name", ["low_dim_gauss_mix", "low_dim_gauss_mix_numba"])
+def test_hmc_warmup_on_the_gaussian_mixture_stays_at_most_60_percent_of_the_gradients(name):
     # Issue 15: one chain's warm-up on this posterior used to take 52,000 gradients (84 % of the
     # run's, against 50 % on the others): a stiff start at the identity metric, then a first window
     # that had not converged and step sizes that dipped to 1e-3. Gradient counts are exact for a seed;
-    # seed 2 was the worst of three (59.8 %).
+    # seed 2 is the worst of three. The compiled file rounds differently and takes another path: with
+    # the step-size check only 20 iterations after each metric update, one chain's drifted windows
+    # kept it at 25 to 55 steps per iteration for 170 iterations (64 %); now 58.5 % (NumPy: 58.0 %).
     from mcmc.core.samplers import get_sampler
     from mcmc.core.samplers.driver import run
 
-    chains = run(get_sampler("hmc"), load("low_dim_gauss_mix"), chains=4, warmup=1000, draws=1000, seed=2).chains
+    chains = run(get_sampler("hmc"), load(name), chains=4, warmup=1000, draws=1000, seed=2).chains
     warm, sampling = chains.attrs["n_gradient_evals_warmup"], chains.attrs["n_gradient_evals"]
     assert warm / (warm + sampling) <= 0.60, (warm, sampling)
 
