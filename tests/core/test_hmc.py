@@ -315,34 +315,35 @@ def test_a_metric_that_collapses_the_step_size_is_undone_per_chain() -> None:
     assert adapter.inv_mass[1, 0] < 3.0 and not np.all(adapter.inv_mass[1] == 1.0)
 
 
-def test_a_chain_whose_step_stays_tiny_refits_its_metric_from_draws_after_the_restart() -> None:
-    # Chain 0 drifts a long way in coordinate 0 early in the window that ends at
-    # ends[2], and its step size only collapses after the check that follows the
-    # update at ends[1] (rejections from iteration 175 on). The collapse is caught
-    # when it happens, the chain refits its metric on a short window of its own
-    # later draws (sd 2), and the update at ends[2] keeps that metric instead of
-    # the window's drift-inflated variance. Chain 1 (standard normal draws, no
+def test_a_chain_back_on_an_unfit_metric_refits_it_from_draws_after_the_restart() -> None:
+    # Chain 0 drifts a long way in coordinate 0 from the second window on, and
+    # rejects everything from the update at ends[1] until it restarts: the new
+    # metric is undone at the check CHECK_AFTER iterations later, the metric it
+    # goes back to leaves the step tiny too, so CHECK_AFTER iterations after
+    # that the chain refits its metric on a short window of its own later draws
+    # (sd 2), and the update at ends[2] keeps that metric instead of the
+    # window's drift-inflated variance. Chain 1 (standard normal draws, no
     # rejections) follows the regular windows.
     t = gaussian(3)
     rng = np.random.default_rng(1)
     adapter = hmc.make_adapter(1000, hmc.init(np.zeros((2, 3)), t), t, ChainRandom(0, chains=2))
-    start, end = adapter.ends[1] + 1, adapter.ends[2]
     assert adapter.ends[:3] == [99, 149, 249]
+    first, second, third = adapter.ends[:3]
+    settled = second + 2 * hmc_adapt.CHECK_AFTER  # the restarted window's first draw
     restarted_at = None
-    for i in range(end + 1):
+    for i in range(third + 1):
         x = rng.normal(size=(2, 3))
-        if restarted_at is None and start <= i:
-            x[0, 0] = 400.0 * (i - start) / 10  # drift
-        elif restarted_at is not None:
+        if first < i < settled:
+            x[0, 0] = 40.0 * (i - first)  # drift
+        elif i >= settled:
             x[0] *= 2.0
-        collapsing = restarted_at is None and i >= 175
-        acc = np.array([0.0 if collapsing else 0.8, 0.8])
+        rejecting = restarted_at is None and i > second
+        acc = np.array([0.0 if rejecting else 0.8, 0.8])
         info = hmc.Info(*(acc for _ in hmc.Info._fields))
         adapter.update(hmc.State(x, t.log_density(x), t.grad_log_density(x), np.zeros((2, 3))), info)
         if restarted_at is None and adapter._restart is not None:
             restarted_at = i
-    assert restarted_at is not None and 175 < restarted_at < end - hmc_adapt.RESTART_WINDOW
-    assert restarted_at != adapter.ends[1] + hmc_adapt.CHECK_AFTER  # caught between the scheduled checks
-    np.testing.assert_array_equal(adapter.fallbacks, [1, 0])
+    assert restarted_at == settled
+    np.testing.assert_array_equal(adapter.fallbacks, [2, 0])  # the undo, then the refit
     assert np.all((1.5 < adapter.inv_mass[0]) & (adapter.inv_mass[0] < 10.0)), adapter.inv_mass[0]
     assert np.all((0.4 < adapter.inv_mass[1]) & (adapter.inv_mass[1] < 2.5)), adapter.inv_mass[1]
