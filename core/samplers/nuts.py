@@ -37,6 +37,13 @@ for chains still integrating. A chain's random numbers (momentum, directions,
 the multinomial draws) come from its own stream only when it is running, so
 chain ``i`` depends only on the seed and ``i``.
 
+A target with a compiled point function (a target file's
+``point_log_density_and_grad``, the built-in models that have one) carries a
+compiled transition, :func:`mcmc.core.samplers.compiled.make_tree`: the same
+algorithm per chain with no Python per leaf, reading the same random numbers
+(tested to build the same trees as the code below). The code below is the
+reference, and what every other target runs.
+
 Statistics (ArviZ names): ``acceptance_rate`` (Stan's ``accept_stat__``: the
 mean over every leapfrog step of the transition, thrown-away subtrees
 included, of ``min(1, exp(H0 - H))``; what dual averaging adapts the step size
@@ -190,6 +197,8 @@ def step(
     minv = inv_mass_per_chain(inv_mass, chains, dim, NAME)
 
     p0 = rng.normal((dim,)) / np.sqrt(minv)
+    if target.tree is not None:  # compiled: the whole transition without Python (mcmc.core.samplers.compiled)
+        return _compiled_step(rng, state, target.tree, p0, eps, minv, max_depth, max_err)
     h0 = -state.log_density + kinetic_energy(p0, minv)
 
     # The trajectory: its two ends (to integrate on from), the momenta there,
@@ -260,6 +269,32 @@ def step(
         lp=pick_lp.copy(),
     )
     return new, info
+
+
+def _compiled_step(rng: ChainRandom, state: State, tree: Any, p0: np.ndarray, eps: np.ndarray, minv: np.ndarray,
+                   max_depth: int, max_err: float) -> tuple[State, Info]:  # fmt: skip
+    """:func:`step` by a target's compiled transition, reading the same random numbers in place.
+
+    Per chain: one uniform per doubling, and an exponential per leaf and per
+    valid subtree, at most ``2^depth - 1 + depth`` of them.
+    """
+    uni, uni_pos = rng.reserve("uniform", max_depth)
+    expo, exp_pos = rng.reserve("exponential", 2**max_depth - 1 + max_depth)
+    out = tree(state.position, p0, state.log_density, state.grad, eps, minv, max_depth, max_err,
+               uni, uni_pos, expo, exp_pos)  # fmt: skip
+    rng.advance("uniform", out.uniforms_used)
+    rng.advance("exponential", out.exponentials_used)
+    info = Info(
+        acceptance_rate=out.sum_accept / np.maximum(out.n_steps, 1),
+        diverging=out.diverging,
+        energy=out.energy,
+        step_size=eps,
+        n_steps=out.n_steps,
+        tree_depth=out.depth,
+        reached_max_treedepth=out.depth >= max_depth,
+        lp=out.log_density.copy(),
+    )
+    return State(out.position, out.log_density, out.grad), info
 
 
 class _Subtree(NamedTuple):

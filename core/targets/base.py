@@ -81,6 +81,9 @@ class Target:
         Optional compiled leapfrog integrator with the signature and result of
         :func:`mcmc.core.samplers.leapfrog.integrate` less its first argument
         (:mod:`mcmc.core.samplers.compiled`); HMC uses it when present.
+    tree
+        Optional compiled NUTS transition (:func:`mcmc.core.samplers.compiled.make_tree`,
+        made from the same point function); NUTS uses it when present.
     options
         The keyword options the target was built with, recorded in the chains
         file so that ``get_target(name, **options)`` rebuilds the same target.
@@ -101,6 +104,7 @@ class Target:
     value_and_grad_fn: Callable[[Array], tuple[Array, Array]] | None = None
     options: dict[str, Any] = field(default_factory=dict)
     trajectory: Callable[..., Any] | None = None
+    tree: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         if not self.names:
