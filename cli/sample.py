@@ -65,7 +65,7 @@ HELP = (
     "mcmc sample -t earthquake.bif --observe JohnCalls=True,MaryCalls=True --exact\n\n"
     "[dim]# your own model: chains 4-7 of an 8-chain run, on a second machine[/]\n\n"
     "mcmc sample -t model.py\\[:target] --seed 7 -c 4 --first-chain 4 -o b.nc\n\n"
-    "[dim]# a file with a @numba.njit point_log_density_and_grad(x): compiled HMC paths[/]\n\n"
+    "[dim]# a file with a @numba.njit point_log_density_and_grad(x): compiled HMC and NUTS[/]\n\n"
     "mcmc sample -t bench/posteriordb/garch11_numba.py --seed 1"
 )
 
@@ -84,7 +84,7 @@ def command(
             metavar="NAME|FILE.py[:obj]",
             rich_help_panel="Target",
             help="Built-in target or a Python file defining log_density(x) and dim (or a numba-compiled "
-            "point_log_density_and_grad(x) for compiled HMC paths).",
+            "point_log_density_and_grad(x) for compiled HMC and NUTS).",
         ),
     ] = "gaussian",
     sampler: options.Sampler = None,
