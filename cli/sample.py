@@ -65,7 +65,7 @@ HELP = (
     "mcmc sample -t earthquake.bif --observe JohnCalls=True,MaryCalls=True --exact\n\n"
     "[dim]# your own model: chains 4-7 of an 8-chain run, on a second machine[/]\n\n"
     "mcmc sample -t model.py\\[:target] --seed 7 -c 4 --first-chain 4 -o b.nc\n\n"
-    "[dim]# a file with a @numba.njit point_log_density_and_grad(x): compiled HMC and NUTS[/]\n\n"
+    "[dim]# a @numba.njit point_log_density_and_grad(x): HMC and NUTS run compiled[/]\n\n"
     "mcmc sample -t bench/posteriordb/garch11_numba.py --seed 1"
 )
 

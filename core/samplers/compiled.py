@@ -375,14 +375,14 @@ def _key(point: Any, one_point: bool) -> str | None:
     return h.hexdigest()[:24]
 
 
-class _Kernels(NamedTuple):
+class _Functions(NamedTuple):
     batch: Any
     run: Any
     nuts: Any
 
 
 @lru_cache(maxsize=None)
-def _kernels(point: Any, one_point: bool) -> _Kernels:
+def _kernels(point: Any, one_point: bool) -> _Functions:
     """The compiled batch and trajectory loop for ``point``, made once per process (see the module docstring)."""
     key = _key(point, one_point)
     if key is not None:
@@ -395,14 +395,14 @@ def _kernels(point: Any, one_point: bool) -> _Kernels:
 
     namespace: dict[str, Any] = {"np": np, "njit": njit, "point": point}
     exec(compile(_source(one_point, False), "<mcmc kernels>", "exec"), namespace)  # noqa: S102 - our own source
-    return _Kernels(namespace["batch"], namespace["run"], namespace["nuts"])
+    return _Functions(namespace["batch"], namespace["run"], namespace["nuts"])
 
 
 #: Generated kernel files not loaded for this long are deleted when a new one is written.
 STALE_DAYS = 30
 
 
-def _from_file(key: str, one_point: bool) -> _Kernels:
+def _from_file(key: str, one_point: bool) -> _Functions:
     name = f"mcmc_kernels_{key}"
     folder = cache_dir()
     path = folder / f"{name}.py"
@@ -425,7 +425,7 @@ def _from_file(key: str, one_point: bool) -> _Kernels:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    return _Kernels(module.batch, module.run, module.nuts)
+    return _Functions(module.batch, module.run, module.nuts)
 
 
 def _prune(folder: Path) -> None:
@@ -553,28 +553,43 @@ def make_tree(point: Any, data: tuple[Any, ...] | None = None) -> Callable[..., 
     return tree
 
 
-def _lazy(make: Callable[[Any, Any], Callable[..., Any]], module: str, name: str,
-          data: tuple[Any, ...]) -> Callable[..., Any]:  # fmt: skip
-    made: list[Callable[..., Any]] = []
+class CompiledPaths(NamedTuple):
+    """What a target with a compiled point function can do (``Target.compiled``).
 
-    def kernel(*args: Any, **kwargs: Any) -> Any:
-        if not made:
-            made.append(make(getattr(importlib.import_module(module), name), data))
-        return made[0](*args, **kwargs)
+    ``trajectory``: :func:`make_trajectory`'s leapfrog path, which HMC and
+    HMC within Gibbs run; ``tree``: :func:`make_tree`'s NUTS transition, or
+    None where a path exists but no NUTS transition does.
+    """
 
-    return kernel
+    trajectory: Callable[..., Trajectory]
+    tree: Callable[..., Tree] | None = None
+
+    def wrapped(self, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> CompiledPaths:
+        """Every kernel passed through ``wrap`` (the driver's counting, a target file's error messages)."""
+        return CompiledPaths(wrap(self.trajectory), None if self.tree is None else wrap(self.tree))
 
 
-def lazy_trajectory(module: str, name: str, data: tuple[Any, ...]) -> Callable[..., Trajectory]:
-    """:func:`make_trajectory` for the point function ``module.name``, made at the first call.
+def compiled_paths(point: Any, data: tuple[Any, ...] | None = None) -> CompiledPaths:
+    """The trajectory and the NUTS transition around ``point(x, data)`` (``point(x)``: ``data`` None)."""
+    return CompiledPaths(make_trajectory(point, data), make_tree(point, data))
+
+
+def lazy_paths(module: str, name: str, data: tuple[Any, ...]) -> CompiledPaths:
+    """:func:`compiled_paths` for the point function ``module.name``, each kernel made at its first call.
 
     For built-in targets: building a target then costs no numba import or
-    kernel load unless HMC runs on it.
+    kernel load unless HMC or NUTS runs on it.
     """
-    return _lazy(make_trajectory, module, name, data)
 
+    def lazy(make: Callable[[Any, Any], Callable[..., Any]]) -> Callable[..., Any]:
+        made: list[Callable[..., Any]] = []
 
-def lazy_tree(module: str, name: str, data: tuple[Any, ...]) -> Callable[..., Tree]:
-    """:func:`make_tree` for the point function ``module.name``, made at the first call (as :func:`lazy_trajectory`)."""
-    return _lazy(make_tree, module, name, data)
+        def kernel(*args: Any, **kwargs: Any) -> Any:
+            if not made:
+                made.append(make(getattr(importlib.import_module(module), name), data))
+            return made[0](*args, **kwargs)
+
+        return kernel
+
+    return CompiledPaths(lazy(make_trajectory), lazy(make_tree))
 

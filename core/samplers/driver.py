@@ -84,8 +84,7 @@ class Counter:
             # Two-stage MH evaluates the factors separately: the likelihood is
             # the expensive one, prior evaluations are not counted.
             log_likelihood=counted(target.log_likelihood, 0, 0, 1),
-            trajectory=None if target.trajectory is None else self._counted_compiled(target.trajectory),
-            tree=None if target.tree is None else self._counted_compiled(target.tree),
+            compiled=None if target.compiled is None else target.compiled.wrapped(self._counted_compiled),
         )
 
     def _counted_compiled(self, kernel: Callable[..., Any]) -> Callable[..., Any]:

@@ -197,8 +197,8 @@ def step(
     minv = inv_mass_per_chain(inv_mass, chains, dim, NAME)
 
     p0 = rng.normal((dim,)) / np.sqrt(minv)
-    if target.tree is not None:  # compiled: the whole transition without Python (mcmc.core.samplers.compiled)
-        return _compiled_step(rng, state, target.tree, p0, eps, minv, max_depth, max_err)
+    if target.compiled is not None and target.compiled.tree is not None:  # the whole transition compiled
+        return _compiled_step(rng, state, target.compiled.tree, p0, eps, minv, max_depth, max_err)
     h0 = -state.log_density + kinetic_energy(p0, minv)
 
     # The trajectory: its two ends (to integrate on from), the momenta there,

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from mcmc.core.errors import InputError, UsageError
-from mcmc.core.samplers.compiled import lazy_trajectory, lazy_tree
+from mcmc.core.samplers.compiled import lazy_paths
 from mcmc.core.targets.base import Target, flat_names
 
 KERNELS = "mcmc.core.targets.model_kernels"  # their point functions, compiled (HMC's trajectories)
@@ -159,8 +159,7 @@ def logistic(data: str | None = None, prior_sd: float = 2.5) -> Target:
         log_prior=log_prior,
         log_likelihood=log_likelihood,
         options={"data": data, "prior_sd": float(prior_sd)},
-        trajectory=lazy_trajectory(KERNELS, "logistic", point_data),
-        tree=lazy_tree(KERNELS, "logistic", point_data),
+        compiled=lazy_paths(KERNELS, "logistic", point_data),
     )
 
 
@@ -277,8 +276,7 @@ def eight_schools() -> Target:
         log_likelihood=log_likelihood,
         transform=transform,
         options={},
-        trajectory=lazy_trajectory(KERNELS, "eight_schools", (y, sigma)),
-        tree=lazy_tree(KERNELS, "eight_schools", (y, sigma)),
+        compiled=lazy_paths(KERNELS, "eight_schools", (y, sigma)),
     )
 
 

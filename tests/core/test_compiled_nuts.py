@@ -45,7 +45,7 @@ def _reads(rng: ChainRandom) -> tuple[int, ...]:
 )
 def test_the_compiled_transition_is_the_numpy_transition(name: str, scale: float, depth: int) -> None:
     compiled = TARGETS[name]
-    plain = dataclasses.replace(compiled, tree=None, trajectory=None)
+    plain = dataclasses.replace(compiled, compiled=None)
     start = np.random.default_rng(2)
     x = 0.5 * start.normal(size=(4, compiled.dim))
     eps = scale * np.array([1.0, 0.5, 2.0, 1.5])
@@ -82,7 +82,7 @@ def test_nuts_on_a_compiled_target_has_the_exact_moments() -> None:
 def test_a_run_takes_the_numpy_runs_trees_and_counts_its_gradients() -> None:
     # warm-up included: the adapter sees the same statistics from both paths
     target = TARGETS["gauss_numba"]
-    plain = dataclasses.replace(target, tree=None, trajectory=None)
+    plain = dataclasses.replace(target, compiled=None)
     a, b = (driver.run(nuts, t, chains=2, warmup=60, draws=40, seed=5).chains for t in (target, plain))
     assert np.array_equal(a.sample_stats["n_steps"], b.sample_stats["n_steps"])
     assert np.allclose(a.posterior["a"], b.posterior["a"], atol=1e-4)  # rounding, amplified by the adaptation
