@@ -87,8 +87,9 @@ class Trajectory(NamedTuple):
     diverged: np.ndarray
 
 
-#: Row-wise dot product ``(n, d), (n, d) -> (n,)``: NumPy 2's ``vecdot`` costs half of ``einsum``'s call overhead.
-_rowdot = getattr(np, "vecdot", None) or (lambda a, b: np.einsum("ij,ij->i", a, b))
+#: Row-wise dot product ``(n, d), (n, d) -> (n,)``: NumPy 2's ``vecdot`` costs half of ``einsum``'s call
+#: overhead, which at a few chains and dimensions is the whole cost.
+row_dot = getattr(np, "vecdot", None) or (lambda a, b: np.einsum("ij,ij->i", a, b))
 
 
 def kinetic_energy(momentum: np.ndarray, inv_mass: np.ndarray) -> np.ndarray:
@@ -171,7 +172,7 @@ def integrate(
             # The step's energy in as few NumPy calls as it takes: at a few
             # chains and dimensions each call's overhead, not its arithmetic,
             # is the cost, and this check runs on every step.
-            h = _rowdot(half_m * pa, pa)
+            h = row_dot(half_m * pa, pa)
             h -= lpa
             good = h <= limit  # False for NaN
             if k < first_end and good.all() and np.isfinite(h).all():

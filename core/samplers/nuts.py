@@ -77,7 +77,7 @@ import numpy as np
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers.hmc_adapt import WindowAdapter, inv_mass_per_chain, per_chain
-from mcmc.core.samplers.leapfrog import ValueAndGrad, evaluate, gradient_of, integrate, kinetic_energy
+from mcmc.core.samplers.leapfrog import ValueAndGrad, evaluate, gradient_of, kinetic_energy, row_dot
 from mcmc.core.targets.base import Target
 
 NAME = "nuts"
@@ -132,8 +132,8 @@ def _check_scalars(max_tree_depth: Any, max_energy_error: float) -> int:
 
 def _no_u_turn(p_a: np.ndarray, p_b: np.ndarray, rho: np.ndarray, minv: np.ndarray) -> np.ndarray:
     """The generalized criterion ``p#_a . rho > 0 and p#_b . rho > 0``, ``p# = M^{-1} p``: ``(n,)`` bool."""
-    a = np.einsum("ij,ij->i", minv * p_a, rho)
-    b = np.einsum("ij,ij->i", minv * p_b, rho)
+    a = row_dot(minv * p_a, rho)
+    b = row_dot(minv * p_b, rho)
     return (a > 0) & (b > 0)
 
 
@@ -197,8 +197,9 @@ def step(
     minv = inv_mass_per_chain(inv_mass, chains, dim, NAME)
 
     p0 = rng.normal((dim,)) / np.sqrt(minv)
+    draws = _Reserved(rng, max_depth)
     if target.compiled is not None and target.compiled.tree is not None:  # the whole transition compiled
-        return _compiled_step(rng, state, target.compiled.tree, p0, eps, minv, max_depth, max_err)
+        return _compiled_step(rng, draws, state, target.compiled.tree, p0, eps, minv, max_depth, max_err)
     h0 = -state.log_density + kinetic_energy(p0, minv)
 
     # The trajectory: its two ends (to integrate on from), the momenta there,
@@ -221,10 +222,10 @@ def step(
         act = np.flatnonzero(running)
         if act.size == 0:
             break
-        forward = rng.uniform(mask=act) > 0.5
+        forward = draws.uniform(act) > 0.5
         fw = forward[:, None]
         sub = _subtree(
-            rng, vg, d, act, np.where(forward, 1.0, -1.0) * eps[act], minv[act], h0[act], max_err,
+            draws, vg, d, act, np.where(forward, 1.0, -1.0) * eps[act], minv[act], h0[act], max_err,
             np.where(fw, end_x[1][act], end_x[0][act]), np.where(fw, end_p[1][act], end_p[0][act]),
             np.where(forward, end_lp[1][act], end_lp[0][act]), np.where(fw, end_g[1][act], end_g[0][act]),
         )  # fmt: skip
@@ -245,7 +246,7 @@ def step(
         depth[rows] += 1
         # Biased progressive sampling: move to the subtree's candidate with
         # probability min(1, W_subtree / W_old).
-        take = rng.log_uniform(mask=rows) < sub.log_w[ok] - log_w[rows]
+        take = draws.log_uniform(rows) < sub.log_w[ok] - log_w[rows]
         moved = rows[take]
         pick_x[moved], pick_lp[moved] = sub.x[ok][take], sub.lp[ok][take]
         pick_g[moved], pick_h[moved] = sub.g[ok][take], sub.h[ok][take]
@@ -257,6 +258,7 @@ def step(
             end_lp[side][r], end_g[side][r] = sub.end_lp[i], sub.end_g[i]
         running[rows] = turn_ok
 
+    draws.release(rng)
     new = State(pick_x, pick_lp, pick_g)
     info = Info(
         acceptance_rate=sum_accept / np.maximum(n_steps, 1),
@@ -271,19 +273,47 @@ def step(
     return new, info
 
 
-def _compiled_step(rng: ChainRandom, state: State, tree: Any, p0: np.ndarray, eps: np.ndarray, minv: np.ndarray,
-                   max_depth: int, max_err: float) -> tuple[State, Info]:  # fmt: skip
-    """:func:`step` by a target's compiled transition, reading the same random numbers in place.
+class _Reserved:
+    """The uniforms and exponentials one transition may read, reserved in each chain's buffers and read in place.
 
-    Per chain: one uniform per doubling, and an exponential per leaf and per
-    valid subtree, at most ``2^depth - 1 + depth`` of them.
+    Per chain: one uniform per doubling (the direction), one exponential per
+    leaf and one per valid subtree (``-E`` is the log of a uniform), at most
+    ``2^depth - 1 + depth`` of them. Reading in place costs a fraction of a
+    masked draw per leaf, and it is how the compiled transition reads them
+    (:func:`mcmc.core.samplers.compiled.make_tree`), so both read the same numbers.
     """
-    uni, uni_pos = rng.reserve("uniform", max_depth)
-    expo, exp_pos = rng.reserve("exponential", 2**max_depth - 1 + max_depth)
+
+    def __init__(self, rng: ChainRandom, max_depth: int) -> None:
+        self.uni, self.uni_pos = rng.reserve("uniform", max_depth)
+        self.exp, self.exp_pos = rng.reserve("exponential", 2**max_depth - 1 + max_depth)
+        self._start = self.uni_pos.copy(), self.exp_pos.copy()
+
+    def uniform(self, rows: np.ndarray) -> np.ndarray:
+        """The next uniform of each chain in ``rows`` (distinct indices)."""
+        u = self.uni[rows, self.uni_pos[rows]]
+        self.uni_pos[rows] += 1
+        return u
+
+    def log_uniform(self, rows: np.ndarray) -> np.ndarray:
+        """The log of the next uniform of each chain in ``rows``, as ``-Exponential(1)``."""
+        e = self.exp[rows, self.exp_pos[rows]]
+        self.exp_pos[rows] += 1
+        return -e
+
+    def release(self, rng: ChainRandom) -> None:
+        """Tell ``rng`` what each chain read."""
+        rng.advance("uniform", self.uni_pos - self._start[0])
+        rng.advance("exponential", self.exp_pos - self._start[1])
+
+
+def _compiled_step(rng: ChainRandom, draws: _Reserved, state: State, tree: Any, p0: np.ndarray, eps: np.ndarray,
+                   minv: np.ndarray, max_depth: int, max_err: float) -> tuple[State, Info]:  # fmt: skip
+    """:func:`step` by a target's compiled transition, reading the same random numbers in place."""
     out = tree(state.position, p0, state.log_density, state.grad, eps, minv, max_depth, max_err,
-               uni, uni_pos, expo, exp_pos)  # fmt: skip
-    rng.advance("uniform", out.uniforms_used)
-    rng.advance("exponential", out.exponentials_used)
+               draws.uni, draws.uni_pos, draws.exp, draws.exp_pos)  # fmt: skip
+    draws.uni_pos += out.uniforms_used
+    draws.exp_pos += out.exponentials_used
+    draws.release(rng)
     info = Info(
         acceptance_rate=out.sum_accept / np.maximum(out.n_steps, 1),
         diverging=out.diverging,
@@ -318,7 +348,7 @@ class _Subtree(NamedTuple):
 
 
 def _subtree(
-    rng: ChainRandom, vg: ValueAndGrad, depth: int, act: np.ndarray, eps: np.ndarray, minv: np.ndarray,
+    draws: _Reserved, vg: ValueAndGrad, depth: int, act: np.ndarray, eps: np.ndarray, minv: np.ndarray,
     h0: np.ndarray, max_err: float, x: np.ndarray, p: np.ndarray, lp: np.ndarray, g: np.ndarray,
 ) -> _Subtree:  # fmt: skip
     """Integrate ``2^depth`` leapfrog steps of size ``eps (n,)`` for the chains ``act (n,)``.
@@ -331,6 +361,7 @@ def _subtree(
     """
     n, dim = x.shape
     x, p, lp, g = x.copy(), p.copy(), lp.copy(), g.copy()
+    half, em = 0.5 * eps[:, None], eps[:, None] * minv  # as leapfrog.integrate hoists them
     alive = np.ones(n, dtype=bool)
     diverged = np.zeros(n, dtype=bool)
     steps = np.zeros(n, dtype=np.int64)
@@ -346,10 +377,19 @@ def _subtree(
         r = np.flatnonzero(alive)
         if r.size == 0:
             break
-        traj = integrate(vg, x[r], p[r], lp[r], g[r], eps[r], 1, minv[r])
-        x[r], p[r], lp[r], g[r] = traj.position, traj.momentum, traj.log_density, traj.grad
+        # One leapfrog step, as leapfrog.integrate takes it (the same operations, so the
+        # same numbers), without its set-up: a call per leaf cost more than the step.
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            p_half = half[r] * g[r]
+            p_half += p[r]
+            xr = x[r] + em[r] * p_half
+            lpr, gr = vg(xr)
+            lpr = np.asarray(lpr, dtype=float)
+            pr = half[r] * gr
+            pr += p_half
+        x[r], p[r], lp[r], g[r] = xr, pr, lpr, gr
         with np.errstate(over="ignore", invalid="ignore"):
-            h = -traj.log_density + kinetic_energy(traj.momentum, minv[r])
+            h = -lpr + kinetic_energy(pr, minv[r])
         h = np.where(np.isnan(h), np.inf, h)
         delta = h0[r] - h
         steps[r] += 1
@@ -359,7 +399,7 @@ def _subtree(
         new_w = np.logaddexp(log_w[r], delta)
         # Progressive multinomial sampling within the subtree: the candidate
         # is each leaf with probability proportional to its weight.
-        u = rng.log_uniform(mask=act[r])
+        u = draws.log_uniform(act[r])
         with np.errstate(invalid="ignore"):
             take = (k == 0) | (u < delta - new_w)
         log_w[r] = new_w
