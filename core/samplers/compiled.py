@@ -447,6 +447,14 @@ def _prune(folder: Path) -> None:
             continue
 
 
+def _rows(value: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """``value`` as a C-contiguous array of ``shape`` (broadcast if it is not one already)."""
+    arr = np.asarray(value, dtype=dtype)
+    if arr.shape != shape:  # np.broadcast_to's Python-level checks cost microseconds per call
+        arr = np.broadcast_to(arr, shape)
+    return np.ascontiguousarray(arr)
+
+
 def make_batch(point: Any, data: tuple[Any, ...] | None = None) -> Callable[[np.ndarray], tuple[Any, Any]]:
     """``x (n, dim) -> (log density (n,), gradient (n, dim))`` from ``point(x, data)``.
 
@@ -487,9 +495,8 @@ def make_trajectory(point: Any, data: tuple[Any, ...] | None = None) -> Callable
             full, cols = np.ascontiguousarray(base, dtype=f64), np.ascontiguousarray(idx, dtype=np.int64)
         out = run(full, cols, position, np.ascontiguousarray(momentum, dtype=f64),
                   np.ascontiguousarray(log_density, dtype=f64), np.ascontiguousarray(grad, dtype=f64),
-                  np.ascontiguousarray(np.broadcast_to(step_size, (chains,)), dtype=f64),
-                  np.ascontiguousarray(np.broadcast_to(n_steps, (chains,)), dtype=np.int64),
-                  np.ascontiguousarray(np.broadcast_to(inv_mass, (chains, n)), dtype=f64), float(max_energy_error),
+                  _rows(step_size, (chains,), f64), _rows(n_steps, (chains,), np.int64),
+                  _rows(inv_mass, (chains, n), f64), float(max_energy_error),
                   args)  # fmt: skip
         return Trajectory(*out)
 
@@ -544,8 +551,7 @@ def make_tree(point: Any, data: tuple[Any, ...] | None = None) -> Callable[..., 
         chains, dim = position.shape
         out = nuts(position, np.ascontiguousarray(momentum, dtype=f64), np.ascontiguousarray(log_density, dtype=f64),
                    np.ascontiguousarray(grad, dtype=f64),
-                   np.ascontiguousarray(np.broadcast_to(step_size, (chains,)), dtype=f64),
-                   np.ascontiguousarray(np.broadcast_to(inv_mass, (chains, dim)), dtype=f64), int(max_tree_depth),
+                   _rows(step_size, (chains,), f64), _rows(inv_mass, (chains, dim), f64), int(max_tree_depth),
                    float(max_energy_error), uniforms, np.ascontiguousarray(uniform_pos, dtype=np.int64),
                    exponentials, np.ascontiguousarray(exponential_pos, dtype=np.int64), args)  # fmt: skip
         return Tree(*out)
