@@ -140,7 +140,8 @@ class ChainRandom:
             # whose length depends only on this request: the chain's sequence
             # of values never depends on what the other chains asked for.
             rest = b.data[c, b.pos[c] : b.end[c]].copy()
-            fresh = self._fill(kind, self.generators[c], max(_BLOCK, 16 * k))
+            # Small requests: blocks of 16 requests' worth; big ones (a deep NUTS tree): twice the request.
+            fresh = self._fill(kind, self.generators[c], max(_BLOCK, 16 * k if k <= _BLOCK else 2 * k))
             b.put(c, np.concatenate([rest, fresh]))
         if short.size and short.size == self.chains:
             b.synced = bool(np.all(b.end == b.end[0]))

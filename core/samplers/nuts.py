@@ -90,6 +90,11 @@ The counterpart of HMC's ``EARLY_MAX_STEPS``: with an identity metric on a
 badly scaled posterior the step size is set by the stiffest coordinate and a
 full tree is hundreds of steps that only bring the chain to the typical set."""
 MAX_ENERGY_ERROR = 1000.0
+COMPILED_MAX_TREE_DEPTH = 15
+"""Deepest ``max_tree_depth`` the compiled transition runs (deeper: the NumPy one, the same trees).
+
+It reads from exponentials reserved for the deepest tree, ``8 * 2^depth``
+bytes per chain: 256 KB at 15, where a transition is already 32,767 leapfrog steps."""
 
 
 class State(NamedTuple):
@@ -198,7 +203,8 @@ def step(
 
     p0 = rng.normal((dim,)) / np.sqrt(minv)
     draws = _Reserved(rng, max_depth)
-    if target.compiled is not None and target.compiled.tree is not None:  # the whole transition compiled
+    compiled = target.compiled is not None and target.compiled.tree is not None
+    if compiled and max_depth <= COMPILED_MAX_TREE_DEPTH:  # the whole transition compiled
         return _compiled_step(rng, draws, state, target.compiled.tree, p0, eps, minv, max_depth, max_err)
     h0 = -state.log_density + kinetic_energy(p0, minv)
 
@@ -223,6 +229,7 @@ def step(
         if act.size == 0:
             break
         forward = draws.uniform(act) > 0.5
+        draws.reserve_exponentials(2**d + 1)  # a leaf's each, and the subtree's
         fw = forward[:, None]
         sub = _subtree(
             draws, vg, d, act, np.where(forward, 1.0, -1.0) * eps[act], minv[act], h0[act], max_err,
@@ -274,19 +281,30 @@ def step(
 
 
 class _Reserved:
-    """The uniforms and exponentials one transition may read, reserved in each chain's buffers and read in place.
+    """The uniforms and exponentials one transition reads, reserved in each chain's buffers and read in place.
 
     Per chain: one uniform per doubling (the direction), one exponential per
     leaf and one per valid subtree (``-E`` is the log of a uniform), at most
     ``2^depth - 1 + depth`` of them. Reading in place costs a fraction of a
     masked draw per leaf, and it is how the compiled transition reads them
     (:func:`mcmc.core.samplers.compiled.make_tree`), so both read the same numbers.
+    The exponentials are reserved as the tree grows (:meth:`reserve_exponentials`):
+    all of them at once would be ``8 * 2^depth`` bytes per chain.
     """
 
     def __init__(self, rng: ChainRandom, max_depth: int) -> None:
+        self._rng = rng
         self.uni, self.uni_pos = rng.reserve("uniform", max_depth)
-        self.exp, self.exp_pos = rng.reserve("exponential", 2**max_depth - 1 + max_depth)
+        self.exp, self.exp_pos = rng.reserve("exponential", 0)
         self._start = self.uni_pos.copy(), self.exp_pos.copy()
+
+    def reserve_exponentials(self, n: int) -> None:
+        """At least ``n`` more exponentials per chain beyond what each has read."""
+        used = self.exp_pos - self._start[1]
+        # a refill moves each chain's unread values to the front of its row
+        self.exp, start = self._rng.reserve("exponential", int(used.max(initial=0)) + n)
+        self._start = self._start[0], start
+        self.exp_pos = start + used
 
     def uniform(self, rows: np.ndarray) -> np.ndarray:
         """The next uniform of each chain in ``rows`` (distinct indices)."""
@@ -309,6 +327,7 @@ class _Reserved:
 def _compiled_step(rng: ChainRandom, draws: _Reserved, state: State, tree: Any, p0: np.ndarray, eps: np.ndarray,
                    minv: np.ndarray, max_depth: int, max_err: float) -> tuple[State, Info]:  # fmt: skip
     """:func:`step` by a target's compiled transition, reading the same random numbers in place."""
+    draws.reserve_exponentials(2**max_depth - 1 + max_depth)
     out = tree(state.position, p0, state.log_density, state.grad, eps, minv, max_depth, max_err,
                draws.uni, draws.uni_pos, draws.exp, draws.exp_pos)  # fmt: skip
     draws.uni_pos += out.uniforms_used

@@ -103,3 +103,33 @@ def test_an_error_inside_the_compiled_function_names_the_file_under_nuts(tmp_pat
         driver.run(nuts, load_user_target(str(path)), chains=1, warmup=0, draws=5, seed=1,
                    init=np.full((1, 2), 2.9), params={"step_size": 0.5})  # fmt: skip
     assert err.value.source == str(path)
+
+
+def test_deep_trees_read_the_same_numbers_on_both_paths() -> None:
+    # Trees of 2^12 to 2^13 leaves: the NumPy transition reserves its random numbers as the tree grows (requests
+    # beyond a buffer block), the compiled one all at once.
+    compiled = TARGETS["gauss_numba"]
+    plain = dataclasses.replace(compiled, compiled=None)
+    x = np.tile(MU, (2, 1))
+    runs = []
+    for target in (compiled, plain):
+        rng = ChainRandom(4, chains=2)
+        state, info = nuts.step(rng, nuts.init(x, target), target, step_size=np.array([5e-5, 8e-5]), max_tree_depth=14)
+        runs.append((state.position, info.n_steps, _reads(rng)))
+    (a, na, ra), (b, nb, rb) = runs
+    assert np.array_equal(na, nb) and na.min() >= 2**12 and ra == rb
+    assert np.allclose(a, b, rtol=1e-9, atol=1e-9)
+
+
+def test_past_the_compiled_depth_limit_the_numpy_transition_runs() -> None:
+    # the compiled transition reserves 8 * 2^depth bytes per chain up front: not for any depth
+    target = TARGETS["gauss_numba"]
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("the compiled tree ran")
+
+    deep = dataclasses.replace(target, compiled=target.compiled._replace(tree=refuse))
+    x = np.tile(MU, (2, 1))
+    nuts.step(ChainRandom(1, chains=2), nuts.init(x, deep), deep, max_tree_depth=nuts.COMPILED_MAX_TREE_DEPTH + 1)
+    with pytest.raises(AssertionError, match="the compiled tree ran"):
+        nuts.step(ChainRandom(1, chains=2), nuts.init(x, deep), deep, max_tree_depth=nuts.COMPILED_MAX_TREE_DEPTH)
