@@ -153,6 +153,54 @@ def test_same_seed_same_bytes_whatever_the_threads(synthetic, method):
     assert c.z.tobytes() != a.z.tobytes()
 
 
+@pytest.mark.parametrize("chains", [2, 3])
+def test_chains_side_by_side_report_every_iteration_from_the_calling_thread(synthetic, chains):
+    # With at least as many chains as threads each thread runs its chains through all their iterations (no
+    # barrier per sweep); the callback must still see every iteration of every chain, in order per chain, with
+    # the values returned, from the calling thread, and the bytes must be the lockstep's (threads = 1).
+    import threading
+
+    corpus, _, _ = synthetic
+    kw = dict(n_topics=5, alpha=0.1, beta=0.05, iterations=6, burn_in=2, seed=3, chains=chains)
+    seen: list[tuple[int, int, float, int]] = []
+    fit = gibbs.fit(corpus, threads=2, callback=lambda c, it, v: seen.append((c, it, v, threading.get_ident())), **kw)
+    assert {t for *_, t in seen} == {threading.get_ident()}
+    for c in range(chains):
+        mine = [(it, v) for cc, it, v, _ in seen if cc == c]
+        assert [it for it, _ in mine] == list(range(6))
+        assert [v for _, v in mine] == list(fit.log_joint_per_token[c])
+    lockstep = gibbs.fit(corpus, threads=1, **kw)
+    for name in ("log_joint", "theta", "phi", "z"):
+        assert getattr(fit, name).tobytes() == getattr(lockstep, name).tobytes(), name
+
+
+def test_a_failing_chain_stops_the_side_by_side_run(synthetic, monkeypatch):
+    # an error in one thread's chain reaches the caller (no hang, no lost exception)
+    corpus, _, _ = synthetic
+    sweeps = []
+    real = lda_collapsed.CollapsedSampler.chains
+
+    def chains(self, problem, rngs):
+        states = real(self, problem, rngs)
+        if len(states) < 2:  # the warm-up's one-chain toy corpus
+            return states
+        after = states[1].after_sweep
+
+        def failing():
+            sweeps.append(1)
+            if len(sweeps) == 3:
+                raise RuntimeError("chain 1 failed")
+            after()
+
+        states[1].after_sweep = failing
+        return states
+
+    monkeypatch.setattr(lda_collapsed.CollapsedSampler, "chains", chains)
+    with pytest.raises(RuntimeError, match="chain 1 failed"):
+        gibbs.fit(corpus, n_topics=5, alpha=0.1, beta=0.05, iterations=50, burn_in=2, seed=3, chains=2, threads=2)
+    assert len(sweeps) == 3
+
+
 def test_sparse_lists_and_counts_stay_consistent():
     # Many topics on a small corpus: topics appear in and vanish from words
     # and documents all the time, exercising every insertion and removal path.
