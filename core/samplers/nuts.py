@@ -70,6 +70,8 @@ the extra U-turn checks across subtree boundaries).
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -379,72 +381,107 @@ def _subtree(
     first divergence or failed check, as the recursion returns there.
     """
     n, dim = x.shape
-    x, p, lp, g = x.copy(), p.copy(), lp.copy(), g.copy()
-    half, em = 0.5 * eps[:, None], eps[:, None] * minv  # as leapfrog.integrate hoists them
-    alive = np.ones(n, dtype=bool)
+    leaves = 2**depth
+    # What the subtree returns, per chain, written when the chain stops or finishes.
+    valid = np.ones(n, dtype=bool)
     diverged = np.zeros(n, dtype=bool)
     steps = np.zeros(n, dtype=np.int64)
     sum_accept = np.zeros(n)
     log_w = np.full(n, -np.inf)
     rho = np.zeros((n, dim))
     first = np.zeros((n, dim))
+    last = np.empty((n, dim))
     cand_x, cand_lp, cand_g, cand_h = x.copy(), lp.copy(), g.copy(), np.zeros(n)
-    # Left siblings waiting for their right half, per level: summed momenta,
-    # first and last momentum.
-    stack = np.zeros((max(depth, 1), 3, n, dim))
-    for k in range(2**depth):
-        r = np.flatnonzero(alive)
-        if r.size == 0:
-            break
+    end_x, end_lp, end_g = x.copy(), lp.copy(), g.copy()
+    # The chains still integrating, in compact working arrays (row i is chain rows[i]), so a leaf costs no
+    # gather or scatter; they shrink only when chains stop. Every row has taken the same k + 1 leaves.
+    rows = np.arange(n)
+    w = _Work(x.copy(), p.copy(), lp.copy(), g.copy(), 0.5 * eps[:, None], eps[:, None] * minv, minv, h0, act,
+              np.full(n, -np.inf), np.zeros(n), x.copy(), lp.copy(), g.copy(), np.zeros(n), np.zeros((n, dim)),
+              np.zeros((n, dim)), np.zeros((max(depth, 1), 3, n, dim)))  # fmt: skip
+    for k in range(leaves):
         # One leapfrog step, as leapfrog.integrate takes it (the same operations, so the
         # same numbers), without its set-up: a call per leaf cost more than the step.
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            p_half = half[r] * g[r]
-            p_half += p[r]
-            xr = x[r] + em[r] * p_half
-            lpr, gr = vg(xr)
-            lpr = np.asarray(lpr, dtype=float)
-            pr = half[r] * gr
-            pr += p_half
-        x[r], p[r], lp[r], g[r] = xr, pr, lpr, gr
-        with np.errstate(over="ignore", invalid="ignore"):
-            h = -lpr + kinetic_energy(pr, minv[r])
-        h = np.where(np.isnan(h), np.inf, h)
-        delta = h0[r] - h
-        steps[r] += 1
-        with np.errstate(over="ignore"):
-            sum_accept[r] += np.exp(np.minimum(delta, 0.0))
-        div = ~np.isfinite(h) | ~(h - h0[r] <= max_err)
-        new_w = np.logaddexp(log_w[r], delta)
-        # Progressive multinomial sampling within the subtree: the candidate
-        # is each leaf with probability proportional to its weight.
-        u = draws.log_uniform(act[r])
-        with np.errstate(invalid="ignore"):
-            take = (k == 0) | (u < delta - new_w)
-        log_w[r] = new_w
-        t = r[take]
-        cand_x[t], cand_lp[t], cand_g[t], cand_h[t] = x[t], lp[t], g[t], h[take]
-
-        pk = p[r]
+            p_half = w.half * w.g
+            p_half += w.p
+            w.x = w.x + w.em * p_half
+            lpr, w.g = vg(w.x)
+            w.lp = np.asarray(lpr, dtype=float)
+            w.p = w.half * w.g
+            w.p += p_half
+            h = -w.lp + kinetic_energy(w.p, w.minv)
+            h[np.isnan(h)] = np.inf
+            delta = w.h0 - h
+            w.sum_accept += np.exp(np.minimum(delta, 0.0))
+            div = ~np.isfinite(h) | ~(h - w.h0 <= max_err)
+            new_w = np.logaddexp(w.log_w, delta)
+            # Progressive multinomial sampling within the subtree: the candidate
+            # is each leaf with probability proportional to its weight.
+            take = draws.log_uniform(w.act) < delta - new_w
+        w.log_w = new_w
         if k == 0:
-            first[r] = pk
-        node_rho, node_first = pk.copy(), pk
+            take[:] = True
+            w.first = w.p.copy()
+        if take.any():
+            w.cand_x[take], w.cand_lp[take], w.cand_g[take], w.cand_h[take] = w.x[take], w.lp[take], w.g[take], h[take]
+        node_rho, node_first = w.p.copy(), w.p
         ok = ~div
         j = 0
         while (k + 1) % (2 ** (j + 1)) == 0:
-            a_rho, a_first, a_last = stack[j, 0, r], stack[j, 1, r], stack[j, 2, r]
-            ok &= _merge_ok(a_rho, a_first, a_last, node_rho, node_first, pk, minv[r])
+            a_rho, a_first, a_last = w.stack[j, 0], w.stack[j, 1], w.stack[j, 2]
+            ok &= _merge_ok(a_rho, a_first, a_last, node_rho, node_first, w.p, w.minv)
             node_rho = a_rho + node_rho
             node_first = a_first
             j += 1
         if j < depth:
-            stack[j, 0, r], stack[j, 1, r], stack[j, 2, r] = node_rho, node_first, pk
+            w.stack[j, 0], w.stack[j, 1], w.stack[j, 2] = node_rho, node_first, w.p
         else:
-            rho[r] = node_rho
-        diverged[r] = div
-        alive[r] = ok
-    return _Subtree(alive, diverged, steps, sum_accept, log_w, rho, first, p.copy(), cand_x, cand_lp, cand_g,
-                    cand_h, x, lp, g)  # fmt: skip
+            w.rho = node_rho
+        done = ~ok if k + 1 < leaves else np.ones(rows.size, dtype=bool)
+        if done.any():  # write back the chains that stopped (or all, after the last leaf)
+            out = rows[done]
+            valid[out], diverged[out], steps[out] = ok[done], div[done], k + 1
+            sum_accept[out], log_w[out], rho[out] = w.sum_accept[done], w.log_w[done], w.rho[done]
+            first[out], last[out] = w.first[done], w.p[done]
+            cand_x[out], cand_lp[out], cand_g[out], cand_h[out] = (w.cand_x[done], w.cand_lp[done], w.cand_g[done],
+                                                                   w.cand_h[done])  # fmt: skip
+            end_x[out], end_lp[out], end_g[out] = w.x[done], w.lp[done], w.g[done]
+            rows = rows[~done]
+            if rows.size == 0:
+                break
+            w = w.keep(~done)
+    return _Subtree(valid, diverged, steps, sum_accept, log_w, rho, first, last, cand_x, cand_lp, cand_g, cand_h,
+                    end_x, end_lp, end_g)  # fmt: skip
+
+
+@dataclass
+class _Work:
+    """A subtree's working state for the chains still integrating (:func:`_subtree`), one row per chain."""
+
+    x: np.ndarray
+    p: np.ndarray
+    lp: np.ndarray
+    g: np.ndarray
+    half: np.ndarray  # eps / 2 and eps M^{-1}, hoisted as leapfrog.integrate does
+    em: np.ndarray
+    minv: np.ndarray
+    h0: np.ndarray
+    act: np.ndarray  # the chains' indices in the random streams
+    log_w: np.ndarray
+    sum_accept: np.ndarray
+    cand_x: np.ndarray
+    cand_lp: np.ndarray
+    cand_g: np.ndarray
+    cand_h: np.ndarray
+    first: np.ndarray
+    rho: np.ndarray
+    stack: np.ndarray  # (levels, 3, rows, dim): left siblings' summed, first and last momenta
+
+    def keep(self, mask: np.ndarray) -> _Work:
+        """The rows ``mask`` only."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return _Work(**{name: (v[:, :, mask] if name == "stack" else v[mask]) for name, v in fields.items()})
 
 
 def run_attrs(state: State, final: dict[str, Any]) -> dict[str, Any]:
