@@ -153,6 +153,22 @@ def test_same_seed_same_bytes_whatever_the_threads(synthetic, method):
     assert c.z.tobytes() != a.z.tobytes()
 
 
+@pytest.mark.parametrize("kernel", ["dense", "sparse"])
+def test_the_log_joint_of_documents_shorter_and_longer_than_k(kernel):
+    # the document part walks the topics of a long document and the tokens of a short one: both must count right
+    rng = np.random.default_rng(9)
+    lengths = np.array([0, 1, 2, 3, 7, 24, 25, 26, 60, 5, 1])
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)])
+    words = rng.integers(0, 30, doc_ptr[-1]).astype(np.int32)
+    corpus = Corpus(doc_ptr, words, tuple(f"w{i}" for i in range(30)))
+    fit = gibbs.fit(corpus, n_topics=25, alpha=0.3, beta=0.05, iterations=3, burn_in=1, seed=2, kernel=kernel)
+    assert fit.kernel == kernel
+    ref = ref_log_joint(doc_ptr, words, fit.z[0], 25, 30, 0.3, 0.05)
+    assert fit.log_joint[0, -1] == pytest.approx(ref, rel=1e-12)
+    assert likelihood.collapsed_log_joint(doc_ptr, words, fit.z[0], n_topics=25, vocab_size=30, alpha=0.3,
+                                          beta=0.05) == pytest.approx(ref, rel=1e-12)  # fmt: skip
+
+
 @pytest.mark.parametrize("chains", [2, 3])
 def test_chains_side_by_side_report_every_iteration_from_the_calling_thread(synthetic, chains):
     # With at least as many chains as threads each thread runs its chains through all their iterations (no
