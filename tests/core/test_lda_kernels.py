@@ -254,9 +254,9 @@ def test_auto_above_dense_max_starts_dense_then_switches(synthetic, monkeypatch,
     built = []
     lists = kcollapsed.word_topic_lists
 
-    def counting(nwk, freq):
-        built.append(nwk.shape)
-        return lists(nwk, freq)
+    def counting(nwk, freq, n_topics=-1):
+        built.append((nwk.shape[0], n_topics if n_topics >= 0 else nwk.shape[1]))
+        return lists(nwk, freq, n_topics)
 
     monkeypatch.setattr(kcollapsed, "word_topic_lists", counting)
     k = lda_collapsed.DENSE_MAX_TOPICS + 1
