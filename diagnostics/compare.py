@@ -239,7 +239,7 @@ def flat_draws(
 
     Returns their names (``theta[0]``) and draws ``(chain, draw, n)`` as float64.
     """
-    from mcmc.diagnostics.report import flatten, select
+    from mcmc.diagnostics.selection import flatten, select
 
     selection = select(chains, var, missing_ok=missing_ok)
     return list(selection.names), flatten(chains, selection)
@@ -302,7 +302,7 @@ def compare_draws(
     """
     from mcmc.diagnostics import stats
 
-    from mcmc.diagnostics.report import flatten, select, select_keys
+    from mcmc.diagnostics.selection import flatten, select, select_keys
 
     sel_a = select(a, var)
     # Paired by variable and index, not by printed name: A's theta[0] is B's

@@ -182,7 +182,7 @@ def estimate_indicators(
         What the run summary judges R-hat and ESS by.
     """
     from mcmc.diagnostics import stats
-    from mcmc.diagnostics.report import flatten, select
+    from mcmc.diagnostics.selection import flatten, select
     from mcmc.diagnostics.summary import summarize_run
 
     ind = indicator_chains(chains, weighted_ok=True)

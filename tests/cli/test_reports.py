@@ -94,7 +94,7 @@ def test_github_escapes_the_message() -> None:
     import io
 
     from mcmc.cli.render import github
-    from mcmc.diagnostics.report import check
+    from mcmc.diagnostics.check import check
 
     x = np.random.default_rng(1).standard_normal((4, 100, 1))
     x[0] += 5
