@@ -458,7 +458,7 @@ def compare_network_samplers(
     from mcmc.core.targets.bayesnet import format_evidence, parse_evidence
     from mcmc.core.targets.bif import read_bif
     from mcmc.core.targets.variable_elimination import marginals
-    from mcmc.diagnostics.compare import (
+    from mcmc.diagnostics.sampler_comparison import (
         SamplerComparison,
         SamplerRow,
         _arg,

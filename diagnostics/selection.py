@@ -157,3 +157,14 @@ def flatten(chains: Chains, selection: Selection) -> np.ndarray:
     # one variable taken whole (the common case): no copy of what may be hundreds of megabytes
     stacked = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=2)
     return np.ascontiguousarray(stacked, dtype=np.float64)
+
+
+def flat_draws(
+    chains: Chains, var: Sequence[str] | None = None, *, missing_ok: bool = False
+) -> tuple[list[str], np.ndarray]:
+    """Scalar parameters of ``chains`` (all, or those ``var`` selects as in ``diagnose --var``).
+
+    Returns their names (``theta[0]``) and draws ``(chain, draw, n)`` as float64.
+    """
+    selection = select(chains, var, missing_ok=missing_ok)
+    return list(selection.names), flatten(chains, selection)

@@ -31,8 +31,9 @@ from mcmc.core.errors import UsageError
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from mcmc.diagnostics.compare import Comparison, SamplerComparison
+    from mcmc.diagnostics.compare import Comparison
     from mcmc.diagnostics.report import Report
+    from mcmc.diagnostics.sampler_comparison import SamplerComparison
 
 FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
 STATUS_COLOUR = {

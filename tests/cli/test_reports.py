@@ -162,7 +162,7 @@ def test_compare_md_and_plot_of_runs(mcmc, tmp_path: Path) -> None:
 
 def test_compare_samplers_md_and_plot(mcmc, tmp_path: Path) -> None:
     from mcmc.cli.render.plot import figure
-    from mcmc.diagnostics.compare import compare_samplers
+    from mcmc.diagnostics.sampler_comparison import compare_samplers
 
     png = tmp_path / "s.png"
     args = ["-t", "gaussian", "--dim", "3", "-s", "hmc,rwm", "--seed", "1", "--warmup", "200", "--draws", "200"]
