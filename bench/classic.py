@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from mcmc.diagnostics import classic as C
+from mcmc.diagnostics import classic, coda, emcee_tau, nested_rhat, quantiles
 
 
 def draws(chains: int, n_draws: int, params: int, seed: int = 1) -> np.ndarray:
@@ -49,18 +49,18 @@ def main() -> None:
     ids = np.arange(a.chains) % 2
     names = [f"p{i}" for i in range(a.params)]
     parts = {
-        "gelman_rubin (autoburnin)": lambda: C.gelman_rubin(x),
-        "gelman_rubin (all draws)": lambda: C.gelman_rubin(x, autoburnin=False),
-        "geweke": lambda: C.geweke(x),
-        "heidelberger_welch": lambda: C.heidelberger_welch(x),
-        "raftery_lewis": lambda: C.raftery_lewis(x),
-        "effective_size_ar": lambda: C.effective_size_ar(x),
-        "batch_se + rejection_rate": lambda: (C.batch_se(x), C.rejection_rate(x)),
-        "rhat_nested": lambda: C.rhat_nested(x, ids),
-        "quantile_ess_mcse": lambda: C.quantile_ess_mcse(x),
-        "hdi": lambda: C.hdi(x),
-        "integrated_time (emcee)": lambda: C.integrated_time(x),
-        "classic_report (all)": lambda: C.classic_report(x, names, superchains=ids),
+        "gelman_rubin (autoburnin)": lambda: coda.gelman_rubin(x),
+        "gelman_rubin (all draws)": lambda: coda.gelman_rubin(x, autoburnin=False),
+        "geweke": lambda: coda.geweke(x),
+        "heidelberger_welch": lambda: coda.heidelberger_welch(x),
+        "raftery_lewis": lambda: coda.raftery_lewis(x),
+        "effective_size_ar": lambda: coda.effective_size_ar(x),
+        "batch_se + rejection_rate": lambda: (coda.batch_se(x), coda.rejection_rate(x)),
+        "rhat_nested": lambda: nested_rhat.rhat_nested(x, ids),
+        "quantile_ess_mcse": lambda: quantiles.quantile_ess_mcse(x),
+        "hdi": lambda: quantiles.hdi(x),
+        "integrated_time (emcee)": lambda: emcee_tau.integrated_time(x),
+        "classic_report (all)": lambda: classic.classic_report(x, names, superchains=ids),
     }
     print(f"{a.chains} chains x {a.draws} draws x {a.params} parameters, best of {a.repeats}")
     for label, f in parts.items():

@@ -176,9 +176,10 @@ def main(argv: list[str] | None = None) -> int:
 def _run(argv: list[str], terminated: _Terminated) -> int:
     from mcmc.cli import speedups
 
-    speedups.apply()
+    invoked = _invoked(argv)
+    speedups.apply(invoked[0] if len(invoked) == 1 else None)
     try:
-        code = build_app(_invoked(argv))(args=argv, prog_name="mcmc", standalone_mode=False)
+        code = build_app(invoked)(args=argv, prog_name="mcmc", standalone_mode=False)
     except CheckFailed:
         return EXIT_CHECK_FAILED
     except (typer.Abort, KeyboardInterrupt):

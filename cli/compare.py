@@ -1,7 +1,7 @@
 """`mcmc compare`: samplers head to head on one target, a run against another, a run against reference draws.
 
 Parses options and calls one library function:
-:func:`mcmc.diagnostics.compare.compare_samplers` (``--target`` and
+:func:`mcmc.diagnostics.sampler_comparison.compare_samplers` (``--target`` and
 ``--samplers``) or :func:`mcmc.diagnostics.compare.compare_runs` (``A B``,
 ``RUN --reference REF``), then renders the result: a rich table by default,
 ``--format json`` (schema ``mcmc.compare/1``), ``csv`` or ``md``, and with
@@ -183,7 +183,7 @@ def command(
             raise UsageError("give the dimension once: --dim or --target-option dim=..., not both")
         params = options.parse_sampler_params(param or [], names)  # before the target file is loaded and probed
 
-        from mcmc.diagnostics.compare import compare_samplers
+        from mcmc.diagnostics.sampler_comparison import compare_samplers
 
         with progress_bar() as progress:
             result = compare_samplers(

@@ -139,7 +139,7 @@ TUNING: dict[str, tuple[str, ...]] = {
     "swendsen-wang": (),
     "hmc": ("step_size", "path_length", "target_accept", "persistence", "max_energy_error"),
     "hmc-gibbs": ("step_size", "path_length", "target_accept", "persistence", "max_energy_error"),
-    "nuts": ("step_size", "target_accept", "max_energy_error"),
+    "nuts": ("step_size", "target_accept", "max_energy_error", "max_tree_depth"),
     "markov": (),
 }
 #: Tuning settings whose values are words (two-stage's proposal); every other one is a number.

@@ -65,7 +65,7 @@ HELP = (
     "mcmc sample -t earthquake.bif --observe JohnCalls=True,MaryCalls=True --exact\n\n"
     "[dim]# your own model: chains 4-7 of an 8-chain run, on a second machine[/]\n\n"
     "mcmc sample -t model.py\\[:target] --seed 7 -c 4 --first-chain 4 -o b.nc\n\n"
-    "[dim]# a file with a @numba.njit point_log_density_and_grad(x): compiled HMC paths[/]\n\n"
+    "[dim]# a @numba.njit point_log_density_and_grad(x): HMC and NUTS run compiled[/]\n\n"
     "mcmc sample -t bench/posteriordb/garch11_numba.py --seed 1"
 )
 
@@ -84,7 +84,7 @@ def command(
             metavar="NAME|FILE.py[:obj]",
             rich_help_panel="Target",
             help="Built-in target or a Python file defining log_density(x) and dim (or a numba-compiled "
-            "point_log_density_and_grad(x) for compiled HMC paths).",
+            "point_log_density_and_grad(x) for compiled HMC and NUTS).",
         ),
     ] = "gaussian",
     sampler: options.Sampler = None,
@@ -166,7 +166,7 @@ def command(
     scale: Annotated[float | None, _tuning("Initial proposal scale (rwm, mh-*, two-stage); tuned in warm-up.")] = None,
     width: Annotated[float | None, _tuning("slice: initial interval width; tuned in warm-up.")] = None,
     proposal: Annotated[str | None, _tuning("two-stage: proposal kind.", metavar="rw|lognormal")] = None,
-    step_size: Annotated[float | None, _tuning("hmc: initial leapfrog step size; tuned in warm-up.")] = None,
+    step_size: Annotated[float | None, _tuning("hmc, nuts: initial leapfrog step size; tuned in warm-up.")] = None,
     path_length: Annotated[float | None, _tuning("hmc: integration time (jittered).")] = None,
     target_accept: Annotated[
         float | None, _tuning("Acceptance rate warm-up aims for (hmc 0.8; rwm 0.234, 0.44 in 1-D).")
@@ -174,7 +174,12 @@ def command(
     persistence: Annotated[
         float | None, _tuning("hmc: partial momentum refreshment in [0, 1) (0: plain HMC).")
     ] = None,
-    max_energy_error: Annotated[float | None, _tuning("hmc: energy error flagged as a divergence.")] = None,
+    max_energy_error: Annotated[
+        float | None, _tuning("hmc, nuts: energy error flagged as a divergence (default 1000, as Stan).")
+    ] = None,
+    max_tree_depth: Annotated[
+        int | None, _tuning("nuts: most doublings of the tree per iteration (default 10, as Stan).")
+    ] = None,
     particles: Annotated[
         int | None, _tuning("isir: importance samples per iteration, the current state included (default 16).")
     ] = None,
@@ -212,7 +217,7 @@ def command(
     given = {
         "scale": scale, "width": width, "proposal": proposal, "step_size": step_size,
         "path_length": path_length, "target_accept": target_accept, "persistence": persistence,
-        "max_energy_error": max_energy_error, "particles": particles,
+        "max_energy_error": max_energy_error, "particles": particles, "max_tree_depth": max_tree_depth,
     }  # fmt: skip
     from mcmc.core.targets import default_sampler
 

@@ -8,10 +8,11 @@ app is built; tests calling ``main([...])`` get the same process set-up.
 
 Applied at start-up
 -------------------
-:func:`keep_freed_memory` (glibc ``mallopt`` through ctypes)
+:func:`keep_freed_memory` (glibc ``mallopt`` through ctypes), for ``mcmc diagnose`` only
     About 0.2 s of system time per ``mcmc diagnose`` on 4 x 1000 x 1000 draws
     (80 000 page faults avoided): ``bench/diagnose.py``, "glibc's allocator"
-    in ``docs/benchmarks.md``.
+    in ``docs/benchmarks.md``. Not for ``mcmc lda``, whose peak memory it
+    raised by 40 % (:data:`KEEP_FREED_MEMORY`).
 :func:`defer_rich_markdown` (a stand-in ``rich.markdown`` module)
     About 60 ms of a 0.2-0.3 s ``mcmc --help`` (markdown-it and pygments not
     imported): best of 5 ``time mcmc --help``.
@@ -44,9 +45,16 @@ from typing import Any
 __all__ = ["apply", "defer_rich_markdown", "keep_freed_memory", "lazy_choice"]
 
 
-def apply() -> None:
-    """Apply every start-up trick of this module (each is idempotent)."""
-    keep_freed_memory()
+#: Subcommands whose runs :func:`keep_freed_memory` speeds up. Not ``lda``: a fit frees large arrays of many
+#: sizes, and with them kept in the heap its peak resident memory grew by 40 % (400 -> 560 MB at K = 500 on
+#: 20 Newsgroups, ``bench/lda.py --whole-process``).
+KEEP_FREED_MEMORY = frozenset({"diagnose"})
+
+
+def apply(command: str | None = None) -> None:
+    """Apply the start-up tricks of this module for a run of ``command`` (each is idempotent)."""
+    if command in KEEP_FREED_MEMORY:
+        keep_freed_memory()
     defer_rich_markdown()
 
 

@@ -101,7 +101,52 @@ class ChainRandom:
         """``log(u)`` for one uniform per chain, as ``-Exponential(1)`` (never ``-inf``)."""
         return -self._draw("exponential", (), mask)
 
+    def reserve(self, kind: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """At least ``k`` unread values of ``kind`` for every chain, for compiled code to read in place.
+
+        ``kind`` is ``"normal"``, ``"uniform"`` or ``"exponential"``. Returns
+        ``(data (chains, L), pos (chains,))``: chain ``c``'s next values are
+        ``data[c, pos[c]:]``, the same values, in the same order, that the
+        methods above would serve it. Report what each chain read with
+        :meth:`advance` before drawing again.
+        """
+        b = self._buffer(kind)
+        self._refill(kind, b, np.arange(self.chains), int(k))
+        return b.data, b.pos.copy()
+
+    def advance(self, kind: str, used: np.ndarray) -> None:
+        """Mark ``used[c]`` values of ``kind`` read by chain ``c`` (after :meth:`reserve`)."""
+        b = self._buffer(kind)
+        used = np.asarray(used, dtype=np.int64)
+        if np.any(used < 0) or np.any(b.pos + used > b.end):
+            raise ValueError(f"advance: {kind} reads beyond the reserved values")
+        b.pos += used
+        if used.size and np.any(used != used[0]):
+            b.synced = False
+
     # -- internals ---------------------------------------------------------
+
+    def _buffer(self, kind: str) -> _Buffer:
+        b = self._buffers.get(kind)
+        if b is None:
+            b = self._buffers[kind] = _Buffer(self.chains)
+        return b
+
+    def _refill(self, kind: str, b: _Buffer, rows: np.ndarray, k: int) -> None:
+        """Make sure the chains ``rows`` have ``k`` unread values each."""
+        short = rows[b.pos[rows] + k > b.end[rows]]
+        for c in short:
+            # The chain's unread values, then a fresh block of its own stream
+            # whose length depends only on this request: the chain's sequence
+            # of values never depends on what the other chains asked for.
+            rest = b.data[c, b.pos[c] : b.end[c]].copy()
+            # Small requests: blocks of 16 requests' worth; big ones (a deep NUTS tree): twice the request.
+            fresh = self._fill(kind, self.generators[c], max(_BLOCK, 16 * k if k <= _BLOCK else 2 * k))
+            b.put(c, np.concatenate([rest, fresh]))
+        if short.size and short.size == self.chains:
+            b.synced = bool(np.all(b.end == b.end[0]))
+        elif short.size:
+            b.synced = False
 
     def _fill(self, kind: str, gen: np.random.Generator, n: int) -> np.ndarray:
         if kind == "normal":
@@ -113,9 +158,7 @@ class ChainRandom:
     def _draw(self, kind: str, size: int | tuple[int, ...], mask: np.ndarray | None) -> np.ndarray:
         shape = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
         k = prod(shape)
-        b = self._buffers.get(kind)
-        if b is None:
-            b = self._buffers[kind] = _Buffer(self.chains)
+        b = self._buffer(kind)
         if mask is None:
             if k == 0:
                 return np.zeros((self.chains, *shape))
@@ -132,16 +175,7 @@ class ChainRandom:
                 return np.zeros((rows.size, *shape))
             if rows.size < self.chains:
                 b.synced = False
-        short = rows[b.pos[rows] + k > b.end[rows]]
-        for c in short:
-            # The chain's unread values, then a fresh block of its own stream
-            # whose length depends only on this request: the chain's sequence
-            # of values never depends on what the other chains asked for.
-            rest = b.data[c, b.pos[c] : b.end[c]].copy()
-            fresh = self._fill(kind, self.generators[c], max(_BLOCK, 16 * k))
-            b.put(c, np.concatenate([rest, fresh]))
-        if short.size and short.size == self.chains:
-            b.synced = bool(np.all(b.end == b.end[0]))
+        self._refill(kind, b, rows, k)
         idx = b.pos[rows][:, None] + np.arange(k)
         out = b.data[rows[:, None], idx]
         b.pos[rows] += k

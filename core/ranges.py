@@ -57,6 +57,7 @@ RANGES: dict[str, Range] = {
     "target_accept": Range(0.0, 1.0, low_open=True, high_open=True),
     "persistence": Range(0.0, 1.0, high_open=True),
     "particles": Range(2.0, integer=True),
+    "max_tree_depth": Range(1.0, 30.0, integer=True),
     # mcmc compare
     "grad_cost": NON_NEGATIVE,
     "max_z": NON_NEGATIVE,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["flat", "split_chains", "to_block"]
+__all__ = ["as_draws", "flat", "split_chains", "to_block"]
 
 
 def to_block(x: np.ndarray) -> np.ndarray:
@@ -46,3 +46,11 @@ def split_chains(b: np.ndarray) -> np.ndarray:
 def flat(b: np.ndarray) -> np.ndarray:
     """``(n, C, D)`` -> ``(n, C * D)`` (a view)."""
     return b.reshape(b.shape[0], b.shape[1] * b.shape[2])
+
+
+def as_draws(x: np.ndarray) -> np.ndarray:
+    """``x`` as float64 draws ``(chain, draw, n)``; a ``ValueError`` for any other number of axes."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 3:
+        raise ValueError(f"expected draws of shape (chain, draw, n), got shape {x.shape}")
+    return x

@@ -4,7 +4,7 @@
 table of the nearest ``pyproject.toml`` (options win), checks every setting
 and every output before any work (:func:`mcmc.core.paths.check_paths`), reads
 the chains files (:func:`mcmc.diagnostics.readers.read_chains`) and returns
-:func:`mcmc.diagnostics.report.check`'s :class:`~mcmc.diagnostics.report.Report`,
+:func:`mcmc.diagnostics.check.check`'s :class:`~mcmc.diagnostics.report.Report`,
 with the plot data when a plot was asked for. It never prints; the command
 line renders the report.
 """
@@ -77,7 +77,7 @@ def diagnose(
         Output formats the caller can render: ``format`` from the options or
         the config must be one of them (recorded in ``Report.format``).
     plot, plot_cap
-        Attach :class:`~mcmc.diagnostics.report.PlotData` of the worst
+        Attach :class:`~mcmc.diagnostics.plots.PlotData` of the worst
         ``plot_cap`` parameters (all when ``None``), with the divergent
         transitions and the energies when the file has them.
     layout, names, discard, thin
@@ -102,7 +102,10 @@ def diagnose(
     def where(key: str) -> str:
         return f"--{key}" if key in given else f"{config_path}: [tool.mcmc.diagnose] {key}"
 
-    from mcmc.diagnostics.report import DEFAULT_LAGS, DEFAULT_PROBS, Thresholds, check, plot_data
+    from mcmc.diagnostics.check import check
+    from mcmc.diagnostics.plots import plot_data
+    from mcmc.diagnostics.report import Thresholds
+    from mcmc.diagnostics.stats import DEFAULT_LAGS, DEFAULT_PROBS
 
     per_variable = tuple(
         (
@@ -176,7 +179,7 @@ def diagnose(
 def _classic(report: Report, superchains: int | list[int] | None, where: str) -> dict[str, Any]:
     """The classic diagnostics of ``report``'s draws and their compact rows (only ever computed when asked)."""
     from mcmc.diagnostics.classic import classic_report
-    from mcmc.diagnostics.report import classic_rows
+    from mcmc.diagnostics.classic_rows import classic_rows
 
     if superchains is not None:
         c = report.n_chains

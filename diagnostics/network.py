@@ -182,7 +182,7 @@ def estimate_indicators(
         What the run summary judges R-hat and ESS by.
     """
     from mcmc.diagnostics import stats
-    from mcmc.diagnostics.report import flatten, select
+    from mcmc.diagnostics.selection import flatten, select
     from mcmc.diagnostics.summary import summarize_run
 
     ind = indicator_chains(chains, weighted_ok=True)
@@ -458,7 +458,7 @@ def compare_network_samplers(
     from mcmc.core.targets.bayesnet import format_evidence, parse_evidence
     from mcmc.core.targets.bif import read_bif
     from mcmc.core.targets.variable_elimination import marginals
-    from mcmc.diagnostics.compare import (
+    from mcmc.diagnostics.sampler_comparison import (
         SamplerComparison,
         SamplerRow,
         _arg,

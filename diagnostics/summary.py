@@ -24,7 +24,10 @@ import numpy as np
 
 from mcmc.core.chains import Chains
 from mcmc.diagnostics import stats
-from mcmc.diagnostics.report import ACCEPTANCE_FROM_STATS, ADVICE, Thresholds, flatten, sampler_summary, select
+from mcmc.diagnostics.report import Thresholds
+from mcmc.diagnostics.sampler import ACCEPTANCE_FROM_STATS, sampler_summary
+from mcmc.diagnostics.selection import flatten, select
+from mcmc.diagnostics.verdict import ADVICE
 
 __all__ = ["RunSummary", "summarize_lda", "summarize_run"]
 

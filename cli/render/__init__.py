@@ -3,7 +3,7 @@
 ``mcmc.cli.render.<kind>`` exposes ``render(result, out: TextIO) -> None`` for
 the result objects it can show (:class:`~mcmc.diagnostics.report.Report`,
 :class:`~mcmc.diagnostics.compare.Comparison`,
-:class:`~mcmc.diagnostics.compare.SamplerComparison`,
+:class:`~mcmc.diagnostics.sampler_comparison.SamplerComparison`,
 :class:`~mcmc.diagnostics.runs.SampleResult`):
 
 * ``table``: rich text for a terminal (per result type);

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 from mcmc.cli.render.common import count, ess, estimate, mcse, num, rhat, z
 
 if TYPE_CHECKING:
-    from mcmc.diagnostics.compare import Comparison, SamplerComparison
+    from mcmc.diagnostics.compare import Comparison
     from mcmc.diagnostics.report import Parameter, Report
+    from mcmc.diagnostics.sampler_comparison import SamplerComparison
 
 LIMIT = 60_000  # characters; GitHub's limit on a comment is 65,536
 WORST = 20  # rows shown before the <details> block

@@ -1,7 +1,7 @@
 """`mcmc diagnose --plot` and `mcmc compare --plot`: a report's plots, to an image file.
 
 diagnose: one row per plotted parameter, the worst first (the report's
-:class:`~mcmc.diagnostics.report.PlotData` chooses them and says which were left
+:class:`~mcmc.diagnostics.plots.PlotData` chooses them and says which were left
 out): the density of each chain beside its trace (as ArviZ's ``plot_trace``),
 divergent transitions marked under the traces; the rank plot (histogram of
 each chain's ranks in the pooled draws, flat for every chain when the chains
@@ -31,8 +31,9 @@ from mcmc.core.errors import UsageError
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from mcmc.diagnostics.compare import Comparison, SamplerComparison
+    from mcmc.diagnostics.compare import Comparison
     from mcmc.diagnostics.report import Report
+    from mcmc.diagnostics.sampler_comparison import SamplerComparison
 
 FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
 STATUS_COLOUR = {

@@ -33,9 +33,10 @@ from mcmc.cli.render.common import console, count, ess, estimate, mcse, names, n
 
 if TYPE_CHECKING:
     from mcmc.core.lda.model import InferenceResult
-    from mcmc.diagnostics.compare import Comparison, SamplerComparison
+    from mcmc.diagnostics.compare import Comparison
     from mcmc.diagnostics.report import Parameter, Report
     from mcmc.diagnostics.runs import LdaResult, SampleResult
+    from mcmc.diagnostics.sampler_comparison import SamplerComparison
 
 STATUS_STYLE = {
     "ok": "green", "rhat": "bold red", "ess": "yellow", "constant": "cyan",

@@ -83,11 +83,12 @@ class CollapsedChain(TokenChain):
         if self.mode == "sparse":
             self._to_sparse()
         else:
+            self.nwk = None  # the padded layout replaces it: never both V x K tables at once
             self.nwk = kernels.padded_word_topic_counts(problem.words, self.z, problem.K, problem.V)
 
     def _to_sparse(self) -> None:
         # the packed lists replace the dense counts for the sparse kernel
-        self.wt_ptr, self.wt_len, self.wt = kernels.word_topic_lists(self.nwk, self.p.word_freq)
+        self.wt_ptr, self.wt_len, self.wt = kernels.word_topic_lists(self.nwk, self.p.word_freq, self.p.K)
         self.nwk = None
 
     def after_sweep(self) -> None:
@@ -97,8 +98,7 @@ class CollapsedChain(TokenChain):
             return
         spread = np.count_nonzero(self.nwk, axis=1) @ p.word_freq / p.N  # topics per word, token-weighted
         if spread <= SPARSE_SWITCH_FRACTION * p.K:
-            self.nwk = np.ascontiguousarray(self.nwk[:, :p.K])
-            self._to_sparse()
+            self._to_sparse()  # from the padded counts in place (a K-column copy was another V x K table)
             self.mode = "sparse"
 
     def sweep_phases(self, record: bool) -> list[Phase]:

@@ -323,7 +323,18 @@ def top_words(phi: np.ndarray, n: int) -> np.ndarray:
     """
     phi = np.asarray(phi)
     n = min(n, phi.shape[-1])
-    return np.argsort(-phi, axis=-1, kind="stable")[..., :n]
+    rows = phi.reshape(-1, phi.shape[-1])
+    out = np.empty((rows.shape[0], n), dtype=np.int64)
+    for r, row in enumerate(rows):
+        # One topic at a time, and only its n best sorted: a whole argsort of (K, V) held two K x V arrays (-phi and
+        # the order, 226 MB at K = 500 on 20 Newsgroups) and sorted every word. The n-th largest value bounds them.
+        if n == 0:
+            break
+        cut = np.partition(row, row.size - n)[row.size - n]
+        idx = np.flatnonzero(row > cut)
+        idx = np.concatenate([idx, np.flatnonzero(row == cut)[: n - idx.size]])
+        out[r] = idx[np.lexsort((idx, -row[idx]))]
+    return out.reshape(*phi.shape[:-1], n)
 
 
 def _cooccurrence(top: np.ndarray, corpus: Corpus) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -5,7 +5,11 @@ and returns an :class:`LdaFit`: the collapsed log joint after every iteration
 and Bayes estimates of theta and phi averaged over the post-burn-in states.
 Each sampler is one module behind the protocol of :mod:`mcmc.core.lda.sampler`
 (:data:`SAMPLERS`); this module runs their sweeps on a thread pool, times
-them, and stacks the chains.
+them, and stacks the chains. With at least as many chains as threads, each
+thread takes its chains through all their iterations with no barrier between
+threads (chains are independent, and a barrier per sweep waits for the slowest
+chain every time); with fewer, the chains' sweeps run phase by phase, a
+chain's document blocks shared out over the threads (``partial``, ``uncollapsed``).
 
 ``method``
     ``"collapsed"``
@@ -41,6 +45,8 @@ index, and the same seed gives the same bytes whatever ``threads`` is.
 from __future__ import annotations
 
 import dataclasses
+import queue
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -264,6 +270,7 @@ def fit(
                                            chains, method, threads, kernel, optimize_interval, optimize_burn_in)
     n_topics, iterations, burn_in, chains, threads = map(int, (n_topics, iterations, burn_in, chains, threads))
     alpha, beta, seed = float(alpha), float(beta), int(seed)
+    given = sampler is not None  # another scheduler's (a Dask cluster's): keep to the lockstep
     if sampler is None:
         sampler = SAMPLERS[method](n_topics, kernel)
     elif sampler.name != method:
@@ -275,54 +282,37 @@ def fit(
     updates = update_sweeps(iterations, optimize_interval, optimize_burn_in) if learn else np.empty(0, np.int64)
     trace_alpha = np.empty((chains, updates.size, n_topics))
     trace_beta = np.empty((chains, updates.size))
-    n_updates = 0
     states = sampler.chains(problem, [generator(seed, (c,)) for c in ids])
     log_joint = np.empty((chains, iterations))
     n_tokens = words.size
-    sampling = 0.0
-    sampling_cpu = 0.0
-    t_log_joint = 0.0
-    t_estimates = 0.0
+    update_at = {int(sweep): j for j, sweep in enumerate(updates)}  # sweep number -> index of the update
+
+    def after(c: int, it: int, clock: Clock) -> None:
+        """Chain c's work after its sweep ``it``: log joint, running estimates, hyperparameters."""
+        st = states[c]
+        t1 = time.perf_counter()
+        log_joint[c, it] = st.log_joint()
+        t2 = time.perf_counter()
+        clock.log_joint += t2 - t1
+        if it >= burn_in:
+            st.accumulate()
+        j = update_at.get(it + 1)
+        if j is not None:
+            st.update_hyperparameters()  # type: ignore[attr-defined]
+            trace_alpha[c, j], trace_beta[c, j] = st.hyperparameters()  # type: ignore[attr-defined]
+        clock.estimates += time.perf_counter() - t2
+
     with ThreadPoolExecutor(max_workers=threads) as pool:
-        def run(tasks: list[Task]) -> None:
-            if threads == 1 or len(tasks) == 1:
-                for func, args in tasks:
-                    func(*args)
-            else:
-                for fut in [pool.submit(func, *args) for func, args in tasks]:
-                    fut.result()
-
-        for it in range(iterations):
-            t0 = time.perf_counter()
-            c0 = time.process_time()
-            phases = [st.sweep_phases(it >= burn_in) for st in states]
-            for p in range(len(phases[0])):
-                run([task for chain_phases in phases for task in chain_phases[p]()])
-            for st in states:
-                st.after_sweep()
-            t1 = time.perf_counter()
-            sampling += t1 - t0
-            sampling_cpu += time.process_time() - c0
-            values = [0.0] * chains
-
-            def lj(c: int, values: list[float] = values) -> None:
-                values[c] = states[c].log_joint()
-
-            run([(lj, (c,)) for c in range(chains)])
-            log_joint[:, it] = values
-            t2 = time.perf_counter()
-            t_log_joint += t2 - t1
-            if it >= burn_in:
-                run([(st.accumulate, ()) for st in states])
-            if n_updates < updates.size and it + 1 == updates[n_updates]:
-                run([(st.update_hyperparameters, ()) for st in states])  # type: ignore[attr-defined]
-                for c, st in enumerate(states):
-                    trace_alpha[c, n_updates], trace_beta[c, n_updates] = st.hyperparameters()  # type: ignore
-                n_updates += 1
-            t_estimates += time.perf_counter() - t2
-            if callback is not None:
-                for c in range(chains):
-                    callback(c, it, log_joint[c, it] / n_tokens)
+        if threads > 1 and chains >= threads and not given:
+            clocks = _chains_side_by_side(pool, states, threads, iterations, burn_in, after, callback, n_tokens,
+                                          log_joint)  # fmt: skip
+        else:
+            clocks = [_chains_in_lockstep(pool, states, threads, iterations, burn_in, after, callback, n_tokens,
+                                          log_joint)]  # fmt: skip
+    sampling = max(c.sampling for c in clocks)
+    sampling_cpu = sum(c.sampling_cpu for c in clocks)
+    t_log_joint = max(c.log_joint for c in clocks)
+    t_estimates = max(c.estimates for c in clocks)
     theta, phi = _stacked_estimates(states)
     z = np.stack([st.z for st in states])
     total = time.perf_counter() - t_start
@@ -337,6 +327,122 @@ def fit(
         learned=(LearnedHyperparameters(updates, trace_alpha, trace_beta, int(optimize_interval), int(optimize_burn_in))
                  if learn else None),
     )
+
+
+@dataclass
+class Clock:
+    """Wall seconds in each part of the iterations (one thread's), and CPU seconds of the sweeps."""
+
+    sampling: float = 0.0
+    sampling_cpu: float = 0.0
+    log_joint: float = 0.0
+    estimates: float = 0.0
+
+
+After = Callable[[int, int, Clock], None]
+
+
+def _sweep(st: LdaChain, record: bool, clock: Clock, cpu: Callable[[], float],
+           run: Callable[[list[Task]], None]) -> None:  # fmt: skip
+    """One sweep of one chain, its phases' tasks handed to ``run``, timed on ``clock``."""
+    t0, c0 = time.perf_counter(), cpu()
+    for phase in st.sweep_phases(record):
+        run(phase())
+    st.after_sweep()
+    clock.sampling += time.perf_counter() - t0
+    clock.sampling_cpu += cpu() - c0
+
+
+def _chains_in_lockstep(pool: ThreadPoolExecutor, states: Sequence[LdaChain], threads: int, iterations: int,
+                        burn_in: int, after: After, callback: Callable[[int, int, float], None] | None,
+                        n_tokens: int, log_joint: np.ndarray) -> Clock:  # fmt: skip
+    """Every chain's sweep, phase by phase, its tasks (a chain's, or blocks of one chain) over the threads.
+
+    For fewer chains than threads, or one chain whose documents are shared
+    out in blocks (``partial``, ``uncollapsed``).
+    """
+    clock = Clock()
+    per_chain = [Clock() for _ in states]  # after() runs on the pool: one clock per chain, no shared sums
+
+    def run(tasks: list[Task]) -> None:
+        if threads == 1 or len(tasks) == 1:
+            for func, args in tasks:
+                func(*args)
+        else:
+            for fut in [pool.submit(func, *args) for func, args in tasks]:
+                fut.result()
+
+    chains = len(states)
+    for it in range(iterations):
+        t0, c0 = time.perf_counter(), time.process_time()
+        phases = [st.sweep_phases(it >= burn_in) for st in states]
+        for p in range(len(phases[0])):
+            run([task for chain_phases in phases for task in chain_phases[p]()])
+        for st in states:
+            st.after_sweep()
+        clock.sampling += time.perf_counter() - t0
+        clock.sampling_cpu += time.process_time() - c0
+        # the chains' log joints, estimates and hyperparameters side by side too
+        run([(after, (c, it, per_chain[c])) for c in range(chains)])
+        if callback is not None:
+            for c in range(chains):
+                callback(c, it, log_joint[c, it] / n_tokens)
+    clock.log_joint = max(c.log_joint for c in per_chain)
+    clock.estimates = max(c.estimates for c in per_chain)
+    return clock
+
+
+def _chains_side_by_side(pool: ThreadPoolExecutor, states: Sequence[LdaChain], threads: int, iterations: int,
+                         burn_in: int, after: After, callback: Callable[[int, int, float], None] | None,
+                         n_tokens: int, log_joint: np.ndarray) -> list[Clock]:  # fmt: skip
+    """Thread j runs chains j, j + threads, ... through all their iterations, with no barrier between threads.
+
+    Chains are independent, so waiting at every sweep for the slowest chain
+    (the lockstep) only loses time; the callback still sees every iteration of
+    every chain, in order per chain, from the calling thread.
+    """
+    events: queue.Queue[tuple[int, int] | None] = queue.Queue()
+    stop = threading.Event()
+    clocks = [Clock() for _ in range(threads)]
+
+    def serial(tasks: list[Task]) -> None:
+        for func, args in tasks:
+            func(*args)
+
+    def worker(j: int) -> None:
+        try:
+            for it in range(iterations):
+                for c in range(j, len(states), threads):
+                    if stop.is_set():
+                        return
+                    _sweep(states[c], it >= burn_in, clocks[j], time.thread_time, serial)
+                    after(c, it, clocks[j])
+                    events.put((c, it))
+        except BaseException:
+            stop.set()
+            raise
+        finally:
+            events.put(None)
+
+    futures = [pool.submit(worker, j) for j in range(threads)]
+    try:
+        running = len(futures)
+        while running:
+            try:
+                item = events.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if item is None:
+                running -= 1
+            elif callback is not None:
+                c, it = item
+                callback(c, it, log_joint[c, it] / n_tokens)
+    except BaseException:  # an interrupt: the workers stop after their current sweep
+        stop.set()
+        raise
+    for fut in futures:
+        fut.result()  # a worker's exception
+    return clocks
 
 
 def _stacked_estimates(states: Sequence[LdaChain]) -> tuple[np.ndarray, np.ndarray]:

@@ -360,7 +360,7 @@ def read_ldac(path: str | os.PathLike[str], vocab: str | os.PathLike[str] | None
 #: LDA-C is parsed in blocks of whole lines of about this many bytes: the vectorized
 #: parse needs ~20 bytes of temporaries per byte of text, so a whole 10 MB file
 #: (20 Newsgroups) would peak at 200 MB for a corpus that ends as 10 MB of word ids.
-LDAC_BLOCK_BYTES = 1 << 21
+LDAC_BLOCK_BYTES = 1 << 18
 
 
 def _line_blocks(data: bytes, size: int) -> Iterator[tuple[int, bytes]]:

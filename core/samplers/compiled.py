@@ -10,7 +10,11 @@ compiled loop over chains and leapfrog steps that calls it with no Python in
 between: the same integrator as :func:`mcmc.core.samplers.leapfrog.integrate`
 (same steps, same divergence rule, the same
 :class:`~mcmc.core.samplers.leapfrog.Trajectory`), so HMC's transition and
-its warm-up are unchanged; only where the arithmetic runs. On small models
+its warm-up are unchanged; only where the arithmetic runs. :func:`make_tree`
+does the same for a whole NUTS transition (:mod:`mcmc.core.samplers.nuts`:
+the tree doubled leaf by leaf, multinomial sampling, the generalized U-turn
+checks), reading the random numbers the NumPy transition would draw from each
+chain's buffers in place, so both build the same trees. On small models
 each NumPy leapfrog step costs tens of microseconds of interpreter and array
 overhead per chain (issue 15 measured 24 to 415 µs per chain-gradient
 against compiled JAX's 0.7 to 22); here a step costs what the model's
@@ -28,8 +32,9 @@ point function as a constant, and numba's cache does not keep such a function
 across processes when it is built in memory. So they are written to a
 generated file, ``mcmc_kernels_<key>.py`` in :func:`cache_dir`, whose key
 hashes the point function's source file: numba caches that file's functions
-like any other, the first run compiles (about 2 seconds for the ``bnn``
-network), later runs load (0.1 s), and an edited target file gets a new key,
+like any other, the first run compiles (for a small model about 1 s for the
+batch, 1.7 s for HMC's trajectory, 3.6 s for the NUTS transition), later runs
+load (0.1 s), and an edited target file gets a new key,
 never a stale kernel; files not loaded for :data:`STALE_DAYS` days are deleted
 when a new one is written. A function with no source file, or a cache folder that
 cannot be written, falls back to compiling in memory once per process. The
@@ -75,7 +80,7 @@ def batch(x, data):
         if gi.shape[0] != dim:  # numba would broadcast a length-1 gradient without a word
             raise ValueError("the gradient's length is not dim")
         lp[i] = v
-        g[i, :] = gi
+        _copy(g[i], gi)
     return lp, g
 
 
@@ -123,13 +128,212 @@ def run(base, idx, x0, p0, lp0, g0, eps, n_steps, minv, max_err, data):
             if not np.isfinite(lpc) or not (h - h0 <= max_err):
                 bad = True
                 break
-        x[c, :] = xc
-        p[c, :] = pc
-        g[c, :] = gc
+        _copy(x[c], xc)
+        _copy(p[c], pc)
+        _copy(g[c], gc)
         lp[c] = lpc
         taken[c] = k
         diverged[c] = bad
     return x, p, lp, g, taken, diverged
+
+
+@njit(cache=CACHE)
+def _logaddexp(a, b):
+    # numpy's npy_logaddexp, step for step (the NumPy NUTS uses np.logaddexp)
+    if a == b:
+        return a + 0.6931471805599453
+    t = a - b
+    if t > 0:
+        return a + np.log1p(np.exp(-t))
+    if t <= 0:
+        return b + np.log1p(np.exp(t))
+    return a + b
+
+
+@njit(cache=CACHE)
+def _kinetic(p, minv):
+    s = 0.0
+    for j in range(p.shape[0]):
+        s += minv[j] * p[j] * p[j]
+    return 0.5 * s
+
+
+@njit(cache=CACHE)
+def _no_u_turn(p_a, p_b, rho, minv):
+    a = 0.0
+    b = 0.0
+    for j in range(rho.shape[0]):
+        a += minv[j] * p_a[j] * rho[j]
+        b += minv[j] * p_b[j] * rho[j]
+    return a > 0 and b > 0
+
+
+@njit(cache=CACHE)
+def _merge_ok(rho_a, first_a, last_a, rho_b, first_b, last_b, minv, tmp):
+    # Stan's three checks on joining tree a and the tree b after it (nuts._merge_ok)
+    n = rho_a.shape[0]
+    for j in range(n):
+        tmp[j] = rho_a[j] + rho_b[j]
+    ok = _no_u_turn(first_a, last_b, tmp, minv)
+    for j in range(n):
+        tmp[j] = rho_a[j] + first_b[j]
+    ok = _no_u_turn(first_a, first_b, tmp, minv) and ok
+    for j in range(n):
+        tmp[j] = rho_b[j] + last_a[j]
+    return _no_u_turn(last_a, last_b, tmp, minv) and ok
+
+
+@njit(cache=CACHE)
+def _copy(dst, src):
+    # a loop, not a slice assignment: numba compiles each of those into broadcasting code, and the NUTS kernel
+    # had twenty of them (its compilation took 10 s)
+    for j in range(src.shape[0]):
+        dst[j] = src[j]
+
+
+@njit(cache=CACHE)
+def nuts(x0, p0, lp0, g0, eps, minv, max_depth, max_err, uni, uni_pos, expo, exp_pos, data):
+    chains, dim = x0.shape
+    x_out = x0.copy()
+    lp_out = lp0.copy()
+    g_out = g0.copy()
+    h_out = np.empty(chains)
+    n_steps = np.zeros(chains, dtype=np.int64)
+    sum_accept = np.zeros(chains)
+    diverging = np.zeros(chains, dtype=np.bool_)
+    depth_out = np.zeros(chains, dtype=np.int64)
+    uni_used = np.zeros(chains, dtype=np.int64)
+    exp_used = np.zeros(chains, dtype=np.int64)
+    end_x = np.empty((2, dim))
+    end_p = np.empty((2, dim))
+    end_g = np.empty((2, dim))
+    end_lp = np.empty(2)
+    rho = np.empty(dim)
+    tmp = np.empty(dim)
+    x = np.empty(dim)
+    p = np.empty(dim)
+    g = np.empty(dim)
+    cand_x = np.empty(dim)
+    cand_g = np.empty(dim)
+    sub_rho = np.empty(dim)
+    first = np.empty(dim)
+    node_rho = np.empty(dim)
+    node_first = np.empty(dim)
+    stack = np.empty((max(max_depth, 1), 3, dim))
+    for c in range(chains):
+        m = minv[c]
+        h0 = -lp0[c] + _kinetic(p0[c], m)
+        for s in range(2):
+            _copy(end_x[s], x0[c])
+            _copy(end_p[s], p0[c])
+            _copy(end_g[s], g0[c])
+            end_lp[s] = lp0[c]
+        _copy(rho, p0[c])
+        log_w = 0.0
+        h_out[c] = h0
+        up = uni_pos[c]
+        ep = exp_pos[c]
+        steps = 0
+        acc = 0.0
+        div = False
+        depth = 0
+        for d in range(max_depth):
+            if up >= uni.shape[1]:
+                raise ValueError("nuts: the uniform buffer ran short")
+            side = 1 if uni[c, up] > 0.5 else 0
+            up += 1
+            e = eps[c] if side == 1 else -eps[c]
+            half = 0.5 * e
+            _copy(x, end_x[side])
+            _copy(p, end_p[side])
+            _copy(g, end_g[side])
+            lp = end_lp[side]
+            cand_lp = lp
+            cand_h = 0.0
+            sub_w = -np.inf
+            alive = True
+            leaf_div = False
+            for k in range(1 << d):
+                for j in range(dim):
+                    p[j] += half * g[j]
+                    x[j] += e * m[j] * p[j]
+                lp, gnew = POINT(x)
+                if gnew.shape[0] != dim:
+                    raise ValueError("the gradient's length is not dim")
+                for j in range(dim):
+                    g[j] = gnew[j]
+                    p[j] += half * g[j]
+                h = -lp + _kinetic(p, m)
+                if np.isnan(h):
+                    h = np.inf
+                delta = h0 - h
+                steps += 1
+                acc += np.exp(min(delta, 0.0))
+                leaf_div = not np.isfinite(h) or not (h - h0 <= max_err)
+                new_w = _logaddexp(sub_w, delta)
+                if ep >= expo.shape[1]:
+                    raise ValueError("nuts: the exponential buffer ran short")
+                log_u = -expo[c, ep]
+                ep += 1
+                # progressive multinomial sampling within the subtree
+                if k == 0 or log_u < delta - new_w:
+                    _copy(cand_x, x)
+                    _copy(cand_g, g)
+                    cand_lp = lp
+                    cand_h = h
+                sub_w = new_w
+                if k == 0:
+                    _copy(first, p)
+                _copy(node_rho, p)
+                _copy(node_first, p)
+                ok = not leaf_div
+                level = 0
+                while (k + 1) % (1 << (level + 1)) == 0:
+                    ok = _merge_ok(stack[level, 0], stack[level, 1], stack[level, 2], node_rho, node_first, p, m,
+                                   tmp) and ok
+                    for j in range(dim):
+                        node_rho[j] = stack[level, 0, j] + node_rho[j]
+                        node_first[j] = stack[level, 1, j]
+                    level += 1
+                if level < d:
+                    _copy(stack[level, 0], node_rho)
+                    _copy(stack[level, 1], node_first)
+                    _copy(stack[level, 2], p)
+                else:
+                    _copy(sub_rho, node_rho)
+                alive = ok
+                if not alive:
+                    break
+            div = leaf_div
+            if not alive:
+                break
+            # the old trajectory is tree a, the subtree b: a's end next to b is the one integrated from
+            turn_ok = _merge_ok(rho, end_p[1 - side], end_p[side], sub_rho, first, p, m, tmp)
+            depth += 1
+            log_u = -expo[c, ep]
+            ep += 1
+            # biased progressive sampling: move to the subtree's candidate w.p. min(1, W_subtree / W_old)
+            if log_u < sub_w - log_w:
+                _copy(x_out[c], cand_x)
+                _copy(g_out[c], cand_g)
+                lp_out[c] = cand_lp
+                h_out[c] = cand_h
+            log_w = _logaddexp(log_w, sub_w)
+            for j in range(dim):
+                rho[j] += sub_rho[j]
+            _copy(end_x[side], x)
+            _copy(end_p[side], p)
+            _copy(end_g[side], g)
+            end_lp[side] = lp
+            if not turn_ok:
+                break
+        n_steps[c] = steps
+        sum_accept[c] = acc
+        diverging[c] = div
+        depth_out[c] = depth
+        uni_used[c] = up - uni_pos[c]
+        exp_used[c] = ep - exp_pos[c]
+    return x_out, lp_out, g_out, h_out, n_steps, sum_accept, diverging, depth_out, uni_used, exp_used
 """
 
 #: Point functions the generated kernel files import, by key (see :func:`_kernels`).
@@ -141,7 +345,9 @@ def _source(one_point: bool, cache: bool) -> str:
         return f"point({arg})" if one_point else f"point({arg}, data)"
 
     body = KERNELS.replace("POINT(np.ascontiguousarray(x[i]))", call("np.ascontiguousarray(x[i])"))
-    return body.replace("POINT(full)", call("full")).replace("CACHE", str(cache))
+    for arg in ("full", "x"):
+        body = body.replace(f"POINT({arg})", call(arg))
+    return body.replace("CACHE", str(cache))
 
 
 def cache_dir() -> Path:
@@ -178,13 +384,14 @@ def _key(point: Any, one_point: bool) -> str | None:
     return h.hexdigest()[:24]
 
 
-class _Kernels(NamedTuple):
+class _Functions(NamedTuple):
     batch: Any
     run: Any
+    nuts: Any
 
 
 @lru_cache(maxsize=None)
-def _kernels(point: Any, one_point: bool) -> _Kernels:
+def _kernels(point: Any, one_point: bool) -> _Functions:
     """The compiled batch and trajectory loop for ``point``, made once per process (see the module docstring)."""
     key = _key(point, one_point)
     if key is not None:
@@ -197,14 +404,14 @@ def _kernels(point: Any, one_point: bool) -> _Kernels:
 
     namespace: dict[str, Any] = {"np": np, "njit": njit, "point": point}
     exec(compile(_source(one_point, False), "<mcmc kernels>", "exec"), namespace)  # noqa: S102 - our own source
-    return _Kernels(namespace["batch"], namespace["run"])
+    return _Functions(namespace["batch"], namespace["run"], namespace["nuts"])
 
 
 #: Generated kernel files not loaded for this long are deleted when a new one is written.
 STALE_DAYS = 30
 
 
-def _from_file(key: str, one_point: bool) -> _Kernels:
+def _from_file(key: str, one_point: bool) -> _Functions:
     name = f"mcmc_kernels_{key}"
     folder = cache_dir()
     path = folder / f"{name}.py"
@@ -227,7 +434,7 @@ def _from_file(key: str, one_point: bool) -> _Kernels:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    return _Kernels(module.batch, module.run)
+    return _Functions(module.batch, module.run, module.nuts)
 
 
 def _prune(folder: Path) -> None:
@@ -247,6 +454,14 @@ def _prune(folder: Path) -> None:
                 old.unlink(missing_ok=True)
         except OSError:  # another process pruned it first
             continue
+
+
+def _rows(value: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """``value`` as a C-contiguous array of ``shape`` (broadcast if it is not one already)."""
+    arr = np.asarray(value, dtype=dtype)
+    if arr.shape != shape:  # np.broadcast_to's Python-level checks cost microseconds per call
+        arr = np.broadcast_to(arr, shape)
+    return np.ascontiguousarray(arr)
 
 
 def make_batch(point: Any, data: tuple[Any, ...] | None = None) -> Callable[[np.ndarray], tuple[Any, Any]]:
@@ -289,27 +504,107 @@ def make_trajectory(point: Any, data: tuple[Any, ...] | None = None) -> Callable
             full, cols = np.ascontiguousarray(base, dtype=f64), np.ascontiguousarray(idx, dtype=np.int64)
         out = run(full, cols, position, np.ascontiguousarray(momentum, dtype=f64),
                   np.ascontiguousarray(log_density, dtype=f64), np.ascontiguousarray(grad, dtype=f64),
-                  np.ascontiguousarray(np.broadcast_to(step_size, (chains,)), dtype=f64),
-                  np.ascontiguousarray(np.broadcast_to(n_steps, (chains,)), dtype=np.int64),
-                  np.ascontiguousarray(np.broadcast_to(inv_mass, (chains, n)), dtype=f64), float(max_energy_error),
+                  _rows(step_size, (chains,), f64), _rows(n_steps, (chains,), np.int64),
+                  _rows(inv_mass, (chains, n), f64), float(max_energy_error),
                   args)  # fmt: skip
         return Trajectory(*out)
 
     return trajectory
 
 
-def lazy_trajectory(module: str, name: str, data: tuple[Any, ...]) -> Callable[..., Trajectory]:
-    """:func:`make_trajectory` for the point function ``module.name``, made at the first call.
+class Tree(NamedTuple):
+    """One NUTS transition per chain, as :func:`mcmc.core.samplers.nuts.step` makes it (shapes ``(chains, ...)``).
+
+    ``position``, ``log_density``, ``grad``, ``energy``: the point drawn and its
+    Hamiltonian; ``n_steps``: leapfrog steps; ``sum_accept``: the summed
+    ``min(1, exp(H0 - H))`` over them; ``diverging``; ``depth``: doublings
+    kept; ``uniforms_used``, ``exponentials_used``: values read from each
+    chain's buffers.
+    """
+
+    position: np.ndarray
+    log_density: np.ndarray
+    grad: np.ndarray
+    energy: np.ndarray
+    n_steps: np.ndarray
+    sum_accept: np.ndarray
+    diverging: np.ndarray
+    depth: np.ndarray
+    uniforms_used: np.ndarray
+    exponentials_used: np.ndarray
+
+
+def make_tree(point: Any, data: tuple[Any, ...] | None = None) -> Callable[..., Tree]:
+    """The whole NUTS transition of :mod:`mcmc.core.samplers.nuts` compiled around ``point(x, data)``.
+
+    The returned function takes ``(position, momentum, log_density, grad,
+    step_size (chains,), inv_mass (chains, dim), max_tree_depth,
+    max_energy_error, uniforms, uniform_pos, exponentials, exponential_pos)``:
+    the random numbers are read in place from each chain's buffers
+    (:meth:`mcmc.core.random.ChainRandom.reserve`): row ``c`` of ``uniforms``
+    from ``uniform_pos[c]`` on, one per doubling for the direction; of
+    ``exponentials``, one per leaf and one per valid subtree (``-E`` is the log
+    of a uniform), in the order the NumPy transition draws them, so the two
+    read the same numbers. The buffers must hold ``max_tree_depth`` uniforms
+    and ``2^max_tree_depth - 1 + max_tree_depth`` exponentials per chain.
+    """
+    nuts = _kernels(point, data is None).nuts
+    args = () if data is None else data
+    f64 = np.float64
+
+    def tree(position: np.ndarray, momentum: np.ndarray, log_density: np.ndarray, grad: np.ndarray,
+             step_size: np.ndarray, inv_mass: np.ndarray, max_tree_depth: int, max_energy_error: float,
+             uniforms: np.ndarray, uniform_pos: np.ndarray, exponentials: np.ndarray,
+             exponential_pos: np.ndarray) -> Tree:
+        position = np.ascontiguousarray(position, dtype=f64)
+        chains, dim = position.shape
+        out = nuts(position, np.ascontiguousarray(momentum, dtype=f64), np.ascontiguousarray(log_density, dtype=f64),
+                   np.ascontiguousarray(grad, dtype=f64),
+                   _rows(step_size, (chains,), f64), _rows(inv_mass, (chains, dim), f64), int(max_tree_depth),
+                   float(max_energy_error), uniforms, np.ascontiguousarray(uniform_pos, dtype=np.int64),
+                   exponentials, np.ascontiguousarray(exponential_pos, dtype=np.int64), args)  # fmt: skip
+        return Tree(*out)
+
+    return tree
+
+
+class CompiledPaths(NamedTuple):
+    """What a target with a compiled point function can do (``Target.compiled``).
+
+    ``trajectory``: :func:`make_trajectory`'s leapfrog path, which HMC and
+    HMC within Gibbs run; ``tree``: :func:`make_tree`'s NUTS transition, or
+    None where a path exists but no NUTS transition does.
+    """
+
+    trajectory: Callable[..., Trajectory]
+    tree: Callable[..., Tree] | None = None
+
+    def wrapped(self, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> CompiledPaths:
+        """Every kernel passed through ``wrap`` (the driver's counting, a target file's error messages)."""
+        return CompiledPaths(wrap(self.trajectory), None if self.tree is None else wrap(self.tree))
+
+
+def compiled_paths(point: Any, data: tuple[Any, ...] | None = None) -> CompiledPaths:
+    """The trajectory and the NUTS transition around ``point(x, data)`` (``point(x)``: ``data`` None)."""
+    return CompiledPaths(make_trajectory(point, data), make_tree(point, data))
+
+
+def lazy_paths(module: str, name: str, data: tuple[Any, ...]) -> CompiledPaths:
+    """:func:`compiled_paths` for the point function ``module.name``, each kernel made at its first call.
 
     For built-in targets: building a target then costs no numba import or
-    kernel load unless HMC runs on it.
+    kernel load unless HMC or NUTS runs on it.
     """
-    made: list[Callable[..., Trajectory]] = []
 
-    def trajectory(*args: Any, **kwargs: Any) -> Trajectory:
-        if not made:
-            made.append(make_trajectory(getattr(importlib.import_module(module), name), data))
-        return made[0](*args, **kwargs)
+    def lazy(make: Callable[[Any, Any], Callable[..., Any]]) -> Callable[..., Any]:
+        made: list[Callable[..., Any]] = []
 
-    return trajectory
+        def kernel(*args: Any, **kwargs: Any) -> Any:
+            if not made:
+                made.append(make(getattr(importlib.import_module(module), name), data))
+            return made[0](*args, **kwargs)
+
+        return kernel
+
+    return CompiledPaths(lazy(make_trajectory), lazy(make_tree))
 

@@ -84,14 +84,14 @@ class Counter:
             # Two-stage MH evaluates the factors separately: the likelihood is
             # the expensive one, prior evaluations are not counted.
             log_likelihood=counted(target.log_likelihood, 0, 0, 1),
-            trajectory=None if target.trajectory is None else self._counted_trajectory(target.trajectory),
+            compiled=None if target.compiled is None else target.compiled.wrapped(self._counted_compiled),
         )
 
-    def _counted_trajectory(self, trajectory: Callable[..., Any]) -> Callable[..., Any]:
-        """A compiled trajectory counts one density and gradient evaluation per leapfrog step taken."""
+    def _counted_compiled(self, kernel: Callable[..., Any]) -> Callable[..., Any]:
+        """A compiled trajectory or NUTS tree counts one density and gradient evaluation per leapfrog step taken."""
 
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            out = trajectory(*args, **kwargs)
+            out = kernel(*args, **kwargs)
             steps = int(np.sum(out.n_steps))
             self.density += steps
             self.gradient += steps

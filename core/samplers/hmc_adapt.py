@@ -164,7 +164,12 @@ def window_ends(
 
 def per_chain(value: Any, chains: int, name: str, sampler: str = "hmc") -> np.ndarray:
     """A positive finite scalar or ``(chains,)`` parameter as a ``(chains,)`` array."""
-    arr = np.broadcast_to(np.asarray(value, dtype=float), (chains,)).copy()
+    arr = np.asarray(value, dtype=float)
+    # called every iteration: np.broadcast_to's Python-level checks cost more than the rest
+    if arr.shape == (chains,):
+        arr = arr.copy()
+    else:
+        arr = np.full(chains, arr) if arr.ndim == 0 else np.broadcast_to(arr, (chains,)).copy()
     if not np.all(np.isfinite(arr) & (arr > 0)):
         raise UsageError(f"{sampler}: {name} must be positive and finite, got {value!r}")
     return arr
@@ -176,7 +181,8 @@ def inv_mass_per_chain(value: Any, chains: int, dim: int, sampler: str = "hmc") 
         return np.ones((chains, dim))
     arr = np.asarray(value, dtype=float)
     try:
-        arr = np.broadcast_to(arr, (chains, dim))
+        if arr.shape != (chains, dim):
+            arr = np.broadcast_to(arr, (chains, dim))
     except ValueError:
         raise UsageError(f"{sampler}: inv_mass has shape {arr.shape}; expected (dim,) or (chains, dim)") from None
     if not np.all(np.isfinite(arr) & (arr > 0)):

@@ -84,6 +84,7 @@ from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import hmc
 from mcmc.core.samplers.adapt import Adapter
+from mcmc.core.samplers.compiled import CompiledPaths
 from mcmc.core.targets.base import Target
 from mcmc.core.targets.protocols import FullConditionals, block_indices, require
 
@@ -177,7 +178,7 @@ def conditional_target(target: Target, idx: np.ndarray, point: np.ndarray, i: in
     return _restricted(target, idx, full)
 
 
-def _restricted(target: Target, idx: np.ndarray, full: Any, trajectory: Any = None) -> Target:
+def _restricted(target: Target, idx: np.ndarray, full: Any, compiled: CompiledPaths | None = None) -> Target:
     """``target`` as a function of the coordinates ``idx``, the points completed by ``full(xs) -> (n, dim)``."""
 
     def value_and_grad(xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -190,7 +191,7 @@ def _restricted(target: Target, idx: np.ndarray, full: Any, trajectory: Any = No
         log_density=lambda xs: value_and_grad(xs)[0],
         grad_log_density=lambda xs: value_and_grad(xs)[1],
         value_and_grad_fn=value_and_grad,
-        trajectory=trajectory,
+        compiled=compiled,
     )
 
 
@@ -213,9 +214,9 @@ def _compiled_conditional(target: Target, idx: np.ndarray, point: np.ndarray) ->
         return x
 
     def trajectory(*args: Any) -> Any:
-        return target.trajectory(*args, base=point, idx=idx)  # type: ignore[misc]
+        return target.compiled.trajectory(*args, base=point, idx=idx)  # type: ignore[union-attr]
 
-    return _restricted(target, idx, full, trajectory)
+    return _restricted(target, idx, full, CompiledPaths(trajectory))
 
 
 def init(position: np.ndarray, target: Target) -> State:
@@ -273,7 +274,7 @@ def step(rng: ChainRandom, state: State, target: Target, **params: Any) -> tuple
     noise = conditionals.sweep_noise(rng)
     for block in conditionals.conditional_blocks():
         conditionals.draw_conditional(rng, x, block, noise)
-    if target.trajectory is not None:  # compiled: every chain's path in one call, each under its own blocks
+    if target.compiled is not None:  # compiled: every chain's path in one call, each under its own blocks
         cond = _compiled_conditional(target, idx, x)
         lp0, g0 = cond.value_and_grad(x[:, idx])
         s1, info = hmc.step(rng, hmc.State(x[:, idx], lp0, g0, state.momentum), cond, **params)

@@ -37,6 +37,13 @@ for chains still integrating. A chain's random numbers (momentum, directions,
 the multinomial draws) come from its own stream only when it is running, so
 chain ``i`` depends only on the seed and ``i``.
 
+A target with a compiled point function (a target file's
+``point_log_density_and_grad``, the built-in models that have one) carries a
+compiled transition, :func:`mcmc.core.samplers.compiled.make_tree`: the same
+algorithm per chain with no Python per leaf, reading the same random numbers
+(tested to build the same trees as the code below). The code below is the
+reference, and what every other target runs.
+
 Statistics (ArviZ names): ``acceptance_rate`` (Stan's ``accept_stat__``: the
 mean over every leapfrog step of the transition, thrown-away subtrees
 included, of ``min(1, exp(H0 - H))``; what dual averaging adapts the step size
@@ -63,6 +70,8 @@ the extra U-turn checks across subtree boundaries).
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -70,7 +79,7 @@ import numpy as np
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers.hmc_adapt import WindowAdapter, inv_mass_per_chain, per_chain
-from mcmc.core.samplers.leapfrog import ValueAndGrad, evaluate, gradient_of, integrate, kinetic_energy
+from mcmc.core.samplers.leapfrog import ValueAndGrad, evaluate, gradient_of, kinetic_energy, row_dot
 from mcmc.core.targets.base import Target
 
 NAME = "nuts"
@@ -83,6 +92,11 @@ The counterpart of HMC's ``EARLY_MAX_STEPS``: with an identity metric on a
 badly scaled posterior the step size is set by the stiffest coordinate and a
 full tree is hundreds of steps that only bring the chain to the typical set."""
 MAX_ENERGY_ERROR = 1000.0
+COMPILED_MAX_TREE_DEPTH = 15
+"""Deepest ``max_tree_depth`` the compiled transition runs (deeper: the NumPy one, the same trees).
+
+It reads from exponentials reserved for the deepest tree, ``8 * 2^depth``
+bytes per chain: 256 KB at 15, where a transition is already 32,767 leapfrog steps."""
 
 
 class State(NamedTuple):
@@ -125,8 +139,8 @@ def _check_scalars(max_tree_depth: Any, max_energy_error: float) -> int:
 
 def _no_u_turn(p_a: np.ndarray, p_b: np.ndarray, rho: np.ndarray, minv: np.ndarray) -> np.ndarray:
     """The generalized criterion ``p#_a . rho > 0 and p#_b . rho > 0``, ``p# = M^{-1} p``: ``(n,)`` bool."""
-    a = np.einsum("ij,ij->i", minv * p_a, rho)
-    b = np.einsum("ij,ij->i", minv * p_b, rho)
+    a = row_dot(minv * p_a, rho)
+    b = row_dot(minv * p_b, rho)
     return (a > 0) & (b > 0)
 
 
@@ -190,6 +204,10 @@ def step(
     minv = inv_mass_per_chain(inv_mass, chains, dim, NAME)
 
     p0 = rng.normal((dim,)) / np.sqrt(minv)
+    draws = _Reserved(rng, max_depth)
+    compiled = target.compiled is not None and target.compiled.tree is not None
+    if compiled and max_depth <= COMPILED_MAX_TREE_DEPTH:  # the whole transition compiled
+        return _compiled_step(rng, draws, state, target.compiled.tree, p0, eps, minv, max_depth, max_err)
     h0 = -state.log_density + kinetic_energy(p0, minv)
 
     # The trajectory: its two ends (to integrate on from), the momenta there,
@@ -212,10 +230,11 @@ def step(
         act = np.flatnonzero(running)
         if act.size == 0:
             break
-        forward = rng.uniform(mask=act) > 0.5
+        forward = draws.uniform(act) > 0.5
+        draws.reserve_exponentials(2**d + 1)  # a leaf's each, and the subtree's
         fw = forward[:, None]
         sub = _subtree(
-            rng, vg, d, act, np.where(forward, 1.0, -1.0) * eps[act], minv[act], h0[act], max_err,
+            draws, vg, d, act, np.where(forward, 1.0, -1.0) * eps[act], minv[act], h0[act], max_err,
             np.where(fw, end_x[1][act], end_x[0][act]), np.where(fw, end_p[1][act], end_p[0][act]),
             np.where(forward, end_lp[1][act], end_lp[0][act]), np.where(fw, end_g[1][act], end_g[0][act]),
         )  # fmt: skip
@@ -236,7 +255,7 @@ def step(
         depth[rows] += 1
         # Biased progressive sampling: move to the subtree's candidate with
         # probability min(1, W_subtree / W_old).
-        take = rng.log_uniform(mask=rows) < sub.log_w[ok] - log_w[rows]
+        take = draws.log_uniform(rows) < sub.log_w[ok] - log_w[rows]
         moved = rows[take]
         pick_x[moved], pick_lp[moved] = sub.x[ok][take], sub.lp[ok][take]
         pick_g[moved], pick_h[moved] = sub.g[ok][take], sub.h[ok][take]
@@ -248,6 +267,7 @@ def step(
             end_lp[side][r], end_g[side][r] = sub.end_lp[i], sub.end_g[i]
         running[rows] = turn_ok
 
+    draws.release(rng)
     new = State(pick_x, pick_lp, pick_g)
     info = Info(
         acceptance_rate=sum_accept / np.maximum(n_steps, 1),
@@ -260,6 +280,72 @@ def step(
         lp=pick_lp.copy(),
     )
     return new, info
+
+
+class _Reserved:
+    """The uniforms and exponentials one transition reads, reserved in each chain's buffers and read in place.
+
+    Per chain: one uniform per doubling (the direction), one exponential per
+    leaf and one per valid subtree (``-E`` is the log of a uniform), at most
+    ``2^depth - 1 + depth`` of them. Reading in place costs a fraction of a
+    masked draw per leaf, and it is how the compiled transition reads them
+    (:func:`mcmc.core.samplers.compiled.make_tree`), so both read the same numbers.
+    The exponentials are reserved as the tree grows (:meth:`reserve_exponentials`):
+    all of them at once would be ``8 * 2^depth`` bytes per chain.
+    """
+
+    def __init__(self, rng: ChainRandom, max_depth: int) -> None:
+        self._rng = rng
+        self.uni, self.uni_pos = rng.reserve("uniform", max_depth)
+        self.exp, self.exp_pos = rng.reserve("exponential", 0)
+        self._start = self.uni_pos.copy(), self.exp_pos.copy()
+
+    def reserve_exponentials(self, n: int) -> None:
+        """At least ``n`` more exponentials per chain beyond what each has read."""
+        used = self.exp_pos - self._start[1]
+        # a refill moves each chain's unread values to the front of its row
+        self.exp, start = self._rng.reserve("exponential", int(used.max(initial=0)) + n)
+        self._start = self._start[0], start
+        self.exp_pos = start + used
+
+    def uniform(self, rows: np.ndarray) -> np.ndarray:
+        """The next uniform of each chain in ``rows`` (distinct indices)."""
+        u = self.uni[rows, self.uni_pos[rows]]
+        self.uni_pos[rows] += 1
+        return u
+
+    def log_uniform(self, rows: np.ndarray) -> np.ndarray:
+        """The log of the next uniform of each chain in ``rows``, as ``-Exponential(1)``."""
+        e = self.exp[rows, self.exp_pos[rows]]
+        self.exp_pos[rows] += 1
+        return -e
+
+    def release(self, rng: ChainRandom) -> None:
+        """Tell ``rng`` what each chain read."""
+        rng.advance("uniform", self.uni_pos - self._start[0])
+        rng.advance("exponential", self.exp_pos - self._start[1])
+
+
+def _compiled_step(rng: ChainRandom, draws: _Reserved, state: State, tree: Any, p0: np.ndarray, eps: np.ndarray,
+                   minv: np.ndarray, max_depth: int, max_err: float) -> tuple[State, Info]:  # fmt: skip
+    """:func:`step` by a target's compiled transition, reading the same random numbers in place."""
+    draws.reserve_exponentials(2**max_depth - 1 + max_depth)
+    out = tree(state.position, p0, state.log_density, state.grad, eps, minv, max_depth, max_err,
+               draws.uni, draws.uni_pos, draws.exp, draws.exp_pos)  # fmt: skip
+    draws.uni_pos += out.uniforms_used
+    draws.exp_pos += out.exponentials_used
+    draws.release(rng)
+    info = Info(
+        acceptance_rate=out.sum_accept / np.maximum(out.n_steps, 1),
+        diverging=out.diverging,
+        energy=out.energy,
+        step_size=eps,
+        n_steps=out.n_steps,
+        tree_depth=out.depth,
+        reached_max_treedepth=out.depth >= max_depth,
+        lp=out.log_density.copy(),
+    )
+    return State(out.position, out.log_density, out.grad), info
 
 
 class _Subtree(NamedTuple):
@@ -283,7 +369,7 @@ class _Subtree(NamedTuple):
 
 
 def _subtree(
-    rng: ChainRandom, vg: ValueAndGrad, depth: int, act: np.ndarray, eps: np.ndarray, minv: np.ndarray,
+    draws: _Reserved, vg: ValueAndGrad, depth: int, act: np.ndarray, eps: np.ndarray, minv: np.ndarray,
     h0: np.ndarray, max_err: float, x: np.ndarray, p: np.ndarray, lp: np.ndarray, g: np.ndarray,
 ) -> _Subtree:  # fmt: skip
     """Integrate ``2^depth`` leapfrog steps of size ``eps (n,)`` for the chains ``act (n,)``.
@@ -295,62 +381,107 @@ def _subtree(
     first divergence or failed check, as the recursion returns there.
     """
     n, dim = x.shape
-    x, p, lp, g = x.copy(), p.copy(), lp.copy(), g.copy()
-    alive = np.ones(n, dtype=bool)
+    leaves = 2**depth
+    # What the subtree returns, per chain, written when the chain stops or finishes.
+    valid = np.ones(n, dtype=bool)
     diverged = np.zeros(n, dtype=bool)
     steps = np.zeros(n, dtype=np.int64)
     sum_accept = np.zeros(n)
     log_w = np.full(n, -np.inf)
     rho = np.zeros((n, dim))
     first = np.zeros((n, dim))
+    last = np.empty((n, dim))
     cand_x, cand_lp, cand_g, cand_h = x.copy(), lp.copy(), g.copy(), np.zeros(n)
-    # Left siblings waiting for their right half, per level: summed momenta,
-    # first and last momentum.
-    stack = np.zeros((max(depth, 1), 3, n, dim))
-    for k in range(2**depth):
-        r = np.flatnonzero(alive)
-        if r.size == 0:
-            break
-        traj = integrate(vg, x[r], p[r], lp[r], g[r], eps[r], 1, minv[r])
-        x[r], p[r], lp[r], g[r] = traj.position, traj.momentum, traj.log_density, traj.grad
-        with np.errstate(over="ignore", invalid="ignore"):
-            h = -traj.log_density + kinetic_energy(traj.momentum, minv[r])
-        h = np.where(np.isnan(h), np.inf, h)
-        delta = h0[r] - h
-        steps[r] += 1
-        with np.errstate(over="ignore"):
-            sum_accept[r] += np.exp(np.minimum(delta, 0.0))
-        div = ~np.isfinite(h) | ~(h - h0[r] <= max_err)
-        new_w = np.logaddexp(log_w[r], delta)
-        # Progressive multinomial sampling within the subtree: the candidate
-        # is each leaf with probability proportional to its weight.
-        u = rng.log_uniform(mask=act[r])
-        with np.errstate(invalid="ignore"):
-            take = (k == 0) | (u < delta - new_w)
-        log_w[r] = new_w
-        t = r[take]
-        cand_x[t], cand_lp[t], cand_g[t], cand_h[t] = x[t], lp[t], g[t], h[take]
-
-        pk = p[r]
+    end_x, end_lp, end_g = x.copy(), lp.copy(), g.copy()
+    # The chains still integrating, in compact working arrays (row i is chain rows[i]), so a leaf costs no
+    # gather or scatter; they shrink only when chains stop. Every row has taken the same k + 1 leaves.
+    rows = np.arange(n)
+    w = _Work(x.copy(), p.copy(), lp.copy(), g.copy(), 0.5 * eps[:, None], eps[:, None] * minv, minv, h0, act,
+              np.full(n, -np.inf), np.zeros(n), x.copy(), lp.copy(), g.copy(), np.zeros(n), np.zeros((n, dim)),
+              np.zeros((n, dim)), np.zeros((max(depth, 1), 3, n, dim)))  # fmt: skip
+    for k in range(leaves):
+        # One leapfrog step, as leapfrog.integrate takes it (the same operations, so the
+        # same numbers), without its set-up: a call per leaf cost more than the step.
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            p_half = w.half * w.g
+            p_half += w.p
+            w.x = w.x + w.em * p_half
+            lpr, w.g = vg(w.x)
+            w.lp = np.asarray(lpr, dtype=float)
+            w.p = w.half * w.g
+            w.p += p_half
+            h = -w.lp + kinetic_energy(w.p, w.minv)
+            h[np.isnan(h)] = np.inf
+            delta = w.h0 - h
+            w.sum_accept += np.exp(np.minimum(delta, 0.0))
+            div = ~np.isfinite(h) | ~(h - w.h0 <= max_err)
+            new_w = np.logaddexp(w.log_w, delta)
+            # Progressive multinomial sampling within the subtree: the candidate
+            # is each leaf with probability proportional to its weight.
+            take = draws.log_uniform(w.act) < delta - new_w
+        w.log_w = new_w
         if k == 0:
-            first[r] = pk
-        node_rho, node_first = pk.copy(), pk
+            take[:] = True
+            w.first = w.p.copy()
+        if take.any():
+            w.cand_x[take], w.cand_lp[take], w.cand_g[take], w.cand_h[take] = w.x[take], w.lp[take], w.g[take], h[take]
+        node_rho, node_first = w.p.copy(), w.p
         ok = ~div
         j = 0
         while (k + 1) % (2 ** (j + 1)) == 0:
-            a_rho, a_first, a_last = stack[j, 0, r], stack[j, 1, r], stack[j, 2, r]
-            ok &= _merge_ok(a_rho, a_first, a_last, node_rho, node_first, pk, minv[r])
+            a_rho, a_first, a_last = w.stack[j, 0], w.stack[j, 1], w.stack[j, 2]
+            ok &= _merge_ok(a_rho, a_first, a_last, node_rho, node_first, w.p, w.minv)
             node_rho = a_rho + node_rho
             node_first = a_first
             j += 1
         if j < depth:
-            stack[j, 0, r], stack[j, 1, r], stack[j, 2, r] = node_rho, node_first, pk
+            w.stack[j, 0], w.stack[j, 1], w.stack[j, 2] = node_rho, node_first, w.p
         else:
-            rho[r] = node_rho
-        diverged[r] = div
-        alive[r] = ok
-    return _Subtree(alive, diverged, steps, sum_accept, log_w, rho, first, p.copy(), cand_x, cand_lp, cand_g,
-                    cand_h, x, lp, g)  # fmt: skip
+            w.rho = node_rho
+        done = ~ok if k + 1 < leaves else np.ones(rows.size, dtype=bool)
+        if done.any():  # write back the chains that stopped (or all, after the last leaf)
+            out = rows[done]
+            valid[out], diverged[out], steps[out] = ok[done], div[done], k + 1
+            sum_accept[out], log_w[out], rho[out] = w.sum_accept[done], w.log_w[done], w.rho[done]
+            first[out], last[out] = w.first[done], w.p[done]
+            cand_x[out], cand_lp[out], cand_g[out], cand_h[out] = (w.cand_x[done], w.cand_lp[done], w.cand_g[done],
+                                                                   w.cand_h[done])  # fmt: skip
+            end_x[out], end_lp[out], end_g[out] = w.x[done], w.lp[done], w.g[done]
+            rows = rows[~done]
+            if rows.size == 0:
+                break
+            w = w.keep(~done)
+    return _Subtree(valid, diverged, steps, sum_accept, log_w, rho, first, last, cand_x, cand_lp, cand_g, cand_h,
+                    end_x, end_lp, end_g)  # fmt: skip
+
+
+@dataclass
+class _Work:
+    """A subtree's working state for the chains still integrating (:func:`_subtree`), one row per chain."""
+
+    x: np.ndarray
+    p: np.ndarray
+    lp: np.ndarray
+    g: np.ndarray
+    half: np.ndarray  # eps / 2 and eps M^{-1}, hoisted as leapfrog.integrate does
+    em: np.ndarray
+    minv: np.ndarray
+    h0: np.ndarray
+    act: np.ndarray  # the chains' indices in the random streams
+    log_w: np.ndarray
+    sum_accept: np.ndarray
+    cand_x: np.ndarray
+    cand_lp: np.ndarray
+    cand_g: np.ndarray
+    cand_h: np.ndarray
+    first: np.ndarray
+    rho: np.ndarray
+    stack: np.ndarray  # (levels, 3, rows, dim): left siblings' summed, first and last momenta
+
+    def keep(self, mask: np.ndarray) -> _Work:
+        """The rows ``mask`` only."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return _Work(**{name: (v[:, :, mask] if name == "stack" else v[mask]) for name, v in fields.items()})
 
 
 def run_attrs(state: State, final: dict[str, Any]) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from mcmc.core.chains import scalar_names
 
 if TYPE_CHECKING:
     from mcmc.core.random import ChainRandom
+    from mcmc.core.samplers.compiled import CompiledPaths
 
 Array = np.ndarray
 VectorFn = Callable[[Array], Array]
@@ -77,10 +78,12 @@ class Target:
     value_and_grad_fn
         Optional fused ``x -> (log_density, grad)`` when computing both at
         once is cheaper; :meth:`value_and_grad` falls back to two calls.
-    trajectory
-        Optional compiled leapfrog integrator with the signature and result of
-        :func:`mcmc.core.samplers.leapfrog.integrate` less its first argument
-        (:mod:`mcmc.core.samplers.compiled`); HMC uses it when present.
+    compiled
+        Optional :class:`~mcmc.core.samplers.compiled.CompiledPaths`: kernels
+        compiled around the target's numba point function (a leapfrog path
+        with the signature and result of
+        :func:`mcmc.core.samplers.leapfrog.integrate` less its first argument,
+        and a NUTS transition); HMC, HMC within Gibbs and NUTS use them when present.
     options
         The keyword options the target was built with, recorded in the chains
         file so that ``get_target(name, **options)`` rebuilds the same target.
@@ -100,7 +103,7 @@ class Target:
     transform: VectorFn | None = None
     value_and_grad_fn: Callable[[Array], tuple[Array, Array]] | None = None
     options: dict[str, Any] = field(default_factory=dict)
-    trajectory: Callable[..., Any] | None = None
+    compiled: CompiledPaths | None = None
 
     def __post_init__(self) -> None:
         if not self.names:

@@ -327,12 +327,12 @@ def build(d: BnnData, hidden: int, options: dict[str, Any] | None = None) -> Bnn
     # The density from the compiled point function, one row at a time: a chain's numbers then do not depend
     # on how many chains share the batch (BLAS sums a batched product in another order), and HMC's whole
     # trajectory is compiled too (mcmc.core.samplers.compiled), every chain under its own precisions.
-    from mcmc.core.samplers.compiled import make_batch, make_trajectory
+    from mcmc.core.samplers.compiled import compiled_paths, make_batch
     from mcmc.core.targets.bnn_kernel import point, point_data
 
     data = point_data(target)
     holder["vg"] = make_batch(point, data)
-    return dataclasses.replace(target, trajectory=make_trajectory(point, data))
+    return dataclasses.replace(target, compiled=compiled_paths(point, data))
 
 
 # -- the posterior predictive -------------------------------------------------

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from mcmc.core.errors import InputError, UsageError
-from mcmc.core.samplers.compiled import lazy_trajectory
+from mcmc.core.samplers.compiled import lazy_paths
 from mcmc.core.targets.base import Target, flat_names
 
 KERNELS = "mcmc.core.targets.model_kernels"  # their point functions, compiled (HMC's trajectories)
@@ -147,6 +147,7 @@ def logistic(data: str | None = None, prior_sd: float = 2.5) -> Target:
         return value_and_grad(beta)[1]
 
     names = ("beta[0]",) + tuple(f"beta[{j}]" for j in range(1, dim))
+    point_data = (np.ascontiguousarray(X), y.astype(float), s2, prior_const)
     return Target(
         name="logistic",
         dim=dim,
@@ -158,7 +159,7 @@ def logistic(data: str | None = None, prior_sd: float = 2.5) -> Target:
         log_prior=log_prior,
         log_likelihood=log_likelihood,
         options={"data": data, "prior_sd": float(prior_sd)},
-        trajectory=lazy_trajectory(KERNELS, "logistic", (np.ascontiguousarray(X), y.astype(float), s2, prior_const)),
+        compiled=lazy_paths(KERNELS, "logistic", point_data),
     )
 
 
@@ -275,7 +276,7 @@ def eight_schools() -> Target:
         log_likelihood=log_likelihood,
         transform=transform,
         options={},
-        trajectory=lazy_trajectory(KERNELS, "eight_schools", (y, sigma)),
+        compiled=lazy_paths(KERNELS, "eight_schools", (y, sigma)),
     )
 
 

@@ -192,14 +192,14 @@ def _from_namespace(obj: Any, spec: str, source: str) -> Target:
         given, missing = ("log_prior", "log_likelihood") if log_likelihood is None else ("log_likelihood", "log_prior")
         raise InputError(source, f"defines {given}(x) but not {missing}(x); two-stage needs both")
     point = getattr(obj, POINT, None)
-    compiled_vg = trajectory = None
+    compiled_vg = compiled = None
     if point is not None:
-        from mcmc.core.samplers.compiled import is_compiled, make_batch, make_trajectory
+        from mcmc.core.samplers.compiled import compiled_paths, is_compiled, make_batch
 
         if not is_compiled(point):
             raise InputError(source, "point_log_density_and_grad must be compiled with @numba.njit (for plain "
                              "Python or NumPy, define log_density(x) and grad_log_density(x) instead)")
-        compiled_vg, trajectory = make_batch(point), make_trajectory(point)
+        compiled_vg, compiled = make_batch(point), compiled_paths(point)
         compiled_vg.user_name = POINT  # type: ignore[attr-defined]  # what error messages call it
     log_density = _callable(obj, "log_density", source, required=log_prior is None and point is None)
     if log_density is None and compiled_vg is not None:
@@ -249,7 +249,7 @@ def _from_namespace(obj: Any, spec: str, source: str) -> Target:
         "variables": variables or (("x", (dim,)),), "initial_point": initial, "log_prior": log_prior,
         "log_likelihood": log_likelihood,
         "transform": None if transform is None else _batched(transform, dim, len(names or ()), source),
-        "options": {}, "value_and_grad_fn": compiled_vg if grad is None else None, "trajectory": trajectory,
+        "options": {}, "value_and_grad_fn": compiled_vg if grad is None else None, "compiled": compiled,
     }  # fmt: skip
     draw = _callable(obj, "draw_conditional", source, required=False)
     blocks = getattr(obj, "conditional_blocks", None)
@@ -328,14 +328,15 @@ def _guarded(target: Target, source: str) -> Target:
 
     value_and_grad.user_name = fused_name  # type: ignore[attr-defined]
 
-    compiled = target.trajectory
+    def guarded(compiled: Callable[..., Any]) -> Callable[..., Any]:
+        def kernel(*args: Any, **kwargs: Any) -> Any:
+            return _call_user(lambda _: compiled(*args, **kwargs), None, source, POINT, as_array=False)
 
-    def trajectory(*args: Any, **kwargs: Any) -> Any:
-        return _call_user(lambda _: compiled(*args, **kwargs), None, source, POINT, as_array=False)  # type: ignore[misc]
+        return kernel
 
     return dataclasses.replace(
         target,
-        trajectory=trajectory if compiled is not None else None,
+        compiled=None if target.compiled is None else target.compiled.wrapped(guarded),
         log_density=checked(target.log_density, "log_density", False),
         grad_log_density=checked(target.grad_log_density, "grad_log_density", True),
         log_prior=checked(target.log_prior, "log_prior", False),

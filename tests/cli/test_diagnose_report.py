@@ -154,7 +154,7 @@ def test_a_log_density_that_has_not_mixed_warns_and_fails_only_when_strict(mcmc,
 
 
 def test_every_failed_check_carries_advice_to_every_renderer(mcmc, tmp_path: Path, wide_env: None) -> None:
-    from mcmc.diagnostics.report import ADVICE
+    from mcmc.diagnostics.verdict import ADVICE
 
     rng = np.random.default_rng(4)
     div = np.zeros((4, 1000), dtype=bool)

@@ -94,7 +94,7 @@ def test_github_escapes_the_message() -> None:
     import io
 
     from mcmc.cli.render import github
-    from mcmc.diagnostics.report import check
+    from mcmc.diagnostics.check import check
 
     x = np.random.default_rng(1).standard_normal((4, 100, 1))
     x[0] += 5
@@ -162,7 +162,7 @@ def test_compare_md_and_plot_of_runs(mcmc, tmp_path: Path) -> None:
 
 def test_compare_samplers_md_and_plot(mcmc, tmp_path: Path) -> None:
     from mcmc.cli.render.plot import figure
-    from mcmc.diagnostics.compare import compare_samplers
+    from mcmc.diagnostics.sampler_comparison import compare_samplers
 
     png = tmp_path / "s.png"
     args = ["-t", "gaussian", "--dim", "3", "-s", "hmc,rwm", "--seed", "1", "--warmup", "200", "--draws", "200"]

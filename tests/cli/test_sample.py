@@ -44,7 +44,7 @@ def test_summary_reports_the_largest_rhat_and_the_smallest_ess(mcmc, tmp_path: P
 
     from mcmc.diagnostics import stats
     from mcmc.diagnostics.readers import read_chains
-    from mcmc.diagnostics.report import flatten, select
+    from mcmc.diagnostics.selection import flatten, select
 
     out = tmp_path / "c.npz"
     r = mcmc("sample", "-t", "eight-schools", "-s", "rwm", *FAST, "--seed", "3", "-o", str(out))
@@ -220,6 +220,8 @@ def test_init_option(mcmc) -> None:
         (("-t", "ising", "-s", "gibbs", "-T", "size=big"), "size of target 'ising' must be a number"),
         (("-t", "gaussian", "-T", "dim=3"), "use --dim instead"),
         (("-s", "rwm", "--particles", "8"), "--particles does not apply to --sampler rwm"),
+        (("-s", "hmc", "--max-tree-depth", "5"), "--max-tree-depth does not apply to --sampler hmc"),
+        (("-s", "nuts", "--max-tree-depth", "0"), "--max-tree-depth must be a whole number in [1, 30], got 0"),
         (("-t", "ising", "-s", "hmc"), "is a spin lattice: sample it with gibbs or swendsen-wang, not hmc"),
         (("-t", "banana", "-s", "gibbs"), "sampler 'gibbs' needs full conditionals"),
         (("-t", "gaussian", "-s", "swendsen-wang"), "sampler 'swendsen-wang' needs an Ising lattice target"),
@@ -233,6 +235,15 @@ def test_errors_are_one_line_and_exit_2(mcmc, tmp_path: Path, monkeypatch, args,
     line = _one_error_line(r.stderr)
     assert line.startswith("mcmc: error:") and message in line, line
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_max_tree_depth_reaches_nuts_and_diagnose(mcmc, tmp_path: Path) -> None:
+    out = tmp_path / "d.npz"
+    r = mcmc("sample", "-t", "eight-schools", "-s", "nuts", "--max-tree-depth", "2", *FAST, "--seed", "1", "-o", str(out))
+    assert r.code == 0, r.stderr
+    arrays, attrs = _load(out.read_bytes())
+    assert attrs["max_treedepth"] == 2 and attrs["nuts"]["max_tree_depth"] == 2
+    assert arrays["sample_stats__tree_depth"].max() == 2 and arrays["sample_stats__reached_max_treedepth"].any()
 
 
 def test_user_target_errors_from_the_command_line(mcmc, tmp_path: Path) -> None:

@@ -183,7 +183,7 @@ def test_hmc_gibbs_moves_all_chains_in_one_compiled_call_as_the_numpy_loop_does(
     import dataclasses
 
     target = get_target("bnn", hidden=4)
-    plain = dataclasses.replace(target, trajectory=None)
+    plain = dataclasses.replace(target, compiled=None)
     params = {"step_size": np.array([0.02, 0.03, 0.025]), "path_length": 0.3, "persistence": 0.8,
               "inv_mass": np.linspace(0.5, 1.5, 3 * (target.n_weights))[::-1].reshape(3, -1)}  # fmt: skip
     start = target.initial(ChainRandom(4, chains=3), 3)

@@ -39,7 +39,7 @@ def test_the_compiled_path_is_the_numpy_path(target, step: float) -> None:
     n = np.array([0, 1, 7, 20, 3])
     minv = rng.uniform(0.01, 2.0, size=(5, 3))
     a = integrate(target.value_and_grad, x, p, lp, g, eps, n, minv, 1000.0)
-    b = target.trajectory(x, p, lp, g, eps, n, minv, 1000.0)
+    b = target.compiled.trajectory(x, p, lp, g, eps, n, minv, 1000.0)
     assert np.array_equal(a.n_steps, b.n_steps) and np.array_equal(a.diverged, b.diverged)
     ok = ~a.diverged
     for name in ("position", "momentum", "log_density", "grad"):
@@ -61,7 +61,7 @@ def test_gradient_counts_are_the_numpy_paths(target, monkeypatch) -> None:
     compiled = run(get_sampler("hmc"), target, chains=2, warmup=60, draws=40, seed=5).chains.attrs
     import dataclasses
 
-    plain = run(get_sampler("hmc"), dataclasses.replace(target, trajectory=None), chains=2, warmup=60, draws=40,
+    plain = run(get_sampler("hmc"), dataclasses.replace(target, compiled=None), chains=2, warmup=60, draws=40,
                 seed=5).chains.attrs
     for key in ("n_gradient_evals", "n_gradient_evals_warmup"):
         assert compiled[key] == plain[key] > 0, key
@@ -106,7 +106,7 @@ def test_an_error_inside_the_compiled_function_names_the_file(tmp_path: Path) ->
                     "    if x[0] > 3.0:\n        raise ValueError('x[0] too large')\n    return -0.5 * x @ x, -x\n")
     t = load_user_target(str(path))
     with pytest.raises(InputError, match="point_log_density_and_grad raised ValueError: x.0. too large") as err:
-        t.trajectory(np.zeros((1, 2)), np.ones((1, 2)) * 100, np.zeros(1), np.zeros((1, 2)), np.ones(1),
+        t.compiled.trajectory(np.zeros((1, 2)), np.ones((1, 2)) * 100, np.zeros(1), np.zeros((1, 2)), np.ones(1),
                      np.ones(1, int), np.ones((1, 2)), 1000.0)
     assert err.value.source == str(path)
 
@@ -118,7 +118,7 @@ from mcmc.core.targets.user import load_user_target
 t = load_user_target(sys.argv[1])
 x = np.full((1, 2), 0.5)
 lp, g = t.value_and_grad(x)
-out = t.trajectory(x, np.ones((1, 2)), lp, g, np.full(1, 0.1), np.full(1, 3), np.ones((1, 2)), 1000.0)
+out = t.compiled.trajectory(x, np.ones((1, 2)), lp, g, np.full(1, 0.1), np.full(1, 3), np.ones((1, 2)), 1000.0)
 generated = [m for name, m in sys.modules.items() if name.startswith("mcmc_kernels_")]
 print(float(out.log_density[0]), len(generated[0].run.stats.cache_hits))
 """

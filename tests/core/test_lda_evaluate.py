@@ -68,6 +68,14 @@ def test_top_words_order_and_ties() -> None:
     np.testing.assert_array_equal(top_words(phi, 3), [[[1, 3, 0]], [[0, 1, 2]]])
 
 
+@pytest.mark.parametrize("n", [0, 1, 4, 9, 12])
+def test_top_words_is_a_stable_argsort_cut_to_n(n: int) -> None:
+    # tie-rich rows (values on a grid of 0.1), the cut through a run of ties, n beyond V
+    rng = np.random.default_rng(n)
+    phi = rng.integers(0, 4, size=(2, 5, 9)) / 10.0
+    np.testing.assert_array_equal(top_words(phi, n), np.argsort(-phi, axis=-1, kind="stable")[..., :n])
+
+
 def test_completion_halves_alternate_tokens() -> None:
     obs, tgt = completion_halves(make([[5, 5, 6, 7, 7], [1], []], 8))
     assert obs.words.tolist() == [5, 6, 7, 1] and obs.doc_ptr.tolist() == [0, 3, 4, 4]

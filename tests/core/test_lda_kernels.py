@@ -153,6 +153,70 @@ def test_same_seed_same_bytes_whatever_the_threads(synthetic, method):
     assert c.z.tobytes() != a.z.tobytes()
 
 
+@pytest.mark.parametrize("kernel", ["dense", "sparse"])
+def test_the_log_joint_of_documents_shorter_and_longer_than_k(kernel):
+    # the document part walks the topics of a long document and the tokens of a short one: both must count right
+    rng = np.random.default_rng(9)
+    lengths = np.array([0, 1, 2, 3, 7, 24, 25, 26, 60, 5, 1])
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)])
+    words = rng.integers(0, 30, doc_ptr[-1]).astype(np.int32)
+    corpus = Corpus(doc_ptr, words, tuple(f"w{i}" for i in range(30)))
+    fit = gibbs.fit(corpus, n_topics=25, alpha=0.3, beta=0.05, iterations=3, burn_in=1, seed=2, kernel=kernel)
+    assert fit.kernel == kernel
+    ref = ref_log_joint(doc_ptr, words, fit.z[0], 25, 30, 0.3, 0.05)
+    assert fit.log_joint[0, -1] == pytest.approx(ref, rel=1e-12)
+    assert likelihood.collapsed_log_joint(doc_ptr, words, fit.z[0], n_topics=25, vocab_size=30, alpha=0.3,
+                                          beta=0.05) == pytest.approx(ref, rel=1e-12)  # fmt: skip
+
+
+@pytest.mark.parametrize("chains", [2, 3])
+def test_chains_side_by_side_report_every_iteration_from_the_calling_thread(synthetic, chains):
+    # With at least as many chains as threads each thread runs its chains through all their iterations (no
+    # barrier per sweep); the callback must still see every iteration of every chain, in order per chain, with
+    # the values returned, from the calling thread, and the bytes must be the lockstep's (threads = 1).
+    import threading
+
+    corpus, _, _ = synthetic
+    kw = dict(n_topics=5, alpha=0.1, beta=0.05, iterations=6, burn_in=2, seed=3, chains=chains)
+    seen: list[tuple[int, int, float, int]] = []
+    fit = gibbs.fit(corpus, threads=2, callback=lambda c, it, v: seen.append((c, it, v, threading.get_ident())), **kw)
+    assert {t for *_, t in seen} == {threading.get_ident()}
+    for c in range(chains):
+        mine = [(it, v) for cc, it, v, _ in seen if cc == c]
+        assert [it for it, _ in mine] == list(range(6))
+        assert [v for _, v in mine] == list(fit.log_joint_per_token[c])
+    lockstep = gibbs.fit(corpus, threads=1, **kw)
+    for name in ("log_joint", "theta", "phi", "z"):
+        assert getattr(fit, name).tobytes() == getattr(lockstep, name).tobytes(), name
+
+
+def test_a_failing_chain_stops_the_side_by_side_run(synthetic, monkeypatch):
+    # an error in one thread's chain reaches the caller (no hang, no lost exception)
+    corpus, _, _ = synthetic
+    sweeps = []
+    real = lda_collapsed.CollapsedSampler.chains
+
+    def chains(self, problem, rngs):
+        states = real(self, problem, rngs)
+        if len(states) < 2:  # the warm-up's one-chain toy corpus
+            return states
+        after = states[1].after_sweep
+
+        def failing():
+            sweeps.append(1)
+            if len(sweeps) == 3:
+                raise RuntimeError("chain 1 failed")
+            after()
+
+        states[1].after_sweep = failing
+        return states
+
+    monkeypatch.setattr(lda_collapsed.CollapsedSampler, "chains", chains)
+    with pytest.raises(RuntimeError, match="chain 1 failed"):
+        gibbs.fit(corpus, n_topics=5, alpha=0.1, beta=0.05, iterations=50, burn_in=2, seed=3, chains=2, threads=2)
+    assert len(sweeps) == 3
+
+
 def test_sparse_lists_and_counts_stay_consistent():
     # Many topics on a small corpus: topics appear in and vanish from words
     # and documents all the time, exercising every insertion and removal path.
@@ -190,9 +254,9 @@ def test_auto_above_dense_max_starts_dense_then_switches(synthetic, monkeypatch,
     built = []
     lists = kcollapsed.word_topic_lists
 
-    def counting(nwk, freq):
-        built.append(nwk.shape)
-        return lists(nwk, freq)
+    def counting(nwk, freq, n_topics=-1):
+        built.append((nwk.shape[0], n_topics if n_topics >= 0 else nwk.shape[1]))
+        return lists(nwk, freq, n_topics)
 
     monkeypatch.setattr(kcollapsed, "word_topic_lists", counting)
     k = lda_collapsed.DENSE_MAX_TOPICS + 1

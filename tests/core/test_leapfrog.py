@@ -120,3 +120,21 @@ def test_divergence_stops_the_chain_without_warnings() -> None:
     assert t.n_steps.tolist() == [1, 100]
     t = run(gaussian, x, p, np.array([1e200, 0.01]), 3, np.ones((2, 3)))  # overflow -> non-finite energy
     assert t.diverged.tolist() == [True, False]
+
+
+@pytest.mark.parametrize("value", [np.inf, -np.inf, np.nan])
+def test_a_non_finite_density_stops_the_chain_at_that_step(value: float) -> None:
+    # The density turns non-finite past x[1] = 1 (+inf too: an energy of -inf is
+    # no energy); chains stop at the first such step, whatever the threshold,
+    # and a chain that never gets there runs all its steps.
+    def density(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        lp, g = gaussian(x)
+        return np.where(x[:, 1] > 1.0, value, lp), g
+
+    x, p = np.zeros((3, 3)), np.array([[0.0, 2.0, 0.0], [0.0, -2.0, 0.0], [0.0, 0.3, 0.0]])
+    for limit in (np.inf, 1000.0):
+        t = run(density, x, p, 0.25, 12, np.ones((3, 3)), max_energy_error=limit)
+        assert t.diverged.tolist() == [True, False, False], limit
+        assert t.n_steps[0] < 12 and t.position[0, 1] > 1.0 and t.n_steps[1:].tolist() == [12, 12]
+        before = run(density, x[:1], p[:1], 0.25, int(t.n_steps[0]) - 1, np.ones((1, 3)), max_energy_error=limit)
+        assert before.position[0, 1] <= 1.0 and not before.diverged[0]

@@ -37,7 +37,7 @@ def test_the_compiled_trajectory_is_the_numpy_path(name: str, tmp_path: Path) ->
     n = np.array([0, 1, 5, 17, 3])
     minv = rng.uniform(0.2, 2.0, size=x.shape)
     a = integrate(target.value_and_grad, x, p, lp, g, eps, n, minv, 1000.0)
-    b = target.trajectory(x, p, lp, g, eps, n, minv, 1000.0)
+    b = target.compiled.trajectory(x, p, lp, g, eps, n, minv, 1000.0)
     assert np.array_equal(a.n_steps, b.n_steps) and np.array_equal(a.diverged, b.diverged)
     assert a.n_steps.sum() > 20
     for field in ("position", "momentum", "log_density", "grad"):

@@ -180,7 +180,7 @@ def test_hmc_warmup_on_the_gaussian_mixture_stays_at_most_60_percent_of_the_grad
 @pytest.mark.parametrize("name", PLAIN)
 def test_the_compiled_version_is_the_numpy_one(name):
     plain, compiled = load(name), load(f"{name}_numba")
-    assert compiled.trajectory is not None and plain.trajectory is None
+    assert compiled.compiled is not None and plain.compiled is None
     x = points(plain.dim, n=6, seed=3)
     (lp_a, g_a), (lp_b, g_b) = plain.value_and_grad(x), compiled.value_and_grad(x)
     np.testing.assert_allclose(lp_b, lp_a, rtol=1e-11)

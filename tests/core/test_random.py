@@ -73,3 +73,32 @@ def test_bad_chain_ids() -> None:
         ChainRandom(1, [0, 0])
     with pytest.raises(ValueError):
         ChainRandom(1)
+
+
+def test_values_read_in_place_are_the_values_served() -> None:
+    # Compiled code (the NUTS tree) reads reserved values in place and reports
+    # how many each chain read: the chains must see the same sequence as when
+    # the same numbers are drawn one request at a time, before and after.
+    def reads(in_place: bool) -> list[np.ndarray]:
+        rng = ChainRandom(11, chains=3)
+        out = [rng.exponential(mask=np.array([True, False, True]))]
+        for t in range(40):
+            used = np.array([t % 5, (3 * t) % 7, 0]) * 100  # uneven, some requests cross a block
+            if in_place:
+                data, pos = rng.reserve("exponential", 700)
+                out += [data[c, pos[c] : pos[c] + used[c]].copy() for c in range(3)]
+                rng.advance("exponential", used)
+            else:
+                out += [rng.exponential((int(used[c]),), mask=np.array([c])).ravel() for c in range(3)]
+            out.append(rng.exponential())
+        return out
+
+    a, b = reads(True), reads(False)
+    assert len(a) == len(b) and all(x.tobytes() == y.tobytes() for x, y in zip(a, b, strict=True))
+
+
+def test_reading_beyond_what_was_reserved_is_refused() -> None:
+    rng = ChainRandom(1, chains=2)
+    _, pos = rng.reserve("uniform", 10)
+    with pytest.raises(ValueError, match="beyond"):
+        rng.advance("uniform", np.array([5, 10**6]))

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcmc.diagnostics import classic as C
+from mcmc.diagnostics import classic, coda, emcee_tau, nested_rhat, quantiles
 from mcmc.diagnostics import stats as S
 from mcmc.diagnostics.spectral import spectrum0_ar
 
@@ -83,7 +83,7 @@ def test_spectrum0_ar_matches_coda(fixture):
 def test_gelman_rubin_matches_coda(fixture):
     x, _ = load(fixture)
     for burn, tag in ((True, "gelman"), (False, "gelman_all")):
-        g = C.gelman_rubin(x, autoburnin=burn)
+        g = coda.gelman_rubin(x, autoburnin=burn)
         close(g.psrf, ref(fixture, f"{tag}_psrf"), err_msg=tag)
         close(g.psrf_upper, ref(fixture, f"{tag}_upper"), err_msg=tag)
         close(g.mpsrf, ref(fixture, f"{tag}_mpsrf")[0], err_msg=tag)
@@ -93,13 +93,13 @@ def test_gelman_rubin_matches_coda(fixture):
 @pytest.mark.parametrize("fixture", FIXTURES)
 def test_geweke_matches_coda(fixture):
     x, _ = load(fixture)
-    close(C.geweke(x), ref(fixture, "geweke_z", True))
+    close(coda.geweke(x), ref(fixture, "geweke_z", True))
 
 
 @pytest.mark.parametrize("fixture", FIXTURES)
 def test_heidelberger_welch_matches_coda(fixture):
     x, _ = load(fixture)
-    h = C.heidelberger_welch(x)
+    h = coda.heidelberger_welch(x)
     stest = ref(fixture, "heidel_stest", True)
     np.testing.assert_array_equal(h.stationary, stest == 1)
     np.testing.assert_array_equal(h.start, ref(fixture, "heidel_start", True))
@@ -113,7 +113,7 @@ def test_heidelberger_welch_matches_coda(fixture):
 def test_fixtures_exercise_both_outcomes_of_heidel():
     outcomes = set()
     for fixture in FIXTURES:
-        h = C.heidelberger_welch(load(fixture)[0])
+        h = coda.heidelberger_welch(load(fixture)[0])
         outcomes |= {(bool(s), float(st)) for s, st in zip(h.stationary.ravel(), np.nan_to_num(h.start).ravel())}
     assert (False, 0.0) in outcomes and any(s and st > 1 for s, st in outcomes)
 
@@ -121,7 +121,7 @@ def test_fixtures_exercise_both_outcomes_of_heidel():
 @pytest.mark.parametrize("fixture", FIXTURES)
 def test_raftery_lewis_matches_coda(fixture):
     x, _ = load(fixture)
-    r = C.raftery_lewis(x)
+    r = coda.raftery_lewis(x)
     assert r.nmin == 3746
     if fixture != "ar1_long":
         # coda: "Error" and Nmin when the chains are too short
@@ -141,16 +141,16 @@ def test_raftery_lewis_matches_coda(fixture):
 @pytest.mark.parametrize("fixture", FIXTURES)
 def test_effective_size_batch_se_rejection_rate_match_coda(fixture):
     x, _ = load(fixture)
-    close(C.effective_size_ar(x), ref(fixture, "effectiveSize"))
-    close(C.batch_se(x), ref(fixture, "batchSE"))
-    rate = C.rejection_rate(x)
+    close(coda.effective_size_ar(x), ref(fixture, "effectiveSize"))
+    close(coda.batch_se(x), ref(fixture, "batchSE"))
+    rate = coda.rejection_rate(x)
     close(rate, ref(fixture, "rejectionRate", True), atol=1e-15)
     close(rate.mean(axis=0), ref(fixture, "rejectionRate"), atol=1e-15)
 
 
 def test_sticky_chain_has_its_rejection_rate():
     x, names = load("ar1_long")
-    rate = C.rejection_rate(x)[:, names.index("sticky")]
+    rate = coda.rejection_rate(x)[:, names.index("sticky")]
     # each transition repeats with probability 0.6: binomial standard error over 3999 transitions
     assert (np.abs(rate - 0.6) < 4 * math.sqrt(0.6 * 0.4 / 3999)).all()
 
@@ -162,7 +162,7 @@ def test_sticky_chain_has_its_rejection_rate():
 def test_quantile_ess_mcse_match_arviz_and_posterior(fixture):
     x, _ = load(fixture)
     expected = py_reference()["fixtures"][fixture]
-    ess, mcse = C.quantile_ess_mcse(x, (0.05, 0.5, 0.95))
+    ess, mcse = quantiles.quantile_ess_mcse(x, (0.05, 0.5, 0.95))
     for i, p in enumerate((0.05, 0.5, 0.95)):
         close(ess[i], expected[f"ess_quantile_{p}"], err_msg=f"ess {p}")
         close(mcse[i], expected[f"mcse_quantile_{p}"], err_msg=f"mcse {p}")
@@ -175,8 +175,8 @@ def test_quantile_ess_mcse_match_arviz_and_posterior(fixture):
 def test_hdi_and_eti_match_arviz(fixture):
     x, names = load(fixture)
     expected = py_reference()["fixtures"][fixture]
-    close(C.hdi(x), expected["hdi"])
-    report = C.classic_report(x, names)
+    close(quantiles.hdi(x), expected["hdi"])
+    report = classic.classic_report(x, names)
     close(report.hdi, expected["hdi"])
     close(report.eti, expected["eti"])
 
@@ -186,39 +186,39 @@ def test_rhat_nested_matches_arviz(fixture):
     x, names = load(fixture)
     ids = py_reference()["superchains"][fixture]
     expected = py_reference()["fixtures"][fixture]["rhat_nested"]
-    close(C.rhat_nested(x, ids), expected)
-    close(C.classic_report(x, names, superchains=ids).rhat_nested, expected)
+    close(nested_rhat.rhat_nested(x, ids), expected)
+    close(classic.classic_report(x, names, superchains=ids).rhat_nested, expected)
 
 
 def test_rhat_nested_flags_the_superchain_elsewhere():
     x, _ = load("not_converged")
-    r = C.rhat_nested(x, [0, 0, 1, 1, 2, 2, 3, 3])
+    r = nested_rhat.rhat_nested(x, [0, 0, 1, 1, 2, 2, 3, 3])
     assert r[0] < 1.01 and r[1] > 1.1 and r[2] > 1.05
 
 
 def test_superchain_count_equals_consecutive_ids():
     x, names = load("not_converged")
-    by_count = C.classic_report(x, names, superchains=4)
+    by_count = classic.classic_report(x, names, superchains=4)
     assert by_count.superchains == (0, 0, 1, 1, 2, 2, 3, 3)
-    close(by_count.rhat_nested, C.rhat_nested(x, [0, 0, 1, 1, 2, 2, 3, 3]), rtol=0)
+    close(by_count.rhat_nested, nested_rhat.rhat_nested(x, [0, 0, 1, 1, 2, 2, 3, 3]), rtol=0)
     with pytest.raises(ValueError, match="superchains"):
-        C.classic_report(x, names, superchains=3)
+        classic.classic_report(x, names, superchains=3)
     with pytest.raises(ValueError, match="same number"):
-        C.rhat_nested(x, [0, 0, 0, 1, 1, 2, 2, 3])
+        nested_rhat.rhat_nested(x, [0, 0, 0, 1, 1, 2, 2, 3])
 
 
 @pytest.mark.parametrize("fixture", FIXTURES)
 def test_integrated_time_matches_emcee(fixture):
     x, _ = load(fixture)
     expected = np.asarray(py_reference()["fixtures"][fixture]["iat_emcee"])
-    tau, reliable = C.integrated_time(x)
+    tau, reliable = emcee_tau.integrated_time(x)
     close(tau, expected)
     np.testing.assert_array_equal(reliable, 50 * expected <= x.shape[1])
 
 
 def test_integrated_time_rule_of_thumb_both_ways():
-    _, reliable_long = C.integrated_time(load("ar1_long")[0])
-    _, reliable_walk = C.integrated_time(load("nonstationary")[0])
+    _, reliable_long = emcee_tau.integrated_time(load("ar1_long")[0])
+    _, reliable_walk = emcee_tau.integrated_time(load("nonstationary")[0])
     assert reliable_long.all() and not reliable_walk.any()
 
 
@@ -227,7 +227,7 @@ def test_integrated_time_rule_of_thumb_both_ways():
 
 def test_report_fields_and_json():
     x, names = load("eight_schools")
-    r = C.classic_report(x, names, superchains=2)
+    r = classic.classic_report(x, names, superchains=2)
     d = r.to_dict()
     text = json.dumps(d, allow_nan=False)  # strict JSON: no NaN anywhere
     assert json.loads(text) == d
@@ -249,7 +249,7 @@ def test_constant_parameter_follows_coda_and_never_warns():
     x = np.concatenate([rng.standard_normal((3, 400, 2)), np.full((3, 400, 1), 2.5)], axis=-1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        r = C.classic_report(x, ["a", "b", "const"], superchains=[0, 1, 2])
+        r = classic.classic_report(x, ["a", "b", "const"], superchains=[0, 1, 2])
         json.dumps(r.to_dict(), allow_nan=False)
     assert r.ess_ar[2] == 0  # coda: spectral density 0 gives effectiveSize 0
     assert np.isnan(r.gelman.psrf[2]) and np.isnan(r.gelman.mpsrf)  # 0/0; singular W (coda stops)
@@ -261,13 +261,13 @@ def test_constant_parameter_follows_coda_and_never_warns():
 
 def test_single_chain_gives_nan_gelman_but_per_chain_statistics():
     x, names = load("ar1_long")
-    r = C.classic_report(x[:1], names)
+    r = classic.classic_report(x[:1], names)
     assert np.isnan(r.gelman.psrf).all()
     close(r.geweke_z[0], ref("ar1_long", "geweke_z", True)[0])
 
 
 def test_wrong_shapes_are_rejected():
     with pytest.raises(ValueError, match="shape"):
-        C.classic_report(np.zeros((10, 3)), ["a"])
+        classic.classic_report(np.zeros((10, 3)), ["a"])
     with pytest.raises(ValueError, match="names"):
-        C.classic_report(np.zeros((2, 10, 3)), ["a"])
+        classic.classic_report(np.zeros((2, 10, 3)), ["a"])

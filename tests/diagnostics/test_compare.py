@@ -14,15 +14,9 @@ from mcmc.core.chains import Chains
 from mcmc.core.errors import InputError
 from mcmc.core.samplers.driver import Run
 from mcmc.diagnostics import stats
-from mcmc.diagnostics.compare import (
-    best_by_column,
-    compare_draws,
-    read_reference,
-    sampler_row,
-    samplers_verdict,
-    z_scores,
-)
+from mcmc.diagnostics.compare import compare_draws, read_reference, z_scores
 from mcmc.diagnostics.readers import read_posteriordb
+from mcmc.diagnostics.sampler_comparison import best_by_column, sampler_row, samplers_verdict
 
 REF = Path(__file__).parents[1] / "data" / "compare" / "eight_schools-eight_schools_noncentered.json"
 

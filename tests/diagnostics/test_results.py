@@ -7,7 +7,9 @@ import pytest
 
 from mcmc.core.chains import Chains
 from mcmc.diagnostics import stats
-from mcmc.diagnostics.report import Thresholds, check, rank_histograms
+from mcmc.diagnostics.check import check
+from mcmc.diagnostics.plots import rank_histograms
+from mcmc.diagnostics.report import Thresholds
 
 
 def _ar1(rng: np.random.Generator, chains: int, draws: int, phi: np.ndarray) -> np.ndarray:
@@ -80,7 +82,7 @@ def test_worst_first_orders_by_status_then_by_how_badly() -> None:
 
 
 def test_one_chain_rank_plot_compares_its_halves() -> None:
-    from mcmc.diagnostics.report import plot_data
+    from mcmc.diagnostics.plots import plot_data
 
     rng = np.random.default_rng(9)
     x = rng.standard_normal((1, 400, 1))
@@ -96,7 +98,7 @@ def test_one_chain_rank_plot_compares_its_halves() -> None:
 def test_density_per_chain_equals_the_exact_gaussian_kde() -> None:
     from scipy.stats import gaussian_kde
 
-    from mcmc.diagnostics.report import kde
+    from mcmc.diagnostics.plots import kde
 
     rng = np.random.default_rng(10)
     x = np.stack([rng.standard_normal(3000), 1.5 + 0.5 * rng.standard_normal(3000)])
@@ -111,7 +113,7 @@ def test_density_per_chain_equals_the_exact_gaussian_kde() -> None:
 
 
 def test_plot_data_carries_divergences_and_the_energy_densities() -> None:
-    from mcmc.diagnostics.report import kde, plot_data
+    from mcmc.diagnostics.plots import kde, plot_data
 
     rng = np.random.default_rng(12)
     energy = rng.standard_normal((2, 300)).cumsum(axis=1) * 0.1 + 5.0

@@ -175,7 +175,8 @@ MAX_TOPICS = 1 << TOPIC_BITS
 
 
 @njit(cache=True, nogil=True)
-def word_topic_lists(nwk: np.ndarray, word_freq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def word_topic_lists(nwk: np.ndarray, word_freq: np.ndarray, n_topics: int = -1) -> tuple[np.ndarray, np.ndarray,
+                                                                                         np.ndarray]:
     """Sparse word-topic counts for the sparse sweep, MALLET-style packed and sorted.
 
     Word w owns the slots ``packed[ptr[w]:ptr[w] + min(K, freq_w)]`` (it can
@@ -186,11 +187,16 @@ def word_topic_lists(nwk: np.ndarray, word_freq: np.ndarray) -> tuple[np.ndarray
     token reads one or two cache lines for its word instead of a row of a V x K
     matrix, and the sorted order ends the walk over the word bucket early.
 
+    ``n_topics`` K: the first K columns of ``nwk`` (the dense kernel's padded
+    counts, read in place); -1: all of them.
+
     Returns
     -------
     ptr : int64 (V + 1,), length : int32 (V,), packed : int64 (sum_w min(K, freq_w),)
     """
-    vocab_size, n_topics = nwk.shape
+    vocab_size = nwk.shape[0]
+    if n_topics < 0:
+        n_topics = nwk.shape[1]
     ptr = np.zeros(vocab_size + 1, dtype=np.int64)
     # slots laid out by decreasing word frequency, not by word id: the lists
     # most tokens read sit together in a compact, cache-resident block

@@ -37,7 +37,8 @@ SAMPLE_CASES: dict[str, list[str]] = {
     "hmc-eight-schools": ["-t", "eight-schools", "-s", "hmc"],
     "hmc-funnel": ["-t", "funnel", "--dim", "3", "-s", "hmc", "--persistence", "0.5"],
     "hmc-gibbs-bnn": ["-t", "bnn", "-T", "hidden=3", "-s", "hmc-gibbs"],
-    "nuts-eight-schools": ["-t", "eight-schools", "-s", "nuts"],
+    "nuts-eight-schools": ["-t", "eight-schools", "-s", "nuts"],  # compiled (the target has a point function)
+    "nuts-funnel": ["-t", "funnel", "--dim", "3", "-s", "nuts"],  # the NumPy transition
 }
 
 # name -> (sampler, target, target options), run as SHORT: 3 chains, warm-up 40, 30 draws, seed 7.
