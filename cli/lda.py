@@ -352,7 +352,7 @@ def command(
     config = LdaConfig(
         n_topics=topics, alpha=alpha, beta=beta, iterations=iterations, burn_in=burn_in, chains=chains, seed=seed,
         method=method, kernel=kernel, threads=threads, holdout=holdout, coherence=coherence, n_top=n_top,
-        optimize_interval=optimize_interval, optimize_burn_in=optimize_burn_in,
+        optimize_interval=optimize_interval, optimize_burn_in=optimize_burn_in, keep_theta=estimates is not None,
     )  # fmt: skip
     from mcmc.diagnostics.runs import LdaOutputs, check_lda, lda_run
 

@@ -403,6 +403,8 @@ def check_lda(config: Any, outputs: LdaOutputs, inputs: list[str | None], max_rh
          "--save-model": outputs.model},
         inputs,
     )  # fmt: skip
+    if outputs.estimates is not None and not config.keep_theta:
+        raise UsageError("--estimates writes theta: the configuration must keep it (LdaConfig.keep_theta)")
     for option, name in (("--estimates", outputs.estimates), ("--save-model", outputs.model)):
         if name is not None and not name.lower().endswith(".npz"):
             raise UsageError(f"{name}: {option} writes .npz; give a name ending in .npz")

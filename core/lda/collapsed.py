@@ -20,7 +20,7 @@ from mcmc.core.lda import hyper
 from mcmc.core.lda.kernels import collapsed as kernels
 from mcmc.core.lda.kernels import common
 from mcmc.core.lda.kernels.rng import draw_key
-from mcmc.core.lda.sampler import LdaChain, Phase, Problem, TokenChain, run_toy
+from mcmc.core.lda.sampler import Estimates, LdaChain, Phase, Problem, TokenChain, run_toy
 
 NAME = "collapsed"
 # kernel="auto" uses the dense kernel up to this many topics and the sparse one
@@ -151,26 +151,22 @@ class CollapsedChain(TokenChain):
         if not p.learn:
             return super().accumulate()
         inv = np.zeros(p.K)
-        common.accumulate_estimates(p.doc_ptr, p.words, self.z, self.nk, p.V * self.beta,
-                                    self.ndk_sum, self.nkw_scaled_sum, inv)
+        common.accumulate_estimates(p.doc_ptr, p.words, self.z, self.nk, p.V * self.beta, self.ndk_sum,
+                                    self.nkw_scaled_sum, inv, p.length_group, self.length_topic_sum)
         self.beta_inv_sum += self.beta * inv
         self.alpha_sum += self.alpha
         self.kept += 1
 
-    def estimates(self) -> tuple[np.ndarray, np.ndarray]:
+    def estimates(self) -> Estimates:
         """With learned hyperparameters: phi averages ``(n_kw + beta_t) / (n_k + V beta_t)`` over the kept
-        states exactly; theta uses the mean alpha of the kept states."""
+        states exactly; theta and the shares use the mean alpha of the kept states."""
         p = self.p
         if not p.learn:
             return super().estimates()
         t = max(self.kept, 1)
         alpha = self.alpha_sum / t if self.kept else self.alpha
-        lengths = np.diff(p.doc_ptr).astype(float)
-        theta, self.ndk_sum = self.ndk_sum, None  # in place, as TokenChain.estimates
-        theta /= t
-        theta += alpha
-        theta /= (lengths + alpha.sum())[:, None]
+        theta = self.theta_estimate(alpha, alpha.sum())
         phi, self.nkw_scaled_sum = self.nkw_scaled_sum, None
         phi += self.beta_inv_sum[:, None]
         phi /= t
-        return theta, phi
+        return Estimates(theta, phi, self.shares_estimate(alpha, alpha.sum()))

@@ -58,6 +58,10 @@ class LdaConfig:
         Learn alpha (per topic) and beta by Monte Carlo EM every
         ``optimize_interval`` sweeps after the first ``optimize_burn_in``
         (0: keep them fixed); ``alpha`` and ``beta`` are then starting values.
+    keep_theta
+        Whether to estimate theta (document-topic proportions): its running
+        sums are D x K floats per chain. ``mcmc lda`` keeps it only when the
+        estimates file is asked for; the topic shares do not need it.
     """
 
     n_topics: int = 10
@@ -75,3 +79,4 @@ class LdaConfig:
     n_top: int = 10
     optimize_interval: int = 0
     optimize_burn_in: int = 0
+    keep_theta: bool = True

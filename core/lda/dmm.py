@@ -15,7 +15,7 @@ import numpy as np
 from mcmc.core.lda.kernels import common
 from mcmc.core.lda.kernels import dmm as kernels
 from mcmc.core.lda.kernels.rng import draw_key
-from mcmc.core.lda.sampler import LdaChain, OneKernelSampler, Phase, Problem, TokenChain
+from mcmc.core.lda.sampler import Estimates, LdaChain, OneKernelSampler, Phase, Problem, TokenChain
 
 NAME = "dmm"
 
@@ -36,7 +36,9 @@ class DmmChain(TokenChain):
     def __init__(self, problem: Problem, rng: np.random.Generator,
                  doc_words: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
         self.z_doc = rng.integers(0, problem.K, size=problem.D).astype(np.int32)
-        super().__init__(problem, rng, np.repeat(self.z_doc, np.diff(problem.doc_ptr)).astype(np.int32))
+        # theta is the membership probabilities below, never the token counts' sums
+        super().__init__(problem, rng, np.repeat(self.z_doc, np.diff(problem.doc_ptr)).astype(np.int32),
+                         theta_sums=False)
         self.doc_words = doc_words
         self.mk = common.topic_counts(self.z_doc, problem.K)
         self.prob_sum = np.zeros((problem.D, problem.K))
@@ -55,8 +57,10 @@ class DmmChain(TokenChain):
         kernels.expand_doc_topics(self.p.doc_ptr, self.z_doc, self.z)
         super().accumulate()
 
-    def estimates(self) -> tuple[np.ndarray, np.ndarray]:
+    def estimates(self) -> Estimates:
         kernels.expand_doc_topics(self.p.doc_ptr, self.z_doc, self.z)
-        theta, self.prob_sum = self.prob_sum, None  # in place, as TokenChain.estimates
+        theta, self.prob_sum = self.prob_sum, None  # in place, as TokenChain.theta_estimate
         theta /= max(self.kept, 1)
-        return theta, self.phi_estimate()
+        lengths = np.diff(self.p.doc_ptr).astype(np.float64)
+        shares = np.einsum("dk,d->k", theta, lengths) / lengths.sum()
+        return Estimates(theta if self.p.keep_theta else None, self.phi_estimate(), shares)

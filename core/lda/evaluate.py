@@ -607,22 +607,3 @@ def topic_recovery(phi_hat: np.ndarray, phi_true: np.ndarray) -> Recovery:
     off[rows, cols] = False
     baseline = float(dist[off].mean()) if off.any() else float("nan")
     return Recovery(true_topic, h, cos, baseline)
-
-
-def topic_shares(theta: np.ndarray, doc_lengths: np.ndarray) -> np.ndarray:
-    """Expected fraction of the corpus's tokens in each topic.
-
-    Parameters
-    ----------
-    theta
-        shape ``(..., D, K)``: document-topic estimates.
-    doc_lengths
-        shape ``(D,)``: tokens per document (the weights).
-
-    Returns
-    -------
-    ndarray
-        shape ``(..., K)``, summing to 1: ``sum_d N_d theta_dk / N``.
-    """
-    w = np.asarray(doc_lengths, dtype=np.float64)
-    return np.einsum("...dk,d->...k", theta, w) / w.sum()

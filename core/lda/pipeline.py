@@ -150,7 +150,8 @@ class LdaRun:
     def estimates(self) -> dict[str, np.ndarray]:
         """The arrays of the estimates file (no object arrays, so it loads without pickles).
 
-        ``theta`` (chain, D_train, K), ``phi`` (chain, K, V), ``vocab`` (V,),
+        ``theta`` (chain, D_train, K; when the run kept it: ``LdaConfig.keep_theta``),
+        ``phi`` (chain, K, V), ``vocab`` (V,),
         ``alpha``, ``beta``, ``burn_in``, ``doc_index`` (D_train,), the full
         traces ``trace_log_joint`` and ``trace_log_joint_per_token``
         (chain, iteration), and for the synthetic corpus ``true_phi`` and
@@ -163,7 +164,7 @@ class LdaRun:
         f = self.fit
         learned = f.learned
         arrays: dict[str, np.ndarray] = {
-            "theta": f.theta,
+            **({} if f.theta is None else {"theta": f.theta}),
             "phi": f.phi,
             "vocab": np.array(self.train.vocab, dtype=str),
             "alpha": np.array(f.alpha) if learned is None else learned.final_alpha,
@@ -232,6 +233,8 @@ def fit_lda(
         burn_in=config.burn_in, chains=config.chains, seed=config.seed, method=config.method,
         threads=config.threads, kernel=config.kernel,
         optimize_interval=config.optimize_interval, optimize_burn_in=config.optimize_burn_in,
+        # the mixture's held-out score weighs its topics by the training documents' memberships
+        keep_theta=config.keep_theta or (config.method == "dmm" and heldout is not None),
     )  # fmt: skip
     if scheduler is None:
         result = fit(train, callback=callback, **options)
@@ -260,7 +263,7 @@ def fit_lda(
         cv = np.stack([evaluate.cv_coherence(t, train) for t in top])
     truth = data.truth
     recoveries = [evaluate.topic_recovery(p, truth.phi) for p in result.phi] if truth is not None else None
-    shares = evaluate.topic_shares(result.theta, train.doc_lengths)
+    shares = result.topic_shares
     timings = {**result.timings, "evaluation": time.perf_counter() - t0}
     return LdaRun(config, result, train, heldout, doc_index, data.source, truth, completion, top, shares, umass,
                   npmi, cv, recoveries, timings, dict(data.reading))

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -50,9 +50,17 @@ class Problem:
     lg_alpha, lg_beta : ``lgamma(j + alpha)`` for j up to the longest document,
         ``lgamma(j + beta)`` for j up to the most frequent word.
     word_freq : int64 (V,) tokens per word.
+    lengths : int64 (G,) the distinct document lengths, ascending;
+        length_group : int64 (D,) the index in ``lengths`` of document d's length;
+        length_docs : int64 (G,) documents of each length. The topic shares
+        need theta only summed over the documents of one length.
     learn : whether the chains learn alpha (per topic) and beta by Monte Carlo
         EM (:mod:`mcmc.core.lda.hyper`); then ``alpha`` and ``beta`` are their
         starting values and each chain keeps its own.
+    keep_theta : whether the chains keep the (D, K) running sums behind theta
+        (``D * K * 8`` bytes a chain: 75 MB at K = 500 on 20 Newsgroups); without
+        them :meth:`LdaChain.estimates` gives no theta, and the topic shares
+        come from the per-length sums.
     """
 
     doc_ptr: np.ndarray
@@ -65,16 +73,23 @@ class Problem:
     lg_alpha: np.ndarray
     lg_beta: np.ndarray
     word_freq: np.ndarray
+    lengths: np.ndarray
+    length_group: np.ndarray
+    length_docs: np.ndarray
     learn: bool = False
+    keep_theta: bool = True
 
     @classmethod
     def build(cls, doc_ptr: np.ndarray, words: np.ndarray, n_topics: int, vocab_size: int, alpha: float,
-              beta: float, threads: int, learn: bool = False) -> Problem:
-        lengths = np.diff(doc_ptr)
+              beta: float, threads: int, learn: bool = False, keep_theta: bool = True) -> Problem:
+        doc_lengths = np.diff(doc_ptr)
         word_freq = np.bincount(words, minlength=vocab_size)
+        lengths, length_group, length_docs = np.unique(doc_lengths, return_inverse=True, return_counts=True)
         return cls(doc_ptr, words, n_topics, vocab_size, alpha, beta, threads,
-                   common.lgamma_table(alpha, int(max(lengths.max(), 1))),
-                   common.lgamma_table(beta, int(word_freq.max())), word_freq, learn)
+                   common.lgamma_table(alpha, int(max(doc_lengths.max(), 1))),
+                   common.lgamma_table(beta, int(word_freq.max())), word_freq,
+                   lengths.astype(np.int64), length_group.astype(np.int64), length_docs.astype(np.int64),
+                   learn, keep_theta)
 
     @property
     def D(self) -> int:
@@ -83,6 +98,19 @@ class Problem:
     @property
     def N(self) -> int:
         return self.words.size
+
+
+class Estimates(NamedTuple):
+    """A chain's estimates, averaged over its kept states.
+
+    theta : float (D, K), or ``None`` when the problem does not keep it
+    (``Problem.keep_theta``); phi : float (K, V); shares : float (K,), each
+    topic's expected share of the tokens, ``sum_d N_d theta_dk / N``.
+    """
+
+    theta: np.ndarray | None
+    phi: np.ndarray
+    shares: np.ndarray
 
 
 class LdaChain(Protocol):
@@ -107,8 +135,8 @@ class LdaChain(Protocol):
         """Add the current state to the running estimates."""
         ...
 
-    def estimates(self) -> tuple[np.ndarray, np.ndarray]:
-        """theta (D, K) and phi (K, V), averaged over the accumulated states.
+    def estimates(self) -> Estimates:
+        """theta (D, K), phi (K, V) and the topic shares, averaged over the accumulated states.
 
         Called once, at the end: the running sums may become the estimates in
         place (at K = 500 on 20 Newsgroups they are 180 MB a chain).
@@ -184,13 +212,18 @@ class TokenChain:
 
     z_doc: np.ndarray | None = None
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, z: np.ndarray) -> None:
+    def __init__(self, problem: Problem, rng: np.random.Generator, z: np.ndarray,
+                 theta_sums: bool | None = None) -> None:
         p = self.p = problem
         self.rng = rng
         self.z = z
         self.nwk = common.word_topic_counts(p.words, z, p.K, p.V)
         self.nk = common.topic_counts(z, p.K)
-        self.ndk_sum = np.zeros((p.D, p.K))
+        # theta's running sums only when asked (``theta_sums``, default the problem's
+        # keep_theta); the per-length sums behind the topic shares always
+        keep = p.keep_theta if theta_sums is None else theta_sums
+        self.ndk_sum = np.zeros((p.D if keep else 0, p.K))
+        self.length_topic_sum = np.zeros((p.lengths.size, p.K))
         self.nkw_scaled_sum = np.zeros((p.K, p.V))
         self.inv_sum = np.zeros(p.K)
         self.kept = 0
@@ -205,19 +238,43 @@ class TokenChain:
 
     def accumulate(self) -> None:
         p = self.p
-        common.accumulate_estimates(p.doc_ptr, p.words, self.z, self.nk, p.V * p.beta,
-                                    self.ndk_sum, self.nkw_scaled_sum, self.inv_sum)
+        common.accumulate_estimates(p.doc_ptr, p.words, self.z, self.nk, p.V * p.beta, self.ndk_sum,
+                                    self.nkw_scaled_sum, self.inv_sum, p.length_group, self.length_topic_sum)
         self.kept += 1
 
-    def estimates(self) -> tuple[np.ndarray, np.ndarray]:
+    def estimates(self) -> Estimates:
         p = self.p
-        lengths = np.diff(p.doc_ptr).astype(float)
-        # (ndk_sum / t + alpha) / (N_d + K alpha), in place: the same operations, so the same bytes
+        return Estimates(self.theta_estimate(p.alpha, p.K * p.alpha), self.phi_estimate(),
+                         self.shares_estimate(np.full(p.K, p.alpha), p.K * p.alpha))
+
+    def theta_estimate(self, alpha: float | np.ndarray, alpha_total: float) -> np.ndarray | None:
+        """theta (D, K): ``(ndk_sum / T + alpha) / (N_d + alpha_total)``, in the sums' own buffer; ``None`` if not kept.
+
+        Made in place from the running sum (once, at the end): the same
+        operations in the same order, so the same bytes.
+        """
+        if self.ndk_sum is None or self.ndk_sum.shape[0] != self.p.D:  # not kept
+            self.ndk_sum = None
+            return None
+        lengths = np.diff(self.p.doc_ptr).astype(float)
         theta, self.ndk_sum = self.ndk_sum, None
         theta /= max(self.kept, 1)
-        theta += p.alpha
-        theta /= (lengths + p.K * p.alpha)[:, None]
-        return theta, self.phi_estimate()
+        theta += alpha
+        theta /= (lengths + alpha_total)[:, None]
+        return theta
+
+    def shares_estimate(self, alpha: np.ndarray, alpha_total: float) -> np.ndarray:
+        """The topic shares ``sum_d N_d theta_dk / N`` from the per-length sums, theta (D, K) never formed.
+
+        With ``L_g`` the distinct lengths, ``n_g`` the documents of each and
+        ``S_gk`` the summed counts: ``sum_g L_g / (L_g + alpha_total) (S_gk / T
+        + n_g alpha_k) / N``.
+        """
+        p = self.p
+        lengths = p.lengths.astype(float)
+        weight = lengths / (lengths + alpha_total)
+        shares = weight @ self.length_topic_sum / max(self.kept, 1) + alpha * (weight @ p.length_docs)
+        return shares / p.N
 
     def phi_estimate(self) -> np.ndarray:
         """phi (K, V): the average of ``(n_kw + beta) / (n_k + V beta)`` over the accumulated states.

@@ -86,6 +86,28 @@ def test_json_and_csv_outputs(mcmc) -> None:
     assert "umass" not in rows[0] and rows[0]["true_topic"] != ""
 
 
+def test_the_report_does_not_depend_on_whether_theta_is_written(mcmc, data_dir: Path, tmp_path: Path) -> None:
+    # Without --estimates no theta is estimated (its D x K sums are the biggest array of a fit at large K):
+    # the report is the same, and its topic shares, from per-length sums, are those of the written theta.
+    corpus = data_dir / "lda" / "reuters50.ldac"  # documents of many lengths, so the length weights matter
+    args = (str(corpus), *FAST, "-k", "4", "--output-format", "json")
+    lean = json.loads(mcmc("lda", *args).out)
+    est = tmp_path / "est.npz"
+    full = json.loads(mcmc("lda", *args, "--estimates", str(est)).out)
+    for report in (lean, full):
+        del report["sampling_seconds"], report["tokens_per_second"]
+    assert lean == full
+    with np.load(est) as f:
+        theta = f["theta"]
+    # LDA-C: "terms id:count id:count ..." per document
+    lengths = np.array([sum(int(pair.split(":")[1]) for pair in line.split()[1:])
+                        for line in corpus.read_text().splitlines() if line.strip()], dtype=float)
+    assert np.unique(lengths).size > 20
+    for c, chain in enumerate(full["chains"]):
+        shares = [t["share"] for t in sorted(chain["topics"], key=lambda t: t["topic"])]
+        np.testing.assert_allclose(shares, lengths @ theta[c] / lengths.sum(), rtol=1e-12)
+
+
 def test_csv_carries_each_topics_coherence_beside_its_words(mcmc) -> None:
     args = (*FAST, "--chains", "1", "--top-words", "3", "--coherence")
     report = json.loads(mcmc("lda", *args, "--output-format", "json").out)

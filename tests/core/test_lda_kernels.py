@@ -153,6 +153,35 @@ def test_same_seed_same_bytes_whatever_the_threads(synthetic, method):
     assert c.z.tobytes() != a.z.tobytes()
 
 
+@pytest.mark.parametrize("method, extra", [("collapsed", {"kernel": "dense"}), ("collapsed", {"kernel": "sparse"}),
+                                           ("collapsed", {"optimize_interval": 2}), ("partial", {}),
+                                           ("uncollapsed", {}), ("dmm", {})])
+def test_topic_shares_are_theta_weighted_by_document_length(synthetic, method, extra):
+    # sum_d N_d theta_dk / N, however the fit gets it (per-length sums for token topics; theta itself for dmm)
+    corpus, _, _ = synthetic
+    fit = gibbs.fit(corpus, n_topics=4, alpha=0.2, beta=0.05, iterations=6, burn_in=2, chains=2, seed=3,
+                    method=method, **extra)
+    lengths = np.diff(corpus.doc_ptr).astype(float)
+    expected = np.einsum("cdk,d->ck", fit.theta, lengths) / lengths.sum()
+    np.testing.assert_allclose(fit.topic_shares, expected, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(fit.topic_shares.sum(-1), 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("method, extra", [("collapsed", {"kernel": "dense"}), ("collapsed", {"kernel": "sparse"}),
+                                           ("collapsed", {"optimize_interval": 2}), ("partial", {}),
+                                           ("uncollapsed", {}), ("dmm", {})])
+def test_a_fit_without_theta_is_the_same_fit(synthetic, method, extra):
+    # keep_theta=False drops the (D, K) sums and nothing else: every other output is the same, byte for byte
+    corpus, _, _ = synthetic
+    kw = dict(n_topics=4, alpha=0.2, beta=0.05, iterations=6, burn_in=2, chains=2, seed=5, method=method, **extra)
+    full, lean = gibbs.fit(corpus, **kw), gibbs.fit(corpus, keep_theta=False, **kw)
+    assert full.theta is not None and lean.theta is None
+    for name in ("log_joint", "phi", "topic_shares", "z"):
+        assert getattr(full, name).tobytes() == getattr(lean, name).tobytes(), name
+    joined = gibbs.concatenate([gibbs.fit(corpus, chain_ids=[c], keep_theta=False, **kw) for c in (0, 1)])
+    assert joined.theta is None and joined.topic_shares.tobytes() == full.topic_shares.tobytes()
+
+
 @pytest.mark.parametrize("kernel", ["dense", "sparse"])
 def test_the_log_joint_of_documents_shorter_and_longer_than_k(kernel):
     # the document part walks the topics of a long document and the tokens of a short one: both must count right

@@ -90,3 +90,21 @@ def test_initial_sweep_assigns_tokens_one_by_one_from_empty_counts() -> None:
     freq = counts / n
     se = np.sqrt(exact * (1 - exact) / n)
     assert np.all(np.abs(freq - exact) / se < 4), (freq, exact)
+
+
+def test_a_run_without_theta_writes_estimates_without_it() -> None:
+    config = LdaConfig(n_topics=3, iterations=4, burn_in=1, chains=2, seed=9, keep_theta=False)
+    lean, full = fit_lda(load_input(None), config), fit_lda(load_input(None), LdaConfig(**{**vars(config),
+                                                                                           "keep_theta": True}))
+    assert lean.fit.theta is None and "theta" not in lean.estimates() and "theta" in full.estimates()
+    assert lean.shares.tobytes() == full.shares.tobytes()
+
+
+def test_lda_run_refuses_an_estimates_file_without_theta(tmp_path: Path) -> None:
+    from mcmc.core.errors import UsageError
+    from mcmc.diagnostics.runs import LdaOutputs, lda_run
+
+    config = LdaConfig(n_topics=3, iterations=4, burn_in=1, chains=1, keep_theta=False)
+    with pytest.raises(UsageError, match="keep_theta"):
+        lda_run(load_input(None), config, LdaOutputs(estimates=str(tmp_path / "est.npz")))
+    assert list(tmp_path.iterdir()) == []

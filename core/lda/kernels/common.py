@@ -288,23 +288,32 @@ def accumulate_estimates(
     ndk_sum: np.ndarray,
     nkw_scaled_sum: np.ndarray,
     inv_sum: np.ndarray,
+    length_group: np.ndarray,
+    length_topic_sum: np.ndarray,
 ) -> None:
-    """Add the current state to the running sums behind theta and phi.
+    """Add the current state to the running sums behind theta, phi and the topic shares.
 
-    ``ndk_sum`` (D, K) += n_dk; ``nkw_scaled_sum`` (K, V) += n_kw / (n_k + V
-    beta); ``inv_sum`` (K,) += 1 / (n_k + V beta). Then the average of
-    ``(n_kw + beta) / (n_k + V beta)`` over T states is
-    ``(nkw_scaled_sum + beta inv_sum) / T``, in O(N) per state instead of O(KV).
+    ``ndk_sum`` (D, K) += n_dk, unless it has no rows (theta not kept);
+    ``nkw_scaled_sum`` (K, V) += n_kw / (n_k + V beta); ``inv_sum`` (K,) +=
+    1 / (n_k + V beta). Then the average of ``(n_kw + beta) / (n_k + V beta)``
+    over T states is ``(nkw_scaled_sum + beta inv_sum) / T``, in O(N) per
+    state instead of O(KV). ``length_topic_sum`` (G, K) += the n_dk summed
+    over the documents of each length (``length_group`` (D,): the group of
+    document d's length): theta enters the topic shares only through them.
     """
     n_topics = nk.size
+    keep_theta = ndk_sum.shape[0] > 0
     inv = np.empty(n_topics)
     for k in range(n_topics):
         inv[k] = 1.0 / (nk[k] + vbeta)
         inv_sum[k] += inv[k]
     for d in range(doc_ptr.size - 1):
+        g = length_group[d]
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
             k = z[i]
-            ndk_sum[d, k] += 1.0
+            if keep_theta:
+                ndk_sum[d, k] += 1.0
+            length_topic_sum[g, k] += 1.0
             nkw_scaled_sum[k, words[i]] += inv[k]
 
 
