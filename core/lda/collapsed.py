@@ -146,13 +146,19 @@ class CollapsedChain(TokenChain):
         self.beta = hyper.optimize_beta(self.beta, self.word_topic_values(), self.nk, p.V)
         self.lg_beta = common.lgamma_table(self.beta, p.lg_beta.size - 1)
 
+    def accumulate_phi(self, vbeta: float, inv_sum: np.ndarray) -> None:
+        if self.mode == "dense":
+            return super().accumulate_phi(vbeta, inv_sum)
+        kernels.accumulate_phi_sums_packed(self.wt_ptr, self.wt_len, self.wt, self.nk, vbeta, self.nkw_scaled_sum,
+                                           inv_sum)
+
     def accumulate(self) -> None:
         p = self.p
         if not p.learn:
             return super().accumulate()
         inv = np.zeros(p.K)
-        common.accumulate_estimates(p.doc_ptr, p.words, self.z, self.nk, p.V * self.beta, self.ndk_sum,
-                                    self.nkw_scaled_sum, inv, p.length_group, self.length_topic_sum)
+        common.accumulate_doc_sums(p.doc_ptr, self.z, self.ndk_sum, p.length_group, self.length_topic_sum)
+        self.accumulate_phi(p.V * self.beta, inv)
         self.beta_inv_sum += self.beta * inv
         self.alpha_sum += self.alpha
         self.kept += 1

@@ -238,9 +238,13 @@ class TokenChain:
 
     def accumulate(self) -> None:
         p = self.p
-        common.accumulate_estimates(p.doc_ptr, p.words, self.z, self.nk, p.V * p.beta, self.ndk_sum,
-                                    self.nkw_scaled_sum, self.inv_sum, p.length_group, self.length_topic_sum)
+        common.accumulate_doc_sums(p.doc_ptr, self.z, self.ndk_sum, p.length_group, self.length_topic_sum)
+        self.accumulate_phi(p.V * p.beta, self.inv_sum)
         self.kept += 1
+
+    def accumulate_phi(self, vbeta: float, inv_sum: np.ndarray) -> None:
+        """Add ``n_kw / (n_k + V beta)`` to phi's running sum and ``1 / (n_k + V beta)`` to ``inv_sum``."""
+        common.accumulate_phi_sums(self.nwk, self.nk, vbeta, self.nkw_scaled_sum, inv_sum)
 
     def estimates(self) -> Estimates:
         p = self.p

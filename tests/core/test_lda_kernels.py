@@ -270,6 +270,49 @@ def test_sparse_lists_and_counts_stay_consistent():
         assert length[w] == np.count_nonzero(nwk[w]) <= min(n_topics, freq[w])
 
 
+def test_running_sums_follow_their_definition_from_every_count_layout(synthetic):
+    # Two states, each added to the sums from the plain counts, the dense kernel's padded
+    # counts and the packed lists: all three equal the definition (and each other exactly:
+    # zero counts add +0.0), and the document sums equal n_dk and its per-length totals.
+    corpus, _, _ = synthetic
+    n_topics, vbeta = 5, corpus.vocab_size * 0.05
+    rng = np.random.default_rng(6)
+    lengths, group = np.unique(np.diff(corpus.doc_ptr), return_inverse=True)
+    freq = np.bincount(corpus.words, minlength=corpus.vocab_size)
+    sums = {layout: (np.zeros((n_topics, corpus.vocab_size)), np.zeros(n_topics))
+            for layout in ("plain", "padded", "packed")}  # fmt: skip
+    want_scaled, want_inv = np.zeros((n_topics, corpus.vocab_size)), np.zeros(n_topics)
+    ndk_sum, length_sum = np.zeros((corpus.n_docs, n_topics)), np.zeros((lengths.size, n_topics))
+    want_ndk = np.zeros((corpus.n_docs, n_topics))
+    for _ in range(2):
+        z = rng.integers(0, n_topics, corpus.n_tokens).astype(np.int32)
+        nwk = common.word_topic_counts(corpus.words, z, n_topics, corpus.vocab_size)
+        nk = common.topic_counts(z, n_topics)
+        common.accumulate_phi_sums(nwk, nk, vbeta, *sums["plain"])
+        padded = kcollapsed.padded_word_topic_counts(corpus.words, z, n_topics, corpus.vocab_size)
+        assert padded.shape[1] > n_topics
+        common.accumulate_phi_sums(padded, nk, vbeta, *sums["padded"])
+        ptr, length, packed = kcollapsed.word_topic_lists(nwk, freq)
+        kcollapsed.accumulate_phi_sums_packed(ptr, length, packed, nk, vbeta, *sums["packed"])
+        want_scaled += nwk.T / (nk[:, None] + vbeta)
+        want_inv += 1.0 / (nk + vbeta)
+        common.accumulate_doc_sums(corpus.doc_ptr, z, ndk_sum, group, length_sum)
+        want_ndk += common.doc_topic_counts(corpus.doc_ptr, z, n_topics)
+    for scaled, inv in sums.values():
+        np.testing.assert_allclose(scaled, want_scaled, rtol=1e-14, atol=0)
+        np.testing.assert_allclose(inv, want_inv, rtol=1e-15, atol=0)
+        np.testing.assert_array_equal(scaled, sums["plain"][0])
+    np.testing.assert_array_equal(ndk_sum, want_ndk)
+    want_length = np.zeros_like(length_sum)
+    np.add.at(want_length, group, want_ndk)
+    np.testing.assert_array_equal(length_sum, want_length)
+    without_theta = np.zeros((lengths.size, n_topics))  # theta not kept: no D x K sums, the same shares
+    common.accumulate_doc_sums(corpus.doc_ptr, z, np.zeros((0, n_topics)), group, without_theta)
+    one_state = np.zeros_like(length_sum)
+    np.add.at(one_state, group, common.doc_topic_counts(corpus.doc_ptr, z, n_topics))
+    np.testing.assert_array_equal(without_theta, one_state)
+
+
 @pytest.mark.parametrize("fraction", [1.0, 0.2])
 def test_auto_above_dense_max_starts_dense_then_switches(synthetic, monkeypatch, fraction):
     # Above DENSE_MAX_TOPICS, "auto" runs dense sweeps until the words have

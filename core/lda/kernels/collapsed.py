@@ -24,6 +24,7 @@ from numba import njit
 
 from mcmc.core.lda.kernels.common import (
     PREFETCH_AHEAD,
+    add_topic_inverses,
     add_topic_norms,
     doc_part,
     doc_part_asymmetric,
@@ -228,6 +229,20 @@ def unpack_word_topics(ptr: np.ndarray, length: np.ndarray, packed: np.ndarray, 
         for j in range(ptr[w], ptr[w] + length[w]):
             nwk[w, packed[j] & TOPIC_MASK] = packed[j] >> TOPIC_BITS
     return nwk
+
+
+@njit(cache=True, nogil=True)
+def accumulate_phi_sums_packed(ptr: np.ndarray, length: np.ndarray, packed: np.ndarray, nk: np.ndarray,
+                               vbeta: float, nkw_scaled_sum: np.ndarray, inv_sum: np.ndarray) -> None:
+    """:func:`~mcmc.core.lda.kernels.common.accumulate_phi_sums` from the packed word-topic lists.
+
+    Adds ``n_kw / (n_k + V beta)`` for the nonzero counts only (the others add 0).
+    """
+    inv = add_topic_inverses(nk, vbeta, inv_sum)
+    for w in range(length.size):
+        for j in range(ptr[w], ptr[w] + length[w]):
+            k = packed[j] & TOPIC_MASK
+            nkw_scaled_sum[k, w] += (packed[j] >> TOPIC_BITS) * inv[k]
 
 
 @njit(cache=True, nogil=True)

@@ -279,34 +279,17 @@ def topic_word_part(nwk: np.ndarray, nk: np.ndarray, beta: float, lg_beta: np.nd
 
 
 @njit(cache=True, nogil=True)
-def accumulate_estimates(
-    doc_ptr: np.ndarray,
-    words: np.ndarray,
-    z: np.ndarray,
-    nk: np.ndarray,
-    vbeta: float,
-    ndk_sum: np.ndarray,
-    nkw_scaled_sum: np.ndarray,
-    inv_sum: np.ndarray,
-    length_group: np.ndarray,
-    length_topic_sum: np.ndarray,
+def accumulate_doc_sums(
+    doc_ptr: np.ndarray, z: np.ndarray, ndk_sum: np.ndarray, length_group: np.ndarray, length_topic_sum: np.ndarray
 ) -> None:
-    """Add the current state to the running sums behind theta, phi and the topic shares.
+    """Add the current state's document-topic counts to the running sums behind theta and the topic shares.
 
     ``ndk_sum`` (D, K) += n_dk, unless it has no rows (theta not kept);
-    ``nkw_scaled_sum`` (K, V) += n_kw / (n_k + V beta); ``inv_sum`` (K,) +=
-    1 / (n_k + V beta). Then the average of ``(n_kw + beta) / (n_k + V beta)``
-    over T states is ``(nkw_scaled_sum + beta inv_sum) / T``, in O(N) per
-    state instead of O(KV). ``length_topic_sum`` (G, K) += the n_dk summed
-    over the documents of each length (``length_group`` (D,): the group of
-    document d's length): theta enters the topic shares only through them.
+    ``length_topic_sum`` (G, K) += the n_dk summed over the documents of each
+    length (``length_group`` (D,): the group of document d's length): theta
+    enters the topic shares only through them.
     """
-    n_topics = nk.size
     keep_theta = ndk_sum.shape[0] > 0
-    inv = np.empty(n_topics)
-    for k in range(n_topics):
-        inv[k] = 1.0 / (nk[k] + vbeta)
-        inv_sum[k] += inv[k]
     for d in range(doc_ptr.size - 1):
         g = length_group[d]
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
@@ -314,7 +297,36 @@ def accumulate_estimates(
             if keep_theta:
                 ndk_sum[d, k] += 1.0
             length_topic_sum[g, k] += 1.0
-            nkw_scaled_sum[k, words[i]] += inv[k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def add_topic_inverses(nk: np.ndarray, vbeta: float, inv_sum: np.ndarray) -> np.ndarray:
+    """``1 / (n_k + V beta)`` (K,), also added onto ``inv_sum``."""
+    inv = np.empty(nk.size)
+    for k in range(nk.size):
+        inv[k] = 1.0 / (nk[k] + vbeta)
+        inv_sum[k] += inv[k]
+    return inv
+
+
+@njit(cache=True, nogil=True)
+def accumulate_phi_sums(nwk: np.ndarray, nk: np.ndarray, vbeta: float, nkw_scaled_sum: np.ndarray,
+                        inv_sum: np.ndarray) -> None:
+    """Add the current state to the running sums behind phi, from the word-major counts.
+
+    ``nkw_scaled_sum`` (K, V) += n_kw / (n_k + V beta); ``inv_sum`` (K,) +=
+    1 / (n_k + V beta). The average of ``(n_kw + beta) / (n_k + V beta)``
+    over T states is then ``(nkw_scaled_sum + beta inv_sum) / T``.
+    ``nwk`` (V, >= K): only its first K columns are read (the dense kernel's
+    padded layout, in place). One sequential pass over the table: about
+    twice as fast at K = 20 to 50 on 20 Newsgroups as adding token by token,
+    whose writes land at random in a K x V table.
+    """
+    n_topics = nk.size
+    inv = add_topic_inverses(nk, vbeta, inv_sum)
+    for w in range(nwk.shape[0]):
+        for k in range(n_topics):
+            nkw_scaled_sum[k, w] += nwk[w, k] * inv[k]
 
 
 # ---------------------------------------------------------------------------
