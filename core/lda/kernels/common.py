@@ -318,9 +318,10 @@ def accumulate_phi_sums(nwk: np.ndarray, nk: np.ndarray, vbeta: float, nkw_scale
     1 / (n_k + V beta). The average of ``(n_kw + beta) / (n_k + V beta)``
     over T states is then ``(nkw_scaled_sum + beta inv_sum) / T``.
     ``nwk`` (V, >= K): only its first K columns are read (the dense kernel's
-    padded layout, in place). One sequential pass over the table: about
-    twice as fast at K = 20 to 50 on 20 Newsgroups as adding token by token,
-    whose writes land at random in a K x V table.
+    padded layout, in place). One sequential pass over the table, where
+    adding token by token wrote at random into the K x V sums: on 20
+    Newsgroups the accumulation of a kept sweep (with the document sums) fell
+    from 8.3 to 3.8 ms at K = 20 and from 56 to 25 ms at K = 500.
     """
     n_topics = nk.size
     inv = add_topic_inverses(nk, vbeta, inv_sum)
