@@ -330,9 +330,9 @@ def command(
             model, corpus_path, sweeps=iterations, burn_in=default_burn_in(iterations) if burn_in is None else burn_in,
             seed=seed, fmt=corpus_format, vocab=vocab, theta_path=theta,
         )  # fmt: skip
-        from mcmc.cli.render import table
+        from mcmc.cli.render import table_lda
 
-        table.inference_summary(inferred, err_console.file)
+        table_lda.inference_summary(inferred, err_console.file)
         emit(inferred, output_format, "-")
         return
     if theta is not None:
@@ -394,13 +394,13 @@ def command(
             f"{method} Gibbs, {fit.chains} chain{'s' if fit.chains != 1 else ''}",
             rhat=report["log_joint_per_token_rhat"], ess=report["log_joint_per_token_ess_bulk"],
         )  # fmt: skip
-    from mcmc.cli.render import table
+    from mcmc.cli.render import table, table_lda
 
     if output == "-":  # the chains file is on stdout: the topics go to stderr
         table.render(result, err_console.file)
     else:
         emit(result, output_format, "-")
-    table.lda_summary(result, err_console.file)
+    table_lda.lda_summary(result, err_console.file)
     if not result.passed:
         raise CheckFailed("the chains disagree")
 

@@ -2,7 +2,7 @@
 
 Parses the options and calls :func:`mcmc.diagnostics.runs.sample_run`, which
 builds the target, runs the sampler, writes the chains file and summarises the
-run; the summary is rendered on stderr (:mod:`mcmc.cli.render.table`).
+run; the summary is rendered on stderr (:mod:`mcmc.cli.render.table_sample`).
 """
 
 from __future__ import annotations

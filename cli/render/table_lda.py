@@ -1,0 +1,138 @@
+"""The terminal output of ``mcmc lda``: a fit (:class:`~mcmc.diagnostics.runs.LdaResult`) and the topics of
+new documents (:class:`~mcmc.core.lda.model.InferenceResult`), each with the summary lines the command prints
+on stderr whatever the format."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TextIO
+
+from rich.text import Text
+
+from mcmc.cli.render.common import console, num
+
+if TYPE_CHECKING:
+    from mcmc.core.lda.model import InferenceResult
+    from mcmc.diagnostics.runs import LdaResult
+
+
+def render_lda(result: LdaResult, out: TextIO) -> None:
+    """The topics of the shown chains, largest share first; the recovery of the true topics (synthetic corpus)."""
+    from rich.table import Table
+
+    report = result.report
+    con = console(out)
+    for c in result.shown_chains:
+        chain = report["chains"][c]
+        table = Table(title=f"Topics (chain {c})", title_justify="left", show_edge=False, pad_edge=False)
+        first = chain["topics"][0]
+        columns = [("topic", "right"), ("share", "right")]
+        columns += [("alpha", "right")] if "alpha" in first else []
+        columns += [("UMass", "right"), ("NPMI", "right"), ("C_V", "right")] if "umass" in first else []
+        columns += [("true", "right"), ("Hellinger", "right")] if "true_topic" in first else []
+        for name, justify in [*columns, ("top words", "left")]:
+            table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        for t in sorted(chain["topics"], key=lambda t: -t["share"]):
+            row = [str(t["topic"]), f"{t['share']:.3f}"]
+            if "alpha" in t:
+                row.append(num(t["alpha"], 3))
+            if "umass" in t:
+                row += [num(t["umass"], 3), num(t["npmi"], 3), num(t["cv"], 3)]
+            if "true_topic" in t:
+                row += [str(t["true_topic"]) if t["true_topic"] >= 0 else "-", num(t["hellinger"], 3)]
+            table.add_row(*row, Text(" ".join(t["words"])))
+        con.print(table)
+    if "recovery" in report["chains"][0]:
+        table = Table(
+            title="Recovery of the true topics (Hungarian matching, Hellinger distance)",
+            title_justify="left", show_edge=False, pad_edge=False,
+        )  # fmt: skip
+        for name in ("chain", "mean Hellinger", "max Hellinger", "min cosine", "unmatched pairs"):
+            table.add_column(name, justify="right")
+        for chain in report["chains"]:
+            r = chain["recovery"]
+            table.add_row(str(chain["chain"]), *(num(r[k], 3) for k in
+                          ("mean_hellinger", "max_hellinger", "min_cosine", "unmatched_hellinger")))  # fmt: skip
+        con.print(table)
+        con.print(
+            "Hellinger distance 0 = identical topics, 1 = disjoint; 'unmatched pairs' is the mean distance "
+            "between a fitted topic and the true topics it was not matched to.",
+            style="dim",
+        )
+
+
+def lda_summary(result: LdaResult, out: TextIO) -> None:
+    """The lines ``mcmc lda`` prints on stderr after a fit: speed, log joint and R-hat, scores, the gate."""
+    report = result.report
+    chains = report["chains"]
+
+    def per_chain(key: str, digits: int = 4) -> str:
+        return ", ".join(num(c[key], digits) for c in chains)
+
+    final = ", ".join(f"{c['final_log_joint_per_token']:.4f}" for c in chains)
+    lines = [
+        f"sampling: {report['sampling_seconds']:.2f} s, {report['tokens_per_second'] / 1e6:.2f} M tokens/s "
+        f"({report['model']['kernel']} kernel, all chains)",
+        f"log joint per token, final iteration: {final} "
+        f"(chains 0..{len(chains) - 1}); post-burn-in R-hat {num(report['log_joint_per_token_rhat'], 4)}, "
+        f"bulk ESS {num(report['log_joint_per_token_ess_bulk'], 3)}",
+    ]
+    if "learned_beta" in chains[0]:
+        lines.append(
+            f"learned hyperparameters ({report['model']['hyperparameter_updates']} updates): alpha summed over "
+            f"topics {per_chain('learned_alpha_sum', 4)}; beta {per_chain('learned_beta', 4)} (per topic alpha in "
+            "the topics table and --estimates)"
+        )
+    if report["holdout"] is not None:
+        h = report["holdout"]
+        lines.append(
+            f"held-out perplexity (document completion, {h['documents']} documents, {h['scored_tokens']} tokens "
+            f"scored): {per_chain('heldout_perplexity', 5)}"
+        )
+    if "umass" in chains[0]:
+        lines.append(
+            f"coherence of the top words (training documents, mean over topics): UMass {per_chain('umass', 3)}; "
+            f"NPMI {per_chain('npmi', 3)}; C_V {per_chain('cv', 3)} (110-token windows in stored token order)"
+        )
+    ok, rhat_value, limit = report["rhat_ok"], report["log_joint_per_token_rhat"], report["max_rhat"]
+    if ok is None:
+        why = ("with one chain (R-hat compares chains; use --chains 2 or more)" if report["model"]["chains"] < 2
+               else "(too few post-burn-in draws for R-hat)")  # fmt: skip
+        lines.append(f"convergence: not checked {why}")
+    elif ok:
+        lines.append(f"convergence: ok (R-hat {num(rhat_value, 4)} <= {limit:g})")
+    else:
+        lines.append(
+            f"convergence: FAIL: R-hat of the post-burn-in log joint across chains is {num(rhat_value, 4)} > "
+            f"--max-rhat {limit:g}: the chains disagree; run more iterations (--iterations, --burn-in)"
+        )
+    con = console(out)
+    for line in lines:
+        con.print(Text(line), soft_wrap=True)
+
+
+def render_inference(result: InferenceResult, out: TextIO) -> None:
+    """The top topics of the first documents under a saved model (chain 0 of the model)."""
+    from rich.table import Table
+
+    table = Table(title="Top topics of the first documents (chain 0 of the model)", title_justify="left",
+                  show_edge=False, pad_edge=False)  # fmt: skip
+    for name, justify in (("doc", "right"), ("tokens", "right"), ("topic", "right"), ("theta", "right"),
+                          ("top words", "left")):  # fmt: skip
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for doc in result.report["documents"]:
+        for i, t in enumerate(doc["topics"]):
+            table.add_row(str(doc["document"]) if i == 0 else "", str(doc["tokens"]) if i == 0 else "",
+                          str(t["topic"]), f"{t['theta']:.3f}", Text(" ".join(t["words"])))  # fmt: skip
+    console(out).print(table)
+
+
+def inference_summary(result: InferenceResult, out: TextIO) -> None:
+    """The line ``mcmc lda --model`` prints on stderr: the model, the corpus, unknown words, the fold-in."""
+    c, m = result.report["corpus"], result.report["model"]
+    console(out).print(
+        Text(f"model: {m['topics']} topics, {m['chains']} chain{'s' if m['chains'] != 1 else ''}, {m['words']} words "
+             f"({result.model_path}); corpus: {c['documents']} documents, {c['tokens']} known tokens; "
+             f"{c['unknown_tokens']} tokens of {c['unknown_words']} words unknown to the model ignored "
+             f"({c['source']}); fold-in: {result.sweeps} sweeps ({result.burn_in} burn-in), seed {result.seed}"),
+        soft_wrap=True,
+    )  # fmt: skip

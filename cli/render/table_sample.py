@@ -1,0 +1,180 @@
+"""The terminal output of ``mcmc sample`` (:class:`~mcmc.diagnostics.runs.SampleResult`), a few lines for stderr.
+
+The run summary; for a Bayesian network, the evidence, the marginals of the
+shown nodes (estimate, MCSE, the exact value and ``|z|`` when asked for, ESS,
+R-hat) and the warnings about deterministic tables; for a finite Markov chain,
+its exact analysis beside the simulated frequencies.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TextIO
+
+from rich.text import Text
+
+from mcmc.cli.render.common import console, count, ess, estimate, mcse, num, rhat
+
+if TYPE_CHECKING:
+    from mcmc.diagnostics.runs import SampleResult
+
+
+def _markov_lines(m: Any) -> list[str]:
+    """The exact analysis of a finite chain beside the simulated state frequencies (``mcmc sample --target P.csv``)."""
+    from rich.markup import escape
+
+    a = m.analysis
+    lines = ["  [bold]Markov chain[/]: " + (
+        f"irreducible, {'aperiodic' if a.aperiodic else 'periodic'}" if a.irreducible
+        else f"reducible: {len(a.classes)} communicating classes, {int(sum(a.closed))} closed"
+    ) + f"; spectral gap {a.spectral_gap:.4g}" + (
+        "" if a.reversible is None else
+        f"; detailed balance {'holds' if a.reversible else 'fails'} "
+        f"(max |pi_i P_ij - pi_j P_ji| {a.balance_violation:.2g})"
+    )]  # fmt: skip
+    lines.append(f"  stationary law: left eigenvector, and power iteration from the initial law "
+                 f"({'converged' if a.power_converged else 'did not converge'} in {a.power_iterations} steps)")
+    lines.append(f"  {'state':<10} {'eigenvector':>11}   {'power':>10}   simulated +- MCSE")
+    for i, name in enumerate(a.states):
+        exact = "-" if a.stationary is None else f"{a.stationary[i]:.4f}"
+        lines.append(
+            f"  {escape(name):<10} {exact:>11}   {a.stationary_power[i]:>10.4f}   "
+            f"{m.frequencies[i]:.4f} +- {num(m.mcse[i], 2)}" + ("" if m.z is None else f"  (z {num(m.z[i], 2)})")
+        )
+    return lines
+
+
+def render_sample(result: SampleResult, out: TextIO) -> None:
+    """The run summary: what ran, then R-hat, ESS, acceptance, divergences, then cost and where the chains went."""
+    from rich.markup import escape  # names, options and paths are the user's: print them verbatim
+
+    if result.network is not None:
+        _network_sample(result, out)
+        return
+    s = result.summary
+    a = result.chains.attrs
+    opts = escape(", ".join(f"{k}={v}" for k, v in a["target_options"].items() if v is not None))
+    seed_note = "" if result.seed_given else " (random; pass --seed to repeat)"
+    lines = [
+        f"[bold]{a['sampler']}[/] on [bold]{escape(a['target'])}[/]{f' ({opts})' if opts else ''}: "
+        f"{a['chains']} chains x {result.chains.n_draws} draws (+{a['warmup']} warm-up), seed {a['seed']}{seed_note}"
+    ]
+    parts = []
+    if s.rhat_max is not None:
+        colour = "green" if s.rhat_ok else "red"
+        parts.append(f"R-hat max [{colour}]{s.rhat_max:.3f}[/] ({escape(s.rhat_argmax)})")
+    if s.ess_bulk_min is not None:
+        colour = "green" if s.ess_bulk_ok else "yellow"
+        parts.append(f"bulk ESS min [{colour}]{s.ess_bulk_min:.0f}[/] ({escape(s.ess_bulk_argmin)})")
+    if s.acceptance is not None and s.acceptance_by_chain is not None:
+        by_chain = s.acceptance_by_chain
+        parts.append(f"acceptance {s.acceptance:.2f} ({min(by_chain):.2f}-{max(by_chain):.2f} by chain)")
+    if s.divergences is not None:
+        colour = "green" if s.divergences_ok else "red"
+        parts.append(f"divergences [{colour}]{s.divergences}[/]")
+    lines.append("  " + "   ".join(parts))
+    if s.divergences_ok is False:
+        lines.append(
+            f"  [bold red]warning:[/] {s.divergences} divergent transition{'s' if s.divergences != 1 else ''}: "
+            f"the draws may miss part of the posterior and `mcmc diagnose` will fail; {escape(s.advice['divergences'])}"
+        )
+    cost = []
+    if s.n_evals_per_draw is not None:
+        cost.append(f"{s.n_evals_per_draw:.1f} density evaluations per draw")
+    if s.likelihood_saved is not None:
+        cost.append(f"likelihood skipped on {100 * s.likelihood_saved:.0f}% of draws")
+    if s.envelope_exceeded:
+        lines.append(
+            f"  [bold yellow]warning:[/] {s.envelope_exceeded} proposals exceeded the rejection envelope "
+            "estimated in warm-up: the draws are not exact there (more --warmup, or another sampler)"
+        )
+    if a.get("n_gradient_evals"):
+        cost.append(f"{a['n_gradient_evals_warmup'] + a['n_gradient_evals']} gradient evaluations")
+    cost.append(f"{result.seconds:.2f} s")
+    lines.append("  " + "   ".join(cost) + f"  -> {'stdout' if result.output == '-' else escape(result.output)}")
+    if result.markov is not None:
+        lines += _markov_lines(result.markov)
+    p = result.predictive
+    if p is not None:
+        judged = ";  ".join(f"{escape(q.name)} R-hat {q.rhat:.3f} ESS {q.ess_bulk:.0f}" for q in p.quantities)
+        lines.append(f"  judge by (weights are not identifiable): {judged}")
+        if p.test is not None and p.test.rmse is not None:
+            lines.append(
+                f"  test: RMSE {p.test.rmse:.4g}, mean log predictive density {p.test.mlpd:.4g} per point "
+                f"({p.test.x.shape[0]} points)"
+            )
+        if p.predictions_path:
+            lines.append(f"  predictions -> {escape(p.predictions_path)}")
+    con = console(out)
+    for line in lines:
+        con.print(line, highlight=False, soft_wrap=True)
+
+
+def _network_sample(result: SampleResult, out: TextIO) -> None:
+    """A Bayesian network run: what ran on what evidence, convergence over all indicators, the marginals, warnings."""
+    from rich import box
+    from rich.table import Table
+
+    n, s, a = result.network, result.summary, result.chains.attrs
+    seed_note = "" if result.seed_given else " (random; pass --seed to repeat)"
+    warm = f" (+{a['warmup']} warm-up)" if n.sampler == "gibbs" else ""
+    con = console(out)
+    head = Text.assemble(
+        (n.sampler, "bold"), " on ", (n.network, "bold"),
+        f": {a['chains']} chains x {result.chains.n_draws} draws{warm}, seed {a['seed']}{seed_note}",
+    )  # fmt: skip
+    con.print(head, soft_wrap=True)
+    evidence = n.evidence.replace(",", ", ") if n.evidence else "none"
+    con.print(Text(f"  evidence: {evidence}   log p(e) = {n.log_evidence:.4g} (exact)"), soft_wrap=True)
+    parts = [Text(f"  {n.n_unobserved} of {n.n_nodes} nodes sampled")]
+    if s is not None and s.rhat_max is not None:
+        parts.append(Text.assemble("R-hat max ", (rhat(s.rhat_max), "green" if s.rhat_ok else "red"),
+                                   f" ({s.rhat_argmax})"))  # fmt: skip
+    if s is not None and s.ess_bulk_min is not None:
+        label = "ESS of " if n.weighted else "bulk ESS min "
+        where = s.ess_bulk_argmin if n.weighted else f"({s.ess_bulk_argmin})"
+        value = Text(ess(s.ess_bulk_min), "green" if s.ess_bulk_ok else "yellow")
+        parts.append(Text.assemble(label + (where + " " if n.weighted else ""), value,
+                                   "" if n.weighted else f" {where}"))  # fmt: skip
+    if n.acceptance is not None and n.acceptance_by_chain is not None:
+        by = n.acceptance_by_chain
+        parts.append(Text(f"acceptance {n.acceptance:.3g} ({min(by):.3g}-{max(by):.3g} by chain)"))
+    con.print(Text("   ").join(parts), soft_wrap=True)
+    if n.marginals:
+        table = Table(box=box.SIMPLE_HEAD, header_style="bold", padding=(0, 1), pad_edge=False)
+        table.add_column("node", no_wrap=True)
+        table.add_column("state", no_wrap=True)
+        table.add_column("estimate", justify="right")
+        table.add_column("MCSE", justify="right")
+        if n.exact:
+            table.add_column("exact", justify="right")
+            table.add_column("|z|", justify="right")
+        table.add_column("Kish ESS" if n.weighted else "ESS", justify="right")
+        if not n.weighted:
+            table.add_column("R-hat", justify="right")
+        for m in n.marginals:
+            for k, st in enumerate(m.states):
+                cells: list[Any] = [Text(m.node if k == 0 else "", "bold"), Text(st.state),
+                                    estimate(st.estimate, st.mcse), mcse(st.mcse)]  # fmt: skip
+                if n.exact:
+                    off = st.z is not None and not st.z <= n.max_z
+                    cells += [num(st.exact, 4), Text(count(st.z, 2), "bold red" if off else "")]
+                cells.append(ess(st.ess))
+                if not n.weighted:
+                    cells.append(rhat(st.rhat))
+                table.add_row(*cells)
+        con.print(table)
+    elif not n.queried:
+        con.print(Text(f"  {n.n_unobserved} unobserved nodes: --query NODE,NODE shows their marginals "
+                       "(mcmc diagnose FILE reports every NODE[STATE])", "dim"), soft_wrap=True)  # fmt: skip
+    if n.z_max is not None:
+        verdict = "within" if n.z_ok else "NOT within"
+        con.print(Text(f"  exact marginals: every shown estimate {verdict} {n.max_z:g} MCSE "
+                       f"(max |z| {count(n.z_max, 2)} at {n.z_argmax})",
+                       "green" if n.z_ok else "bold red"), soft_wrap=True)  # fmt: skip
+    if n.weighted:
+        con.print(Text("  likelihood weighting: self-normalised estimates, delta-method MCSE, Kish ESS of the "
+                       "weights; no R-hat (independent weighted draws)", "dim"), soft_wrap=True)  # fmt: skip
+    to = "stdout" if result.output == "-" else result.output
+    con.print(Text(f"  {result.seconds:.2f} s  -> {to}"), soft_wrap=True)
+    for w in n.warnings:
+        con.print(Text.assemble(("  warning: ", "bold yellow"), w), soft_wrap=True)
