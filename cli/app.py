@@ -35,7 +35,7 @@ from typing import Annotated
 
 import typer
 
-from mcmc.cli.console import SIGNALLED, CheckFailed, err_console
+from mcmc.cli.console import SIGNALLED, CheckFailed, err_console, numba_compiling, raise_after_compiling
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_INTERRUPTED, EXIT_TERMINATED = 128 + 2, 128 + 15  # the shell's 128 + signal number
@@ -102,9 +102,16 @@ class _Terminated:
     manager on the way out (the temporary output file is removed), through
     code that already handles Ctrl-C; Typer turns it into exit 130, and
     :func:`main` reports 143 for SIGTERM. Remembering the signal also catches
-    the interrupt that a library wraps in an exception of its own (numba
-    compiling a kernel when the signal arrives): the exit code is still 130
-    or 143, never "internal error".
+    the interrupt that a library wraps in an exception of its own: the exit
+    code is still 130 or 143, never "internal error".
+
+    While numba compiles or loads a kernel on this thread the handler only
+    remembers the signal, and raises it when that kernel is done
+    (:func:`~mcmc.cli.console.raise_after_compiling`). An exception thrown into
+    the compiler lands in LLVM's callbacks (where ctypes swallows it) or in
+    code numba runs through ``exec``, and CPython then ends the process by
+    SIGINT whatever :func:`main` returns (it remembers any KeyboardInterrupt
+    that left exec'd code, bpo-1054041): SIGTERM reported as -2, not 143.
     """
 
     def __init__(self) -> None:
@@ -119,7 +126,10 @@ class _Terminated:
             self.received = True
         else:
             self.interrupted = True
-        raise KeyboardInterrupt
+        if numba_compiling():
+            raise_after_compiling()
+        else:
+            raise KeyboardInterrupt
 
     @property
     def any(self) -> bool:

@@ -39,10 +39,50 @@ def write_output(path: str, writer: Callable[[IO[bytes]], None]) -> None:
 
 
 #: Set by the entry point's SIGINT/SIGTERM handler (:mod:`mcmc.cli.app`). The handler
-#: raises KeyboardInterrupt, but a library may swallow it (numba compiling a kernel
-#: when the signal came catches and wraps exceptions), and the run would go on: every
-#: progress callback a command passes re-raises it, so the run stops within one step.
+#: raises KeyboardInterrupt, except while numba compiles (:func:`numba_compiling`), and a
+#: library may swallow what it raises, so the run would go on: every progress callback a
+#: command passes raises it, so the run stops within one step.
 SIGNALLED = {"received": False}
+
+
+def numba_compiling() -> bool:
+    """Whether this thread holds numba's compiler lock (compiling or loading a kernel); False if numba is not loaded."""
+    lock_module = sys.modules.get("numba.core.compiler_lock")
+    return lock_module is not None and lock_module.global_compiler_lock.is_locked()
+
+
+class _AfterCompile:
+    """One numba event listener per process, registered on first use (numba may never be loaded)."""
+
+    listener: Any = None
+
+
+def raise_after_compiling() -> None:
+    """Raise :class:`KeyboardInterrupt` on the main thread as soon as it releases numba's compiler lock.
+
+    For a signal that came while numba was compiling or loading a kernel on
+    the main thread (:func:`numba_compiling`): the run stops after that
+    kernel, not after all of them.
+    """
+    if _AfterCompile.listener is None:
+        import threading
+
+        from numba.core import event
+
+        class Listener(event.Listener):
+            pending = False
+
+            def on_start(self, ev: object) -> None:
+                pass
+
+            def on_end(self, ev: object) -> None:
+                if self.pending and threading.current_thread() is threading.main_thread() and not numba_compiling():
+                    self.pending = False
+                    raise KeyboardInterrupt
+
+        _AfterCompile.listener = Listener()
+        event.register("numba:compiler_lock", _AfterCompile.listener)
+    _AfterCompile.listener.pending = True
 
 
 def stop_if_signalled() -> None:

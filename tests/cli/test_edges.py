@@ -216,6 +216,35 @@ def test_an_interrupted_run_fails_and_leaves_the_old_output(tmp_path, command, s
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_while_numba_compiles_stops_the_run_once_the_kernel_is_done(mcmc, tmp_path, monkeypatch, sig, code):
+    # An interrupt raised inside numba's compiler is swallowed by LLVM's ctypes callbacks or
+    # passes through exec'd code, after which CPython exits by SIGINT (-2) whatever main
+    # returns: the handler holds it until the compiler lock is released. The signal is
+    # sent from inside the lock, as a first run's kernel compilation would receive it.
+    from numba.core.compiler_lock import global_compiler_lock
+
+    from mcmc.core.lda.collapsed import CollapsedSampler
+
+    steps: list[str] = []
+
+    def compiling(self: CollapsedSampler) -> None:
+        with global_compiler_lock:
+            with global_compiler_lock:  # nested, as numba compiles a kernel's callees
+                os.kill(os.getpid(), sig)
+                steps.append("inner")
+            steps.append("outer")
+        steps.append("released")  # not reached: the interrupt comes as the lock is released
+
+    monkeypatch.setattr(CollapsedSampler, "warm_up", compiling)
+    out = tmp_path / "out.npz"
+    r = mcmc("lda", str(LDA / "tiny.ldac"), "--iterations", "3", "--burn-in", "1", "-o", str(out))
+    assert steps == ["inner", "outer"]
+    assert r.code == code
+    assert r.stderr.strip().splitlines()[-1] == ("mcmc: interrupted" if sig == signal.SIGINT else "mcmc: terminated")
+    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.endswith(".part")]
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_while_the_output_is_written_removes_the_temporary_file(mcmc, tmp_path, monkeypatch, sig, code):
     # The window is too short to hit from outside: the signal is sent from inside the write.
     run = _chains(tmp_path / "run.npz")
