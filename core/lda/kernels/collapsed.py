@@ -66,11 +66,20 @@ def collapsed_dense_sweep(
 
     Per token the K unnormalised probabilities ``a_k (n_wk + beta)`` with the
     cached ``a_k = (n_dk + alpha) / (n_k + V beta)`` are formed in one
-    vectorisable loop, summed in blocks of 8 topics, and the inverse-CDF walk
-    first steps over blocks, then inside one: about K/8 + 8 comparisons
-    instead of K/2 for a flat walk. No fastmath: the sums are the plain
-    left-to-right IEEE sums, so the draw is the exact inverse CDF (up to
-    rounding of the probabilities themselves).
+    vectorisable loop and summed in blocks of 8 topics. The inverse-CDF walk
+    takes the token's current topic first: ``u < p_old`` keeps the token
+    where it is, and then nothing is written. Otherwise the walk goes over
+    the other topics, first over blocks, then inside one: about K/8 + 8
+    comparisons instead of K/2 for a flat walk. Any fixed order of the
+    topics' intervals gives an exact draw; this one pays off because after
+    the first sweeps most tokens stay (about two in three at K = 20), and
+    the CPU predicts the branch that keeps them instead of waiting for the
+    sums and stepping through a walk it cannot predict. One thread, after 50
+    sweeps, old and new kernels interleaved sweep by sweep: a sweep 1.23x
+    faster on AP and 1.08x on 20 Newsgroups at K = 20, 1.12x on 20
+    Newsgroups at K = 50 (a branch-free walk was slower: it waits for the sums).
+    No fastmath: the sums are the plain left-to-right IEEE sums, so the draw
+    is the exact inverse CDF (up to rounding of the probabilities themselves).
 
     Parameters
     ----------
@@ -111,16 +120,17 @@ def collapsed_dense_sweep(
             a[k] = ndk[k] * inv[k]
         for i in range(start, stop):
             w = words[i]
-            k = z[i]
-            ndk[k] -= 1.0
+            old = z[i]
             if i + PREFETCH_AHEAD < n_tokens:  # every cache line of a coming token's row
                 first = words[i + PREFETCH_AHEAD] * row_len
                 for c in range(0, row_len, 16):
                     prefetch(nwk, first + c)
-            nwk[w, k] -= 1
-            nk[k] -= 1
-            inv[k] = 1.0 / (nk[k] + vbeta)
-            a[k] = ndk[k] * inv[k]
+            # token i out of its topic: only that topic's terms change; the
+            # counts are committed only if the token moves
+            a_old = a[old]
+            inv_old = 1.0 / (nk[old] - 1 + vbeta)
+            a[old] = (ndk[old] - 1.0) * inv_old
+            nwk[w, old] -= 1
             total = 0.0
             if fused:
                 # few blocks: one pass per block over 8 padded columns
@@ -145,6 +155,15 @@ def collapsed_dense_sweep(
                     block[b] = acc
                     total += acc
             u = uniform(key, i) * total
+            p_old = p[old]
+            if u < p_old:  # the token stays: restore what was taken out
+                a[old] = a_old
+                nwk[w, old] += 1
+                continue
+            # the other topics, old left out (probability 0 in the walk)
+            u -= p_old
+            block[old // _BLOCK] -= p_old
+            p[old] = 0.0
             b = n_blocks - 1
             for bb in range(n_blocks):
                 if u < block[bb]:
@@ -158,6 +177,9 @@ def collapsed_dense_sweep(
                 if u < acc:
                     k = t
                     break
+            ndk[old] -= 1.0
+            nk[old] -= 1
+            inv[old] = inv_old
             z[i] = k
             ndk[k] += 1.0
             nwk[w, k] += 1
