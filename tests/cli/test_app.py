@@ -108,6 +108,26 @@ def test_the_markdown_stand_in_hands_on_to_rich() -> None:
     assert proc.stdout.split() == ["True", "True"]
 
 
+def test_numba_without_its_blas_probe_still_compiles_blas_calls() -> None:
+    # lda and sample load numba without scipy.linalg (0.2 s); a kernel that calls BLAS must still work.
+    code = (
+        "import sys; from mcmc.cli.speedups import apply; apply('lda'); "
+        "import numpy as np, numba; from numba.np import arraymath; "
+        "print(arraymath._HAVE_BLAS, 'scipy.linalg' in sys.modules); "
+        "f = numba.njit(lambda a, b: np.dot(a, b)); a = np.arange(6.0).reshape(2, 3); "
+        "g = numba.njit(lambda x, y: np.convolve(x, y)); "
+        "print(np.array_equal(f(a, a.T), a @ a.T), np.allclose(g(a[1], a[0]), np.convolve(a[1], a[0])), "
+        "'scipy.linalg' in sys.modules)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.split() == ["True", "False", "True", "True", "True"]
+    for command in ("diagnose", None):  # commands without numba kernels keep the normal import
+        proc = subprocess.run([sys.executable, "-c", f"from mcmc.cli.speedups import apply; apply({command!r}); "
+                               "import sys, numba.np.arraymath; print('scipy.linalg' in sys.modules)"],
+                              capture_output=True, text=True, check=True)  # fmt: skip
+        assert proc.stdout.split() == ["True"], command
+
+
 @pytest.mark.parametrize(("signum", "code", "line"), [(signal.SIGTERM, 143, "mcmc: terminated"), (signal.SIGINT, 130, "mcmc: interrupted")])
 def test_a_signal_wrapped_by_a_library_still_exits_as_a_signal(monkeypatch, capsys, signum, code, line):
     # numba, say, compiling when the signal arrives, re-raises the KeyboardInterrupt as its own error.
