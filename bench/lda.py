@@ -222,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip-lda-package", action="store_true", help="the lda package takes ~10 min at K=100 on 20NG")
     p.add_argument("--whole-process", action="store_true",
                    help="time `mcmc lda` and tomotopy as separate processes over the K grid (see whole_process)")
+    p.add_argument("--repeat", type=int, default=1,
+                   help="--whole-process: runs per cell, ours and tomotopy interleaved; times are medians and "
+                        "'x tomotopy' the median of the paired ratios (for a machine whose speed drifts)")
     p.add_argument("--corpora", nargs="+", default=["20ng_all_filtered", "ap_blei"],
                    help="--whole-process: LDA-C corpora under ../shared/corpora (default 20 Newsgroups and AP)")
     args = p.parse_args(argv)
@@ -322,6 +325,10 @@ def whole_process(args: argparse.Namespace) -> int:
     same assignments, checked by the default mode of this script).
     Before the grid, one untimed run of each kernel fills numba's on-disk
     cache, as the first use after installation does: no cell pays compilation.
+    With ``--repeat N`` each cell runs N times, the three processes
+    interleaved (ours, tomotopy, ours on two threads), so a drift in the
+    machine's speed meets both libraries alike; times are medians and the
+    per-thread ratio is the median of the N paired ratios.
     """
     iterations = args.iterations or 100
     import tomotopy
@@ -339,10 +346,16 @@ def whole_process(args: argparse.Namespace) -> int:
     for name in args.corpora:
         path = os.path.join(CORPORA, f"{name}.ldac")
         for k in grid:
-            t_ours, mb_ours, ll_ours = _ours(path, k, iterations, args.seed, chains=1, threads=1)
-            t_tp, mb_tp, ll_tp = _tomotopy(path, k, iterations, args.seed, workers=1)
-            t_two, _, _ = _ours(path, k, iterations, args.seed, chains=2, threads=2)
-            print(f"| {name} | {k} | {t_ours:.1f} | {t_tp:.1f} | {t_tp / t_ours:.2f} | {mb_ours:.0f} | {mb_tp:.0f} | "
+            runs = []
+            for _ in range(args.repeat):
+                ours = _ours(path, k, iterations, args.seed, chains=1, threads=1)
+                tp = _tomotopy(path, k, iterations, args.seed, workers=1)
+                two = _ours(path, k, iterations, args.seed, chains=2, threads=2)
+                runs.append((ours, tp, two))
+            t_ours, t_tp, t_two = (float(np.median([r[j][0] for r in runs])) for j in range(3))
+            ratio = float(np.median([tp[0] / ours[0] for ours, tp, _ in runs]))
+            (_, mb_ours, ll_ours), (_, mb_tp, ll_tp), _ = runs[0]  # the same seed: the same memory and ll
+            print(f"| {name} | {k} | {t_ours:.1f} | {t_tp:.1f} | {ratio:.2f} | {mb_ours:.0f} | {mb_tp:.0f} | "
                   f"{mb_ours / mb_tp:.2f} | {ll_ours:.4f} | {ll_ours - ll_tp:+.4f} | {t_two:.1f} | "
                   f"{2 * t_ours / t_two:.2f} |", flush=True)
     return 0
