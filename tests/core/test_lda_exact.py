@@ -469,3 +469,31 @@ def test_many_topics_transition_row(kernel, asymmetric):
     packed = kcollapsed.log_joint_sparse_asymmetric(doc_ptr, start, *kcollapsed.word_topic_lists(nwk, freq), nk, alpha,
                                                     beta, lg_beta)
     assert dense == pytest.approx(ref, rel=1e-12) and packed == pytest.approx(ref, rel=1e-12)
+
+
+@pytest.mark.parametrize("kernel", ["dense", "dense-padded"])
+def test_repeated_word_transition_row_across_three_blocks(kernel):
+    # A token of the same word as the one before reuses that token's terms and
+    # recomputes only the topics it left and entered and its own, with their
+    # blocks' sums. K = 24 (three blocks) and a start with the two tokens in
+    # blocks 1 and 2: when the first moves to block 0, all three blocks change.
+    n_topics, alpha, beta = 24, np.full(24, 0.2), 0.1
+    doc_ptr = np.array([0, 2], dtype=np.int64)
+    words = np.array([0, 0], dtype=np.int32)
+    states = enumerate_states(2, n_topics)
+    log_pi = np.array([ref_log_joint(doc_ptr, words, z, n_topics, 1, alpha, beta) for z in states])
+    start = np.array([8, 16], dtype=np.int32)
+    row = scan_matrix(log_pi, 2, n_topics)[state_index(start, n_topics)]
+    counts = np.zeros(len(states))
+    for key in keys(np.random.default_rng(24), 40_000):
+        z = start.copy()
+        nk = common.topic_counts(z, n_topics)
+        if kernel == "dense-padded":
+            nwk = kcollapsed.padded_word_topic_counts(words, z, n_topics, 1)
+        else:  # exactly K columns: the separate passes
+            nwk = common.word_topic_counts(words, z, n_topics, 1)
+        kcollapsed.collapsed_dense_sweep(doc_ptr, words, z, nwk, nk, alpha, beta, key)
+        counts[state_index(z, n_topics)] += 1
+    first_in_block_0 = states[:, 0] < 8
+    assert counts[first_in_block_0].sum() > 5_000  # the case that changes three blocks happens
+    assert pearson(counts, row) > P_MIN

@@ -39,6 +39,15 @@ from mcmc.core.lda.kernels.rng import uniform
 _BLOCK = 8  # topics per block of the dense kernel's two-level inverse-CDF walk
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _block_sum(p: np.ndarray, b: int) -> float:
+    """``p[8 b] + ... + p[8 b + 7]``, left to right (the order the dense sweep sums a block in)."""
+    acc = 0.0
+    for t in range(b * _BLOCK, (b + 1) * _BLOCK):
+        acc += p[t]
+    return acc
+
+
 def padded_word_topic_counts(words: np.ndarray, z: np.ndarray, n_topics: int, vocab_size: int) -> np.ndarray:
     """``n_wk`` as (V, K rounded up to a multiple of 8) int32, zero beyond K (dense kernel layout)."""
     padded = -(-n_topics // _BLOCK) * _BLOCK
@@ -78,6 +87,12 @@ def collapsed_dense_sweep(
     sweeps, old and new kernels interleaved sweep by sweep: a sweep 1.23x
     faster on AP and 1.08x on 20 Newsgroups at K = 20, 1.12x on 20
     Newsgroups at K = 50 (a branch-free walk was slower: it waits for the sums).
+    Tokens of one word sit side by side in a document (LDA-C and bag-of-words
+    counts), and for the second and later of them only the terms of at most
+    three topics differ from the previous token's: those and their blocks'
+    sums are recomputed, in the full pass's order, so the draws are the same
+    to the bit (1.07x at K = 50 and 1.08x at K = 100 on 20 Newsgroups, 1.01x
+    at K = 20).
     No fastmath: the sums are the plain left-to-right IEEE sums, so the draw
     is the exact inverse CDF (up to rounding of the probabilities themselves).
 
@@ -118,6 +133,11 @@ def collapsed_dense_sweep(
             ndk[z[i]] += 1.0
         for k in range(n_topics):
             a[k] = ndk[k] * inv[k]
+        # p and block hold the conditional of the previous token while it is
+        # of word prev_w in this document; prev_old, prev_new: its topics
+        prev_w = -1
+        prev_old = 0
+        prev_new = 0
         for i in range(start, stop):
             w = words[i]
             old = z[i]
@@ -132,7 +152,22 @@ def collapsed_dense_sweep(
             a[old] = (ndk[old] - 1.0) * inv_old
             nwk[w, old] -= 1
             total = 0.0
-            if fused:
+            if w == prev_w:
+                # the same word again (a third of all tokens): only the terms of the
+                # topics the previous token left and entered and this one's changed;
+                # recomputed as the full pass would, so the same values to the bit
+                p[prev_old] = a[prev_old] * (nwk[w, prev_old] + beta)
+                p[prev_new] = a[prev_new] * (nwk[w, prev_new] + beta)
+                p[old] = a[old] * (nwk[w, old] + beta)
+                b1, b2, b3 = prev_old // _BLOCK, prev_new // _BLOCK, old // _BLOCK
+                block[b1] = _block_sum(p, b1)
+                if b2 != b1:
+                    block[b2] = _block_sum(p, b2)
+                if b3 != b1 and b3 != b2:
+                    block[b3] = _block_sum(p, b3)
+                for b in range(n_blocks):
+                    total += block[b]
+            elif fused:
                 # few blocks: one pass per block over 8 padded columns
                 for b in range(n_blocks):
                     o = b * _BLOCK
@@ -149,9 +184,7 @@ def collapsed_dense_sweep(
                 for t in range(n_topics):
                     p[t] = a[t] * (row[t] + beta)
                 for b in range(n_blocks):
-                    acc = 0.0
-                    for t in range(b * _BLOCK, (b + 1) * _BLOCK):
-                        acc += p[t]
+                    acc = _block_sum(p, b)
                     block[b] = acc
                     total += acc
             u = uniform(key, i) * total
@@ -159,6 +192,7 @@ def collapsed_dense_sweep(
             if u < p_old:  # the token stays: restore what was taken out
                 a[old] = a_old
                 nwk[w, old] += 1
+                prev_w, prev_old, prev_new = w, old, old
                 continue
             # the other topics, old left out (probability 0 in the walk)
             u -= p_old
@@ -186,6 +220,7 @@ def collapsed_dense_sweep(
             nk[k] += 1
             inv[k] = 1.0 / (nk[k] + vbeta)
             a[k] = ndk[k] * inv[k]
+            prev_w, prev_old, prev_new = w, old, k
 
 
 # ---------------------------------------------------------------------------
