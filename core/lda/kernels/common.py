@@ -3,8 +3,8 @@
 * Counts of assignments (``n_wk``, ``n_k``, ``n_dk``) and a document's list of
   topics with O(1) insertion and removal (the sparse and partial sweeps).
 * The collapsed log joint ``log p(w, z)`` (Griffiths & Steyvers 2004, eq. 2-3;
-  :mod:`mcmc.core.lda.likelihood` states it), over nonzero counts only, with
-  ``lgamma`` of counts read from tables.
+  :mod:`mcmc.core.lda.likelihood` states it), with ``lgamma`` of counts read
+  from tables (a zero count adds exactly zero).
 * Running sums behind the Bayes estimates of theta and phi.
 * phi | z ~ Dirichlet(beta + n_k.), drawn as Gamma variates over fixed word
   chunks (parallel, and the same bytes however chunks are shared out).
@@ -150,6 +150,8 @@ def doc_part(doc_ptr: np.ndarray, z: np.ndarray, n_topics: int, alpha: float, lg
     document's tokens once: the counts, then the nonzero ones, found by a walk
     over the K topics when the document is longer than K (2.6x faster on 20
     Newsgroups at K = 20) and over its tokens again when it is shorter.
+    Without a branch on zero counts: 4.1 -> 3.2 ms at K = 20, 5.1 -> 3.2 ms at
+    K = 50 on 20 Newsgroups (the topic-word part 0.8 -> 0.5 ms at K = 20).
     """
     kalpha = n_topics * alpha
     lg_kalpha = math.lgamma(kalpha)
@@ -161,17 +163,17 @@ def doc_part(doc_ptr: np.ndarray, z: np.ndarray, n_topics: int, alpha: float, lg
         total += lg_kalpha - math.lgamma(stop - start + kalpha)
         for i in range(start, stop):
             ndk[z[i]] += 1
+        # a zero count adds lg_alpha[0] - lg0 = +0.0, which leaves the sum's
+        # bits as they are: no branch on it (a third faster, same bytes)
         if stop - start > n_topics:
             for k in range(n_topics):
-                if ndk[k] > 0:
-                    total += lg_alpha[ndk[k]] - lg0
-                    ndk[k] = 0
+                total += lg_alpha[ndk[k]] - lg0
+                ndk[k] = 0
         else:
             for i in range(start, stop):
                 k = z[i]
-                if ndk[k] > 0:
-                    total += lg_alpha[ndk[k]] - lg0
-                    ndk[k] = 0
+                total += lg_alpha[ndk[k]] - lg0
+                ndk[k] = 0
     return total
 
 
@@ -238,7 +240,7 @@ def log_joint_from_counts(
     lg_alpha: np.ndarray,
     lg_beta: np.ndarray,
 ) -> float:
-    """Collapsed ``log p(w, z)`` of LDA, summing only over nonzero counts.
+    """Collapsed ``log p(w, z)`` of LDA (zero counts add exactly zero).
 
     ``lg_alpha[j] = lgamma(j + alpha)`` for j up to the longest document and
     ``lg_beta[j] = lgamma(j + beta)`` for j up to the most frequent word.
@@ -264,7 +266,7 @@ def topic_word_part(nwk: np.ndarray, nk: np.ndarray, beta: float, lg_beta: np.nd
     """``sum_k [lgamma(V beta) - lgamma(n_k + V beta) + sum_w (lgamma(n_kw + beta) - lgamma(beta))]``.
 
     The topic-word factor of the collapsed joint, shared by LDA and the
-    Dirichlet-multinomial mixture; sums only over nonzero ``n_kw``.
+    Dirichlet-multinomial mixture; a zero ``n_kw`` adds exactly zero.
     """
     n_topics = nk.size
     vocab_size = nwk.shape[0]
@@ -272,9 +274,7 @@ def topic_word_part(nwk: np.ndarray, nk: np.ndarray, beta: float, lg_beta: np.nd
     lg0 = lg_beta[0]
     for w in range(vocab_size):
         for k in range(n_topics):
-            c = nwk[w, k]
-            if c > 0:
-                total += lg_beta[c] - lg0
+            total += lg_beta[nwk[w, k]] - lg0  # + 0.0 for a zero count, the same bits as skipping it
     return total
 
 
