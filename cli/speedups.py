@@ -16,11 +16,11 @@ Applied at start-up
 :func:`defer_rich_markdown` (a stand-in ``rich.markdown`` module)
     About 60 ms of a 0.2-0.3 s ``mcmc --help`` (markdown-it and pygments not
     imported): best of 5 ``time mcmc --help``.
-:func:`defer_numba_blas_probe` (numba's import without SciPy's linear algebra), for ``lda`` and ``sample``
-    About 0.2 s of every ``mcmc lda`` start, 0.15 to 0.2 s of the 0.45 to 0.5 s
-    that importing numba takes (best of 5 ``python -X importtime``); it counts
-    at small K on small corpora, where ``bench/lda.py --whole-process``
-    compares whole processes of 1.5 to 3 s.
+:func:`defer_numba_blas_probe` (numba's import without SciPy's linear algebra), for ``lda``, ``sample`` and ``compare``
+    0.15 to 0.2 s of every ``mcmc lda`` start (``python -X importtime``; a
+    one-sweep ``mcmc lda`` on AP, six runs interleaved with and without it:
+    median 1.11 s against 1.26 s); it counts at small K on small corpora,
+    where ``bench/lda.py --whole-process`` compares whole processes of 1.5 to 3 s.
 
 Used by the option definitions
 ------------------------------

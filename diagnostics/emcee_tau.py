@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from mcmc.diagnostics import _layout
-from mcmc.diagnostics import stats as _stats
+from mcmc.diagnostics._blocks import map_blocks
 from mcmc.diagnostics._layout import as_draws
 
 
@@ -56,7 +56,7 @@ def integrated_time(x: np.ndarray, c: float = 5, tol: float = 50) -> tuple[np.nd
     """
     x = as_draws(x)
     draws = x.shape[1]
-    parts = _stats._map_blocks(x, lambda block: _tau_block(block, c))
+    parts = map_blocks(x, lambda block: _tau_block(block, c))
     tau = np.concatenate(parts) if parts else np.empty(0)
     with np.errstate(invalid="ignore"):
         return tau, tol * tau <= draws

@@ -17,6 +17,7 @@ import numpy as np
 
 from mcmc.diagnostics import _layout, _ranks
 from mcmc.diagnostics import stats as _stats
+from mcmc.diagnostics._blocks import map_blocks
 from mcmc.diagnostics._layout import as_draws
 
 
@@ -76,7 +77,7 @@ def rhat_nested(x: np.ndarray, superchain_ids: Sequence[int]) -> np.ndarray:
     """
     x = as_draws(x)
     index = _superchain_index(superchain_ids, x.shape[0])
-    parts = _stats._map_blocks(x, lambda block: _rhat_nested_block(block, index))
+    parts = map_blocks(x, lambda block: _rhat_nested_block(block, index))
     return np.concatenate(parts)
 
 

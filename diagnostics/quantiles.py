@@ -73,7 +73,7 @@ def quantile_ess_mcse(x: np.ndarray, probs: Sequence[float] = QUANTILE_PROBS) ->
         or infinite draws, and fewer than 4 draws.
     """
     probs = tuple(float(p) for p in probs)
-    return _stats._by_blocks(as_draws(x), lambda w: _quantile_block(w, probs), axis=1)
+    return _stats.by_blocks(as_draws(x), lambda w: _quantile_block(w, probs), axis=1)
 
 
 def _hdi_block(w, prob: float) -> np.ndarray:
@@ -108,4 +108,4 @@ def hdi(x: np.ndarray, prob: float = HDI_PROB) -> np.ndarray:
     """
     if not 0 < prob <= 1:
         raise ValueError(f"prob must lie in (0, 1], got {prob}")
-    return _stats._by_blocks(as_draws(x), lambda w: _hdi_block(w, prob), axis=1)
+    return _stats.by_blocks(as_draws(x), lambda w: _hdi_block(w, prob), axis=1)

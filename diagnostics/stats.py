@@ -71,7 +71,6 @@ Hyndman, R. J. & Fan, Y. (1996). Sample quantiles in statistical packages.
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -84,6 +83,7 @@ from mcmc.diagnostics._autocov import (
     mean_rho_direct,
     mean_rho_fft,
 )
+from mcmc.diagnostics._blocks import map_blocks
 from mcmc.diagnostics._layout import flat, split_chains, to_block
 from mcmc.diagnostics._ranks import blom, folded_order, rank_scores, sorted_quantiles, take_rows, z_scale
 
@@ -463,51 +463,12 @@ class _Work:
 
 # --------------------------------------------------------------------------- public API
 
-#: Parameters are processed in blocks of at most this many draws in all, which
-#: bounds the temporaries (a few arrays of 2 MB) whatever the number of parameters.
-#: Larger blocks cost more than they save: temporaries past glibc's mmap threshold
-#: are mapped and unmapped on every operation, and the page faults showed up as
-#: half a second of system time on 4 x 1000 x 1000 draws.
-_BLOCK_DRAWS = 1 << 18
-#: Below this many draws in all, one thread: a pool would cost more than it saves.
-_THREAD_MIN_DRAWS = 1 << 18
-
-
-def _workers() -> int:
-    try:
-        return max(1, min(4, len(os.sched_getaffinity(0))))
-    except AttributeError:  # not on Linux
-        return max(1, min(4, os.cpu_count() or 1))
-
-
-def _map_blocks(x: np.ndarray, compute):
-    """``compute(block)`` for blocks ``x[:, :, i:j]`` of parameters, in order.
-
-    Blocks run on a small thread pool when the input is large: NumPy releases
-    the GIL in sorts, FFTs and ufunc loops, and every parameter is computed
-    independently, so the results do not depend on the blocking.
-    """
-    x = np.asarray(x)
-    if x.ndim != 3:
-        raise ValueError(f"expected draws of shape (chain, draw, n), got shape {x.shape}")
-    n, per_param = x.shape[2], max(1, x.shape[0] * x.shape[1])
-    workers = _workers() if n * per_param >= _THREAD_MIN_DRAWS else 1
-    step = max(1, min(_BLOCK_DRAWS // per_param, -(-n // workers)))
-    blocks = [x[:, :, i : i + step] for i in range(0, n, step)] or [x]
-    if workers > 1 and len(blocks) > 1:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(min(workers, len(blocks))) as pool:
-            return list(pool.map(compute, blocks))
-    return [compute(b) for b in blocks]
-
-
-def _by_blocks(x: np.ndarray, compute, axis: int = 0, **work_kw):
+def by_blocks(x: np.ndarray, compute, axis: int = 0, **work_kw):
     """``compute(_Work(block))`` over parameter blocks, concatenated along ``axis``.
 
     ``compute`` returns an array (parameters on ``axis``) or a tuple of them.
     """
-    parts = _map_blocks(x, lambda block: compute(_Work(block, **work_kw)))
+    parts = map_blocks(x, lambda block: compute(_Work(block, **work_kw)))
     if isinstance(parts[0], tuple):
         return tuple(np.concatenate(p, axis=axis) for p in zip(*parts, strict=True))
     return np.concatenate(parts, axis=axis)
@@ -526,7 +487,7 @@ def status_flags(x: np.ndarray) -> dict[str, np.ndarray]:
         ``constant``: every draw finite and equal; ``nan``: some draw is NaN;
         ``inf``: some draw is +-inf. Boolean arrays of shape ``(n,)``.
     """
-    flags = _by_blocks(x, lambda w: (w.constant, w.nan, w.inf))
+    flags = by_blocks(x, lambda w: (w.constant, w.nan, w.inf))
     return dict(zip(("constant", "nan", "inf"), flags, strict=True))
 
 
@@ -549,7 +510,7 @@ def rhat(x: np.ndarray) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _by_blocks(x, lambda w: w.rhat)
+    return by_blocks(x, lambda w: w.rhat)
 
 
 def rhat_split(x: np.ndarray) -> np.ndarray:
@@ -564,7 +525,7 @@ def rhat_split(x: np.ndarray) -> np.ndarray:
     ndarray, shape (n,)
         NaN for parameters with a non-finite draw.
     """
-    return _by_blocks(x, lambda w: w.rhat_split)
+    return by_blocks(x, lambda w: w.rhat_split)
 
 
 def ess_bulk(x: np.ndarray) -> np.ndarray:
@@ -582,7 +543,7 @@ def ess_bulk(x: np.ndarray) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _by_blocks(x, lambda w: w.ess_bulk)
+    return by_blocks(x, lambda w: w.ess_bulk)
 
 
 def ess_tail(x: np.ndarray, prob: float = TAIL_PROB) -> np.ndarray:
@@ -608,7 +569,7 @@ def ess_tail(x: np.ndarray, prob: float = TAIL_PROB) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _by_blocks(x, lambda w: w.ess_tail, tail_prob=prob)
+    return by_blocks(x, lambda w: w.ess_tail, tail_prob=prob)
 
 
 def ess_quantile(x: np.ndarray, prob: float) -> np.ndarray:
@@ -628,7 +589,7 @@ def ess_quantile(x: np.ndarray, prob: float) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _by_blocks(x, lambda w: w.ess_quantile(prob))
+    return by_blocks(x, lambda w: w.ess_quantile(prob))
 
 
 def ess_mean(x: np.ndarray) -> np.ndarray:
@@ -642,7 +603,7 @@ def ess_mean(x: np.ndarray) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _by_blocks(x, lambda w: w.ess_mean)
+    return by_blocks(x, lambda w: w.ess_mean)
 
 
 def ess_sd(x: np.ndarray) -> np.ndarray:
@@ -659,7 +620,7 @@ def ess_sd(x: np.ndarray) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _by_blocks(x, lambda w: w.ess_sd)
+    return by_blocks(x, lambda w: w.ess_sd)
 
 
 def mcse_mean(x: np.ndarray) -> np.ndarray:
@@ -675,7 +636,7 @@ def mcse_mean(x: np.ndarray) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _by_blocks(x, lambda w: w.mcse_mean)
+    return by_blocks(x, lambda w: w.mcse_mean)
 
 
 def mcse_sd(x: np.ndarray) -> np.ndarray:
@@ -693,7 +654,7 @@ def mcse_sd(x: np.ndarray) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _by_blocks(x, lambda w: w.mcse_sd)
+    return by_blocks(x, lambda w: w.mcse_sd)
 
 
 def mean(x: np.ndarray) -> np.ndarray:
@@ -707,7 +668,7 @@ def mean(x: np.ndarray) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _by_blocks(x, lambda w: w.mean)
+    return by_blocks(x, lambda w: w.mean)
 
 
 def sd(x: np.ndarray) -> np.ndarray:
@@ -721,7 +682,7 @@ def sd(x: np.ndarray) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _by_blocks(x, lambda w: w.sd)
+    return by_blocks(x, lambda w: w.sd)
 
 
 def mad(x: np.ndarray) -> np.ndarray:
@@ -739,7 +700,7 @@ def mad(x: np.ndarray) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _by_blocks(x, lambda w: w.mad)
+    return by_blocks(x, lambda w: w.mad)
 
 
 def quantiles(x: np.ndarray, probs: Sequence[float]) -> np.ndarray:
@@ -757,7 +718,7 @@ def quantiles(x: np.ndarray, probs: Sequence[float]) -> np.ndarray:
     -------
     ndarray, shape (len(probs), n)
     """
-    return _by_blocks(x, lambda w: w.quantile(probs), axis=1)
+    return by_blocks(x, lambda w: w.quantile(probs), axis=1)
 
 
 def acf(x: np.ndarray, lags: Sequence[int]) -> np.ndarray:
@@ -781,7 +742,7 @@ def acf(x: np.ndarray, lags: Sequence[int]) -> np.ndarray:
     -------
     ndarray, shape (n, len(lags))
     """
-    return _by_blocks(x, lambda w: w.acf(lags))
+    return by_blocks(x, lambda w: w.acf(lags))
 
 
 def iat(x: np.ndarray) -> np.ndarray:
@@ -801,7 +762,7 @@ def iat(x: np.ndarray) -> np.ndarray:
     -------
     ndarray, shape (n,)
     """
-    return _by_blocks(x, lambda w: w.iat)
+    return by_blocks(x, lambda w: w.iat)
 
 
 def ssif(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -822,7 +783,7 @@ def ssif(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     -------
     s, ess : ndarray, shape (n,) each
     """
-    return _by_blocks(x, lambda w: w.ssif)
+    return by_blocks(x, lambda w: w.ssif)
 
 
 def summarize(
@@ -854,7 +815,7 @@ def summarize(
         ``ssif``, ``ess_ssif``, the :func:`status_flags` ``constant``, ``nan``,
         ``inf`` (bool), and the ``probs`` and ``lags`` used.
     """
-    parts = _map_blocks(x, lambda block: _summarize_block(_Work(block, tail_prob=tail_prob), probs, lags))
+    parts = map_blocks(x, lambda block: _summarize_block(_Work(block, tail_prob=tail_prob), probs, lags))
     out = {key: np.concatenate([p[key] for p in parts], axis=1 if key == "quantiles" else 0) for key in parts[0]}
     out["probs"] = np.asarray(probs, dtype=np.float64)
     out["lags"] = np.asarray(lags, dtype=np.int64)

@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcmc.diagnostics import _autocov as A
+from mcmc.diagnostics import _blocks
 from mcmc.diagnostics import _ranks as R
 from mcmc.diagnostics import stats as S
 
@@ -217,8 +218,8 @@ def test_blocks_and_threads_do_not_change_the_numbers(monkeypatch):
     x[:, :, 5] = 1.0
     x[0, 3, 7] = np.nan
     whole = S.summarize(x)
-    monkeypatch.setattr(S, "_BLOCK_DRAWS", 3 * 64 * 4)  # blocks of 4 parameters
-    monkeypatch.setattr(S, "_THREAD_MIN_DRAWS", 0)  # on a thread pool
+    monkeypatch.setattr(_blocks, "BLOCK_DRAWS", 3 * 64 * 4)  # blocks of 4 parameters
+    monkeypatch.setattr(_blocks, "THREAD_MIN_DRAWS", 0)  # on a thread pool
     blocked = S.summarize(x)
     for key, value in whole.items():
         np.testing.assert_allclose(blocked[key], value, rtol=1e-13, atol=1e-15, err_msg=key)
