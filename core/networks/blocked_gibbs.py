@@ -1,0 +1,551 @@
+"""Blocked Gibbs sampling of a discrete Bayesian network: blocks drawn by forward filtering, backward sampling.
+
+Jensen, Kong & Kjaerulff (1995), "Blocking Gibbs sampling in very large
+probabilistic expert systems", Int. J. Human-Computer Studies 42. One sweep
+updates each unit in turn (a block of nodes, or a single node), drawing it
+from its exact conditional given the current values of every other node:
+
+    p(x_B | x_-B, e) ∝ prod_{j : scope(j) meets B} p(x_j | x_pa(j)),
+
+so every unit update leaves the posterior invariant, hence so does the
+sweep, and a block that holds a near-deterministic table crosses the
+regions single-site moves cannot leave (see
+:mod:`~mcmc.core.networks.blocks` for how the units are chosen).
+
+A block's draw is exact and costs in proportion to its largest clique
+table: the block's junction tree (:mod:`~mcmc.core.networks.junction_tree`,
+built once) gets its potentials with the block's boundary clamped at the
+chain's current values, is calibrated towards the root by one collect pass
+(forward filtering), and is then sampled backwards: the root clique from its
+collected table, each other clique from its collected table restricted to
+the separator values its parent drew (Dawid 1992, "Applications of a general
+propagation algorithm for probabilistic expert systems", Statistics and
+Computing 2; Lauritzen & Spiegelhalter 1988 for the propagation). A single
+node is a one-clique tree: its Markov-blanket conditional.
+
+What is precomputed (:func:`build`), as flat arrays a numba kernel reads
+(:class:`Kernel`): for every clique, its nodes, strides and table offset;
+the map of each of its states to its separator state and to its parent's;
+its states grouped by separator state (backward sampling scans only the
+states that agree with the parent); the product of its *fixed* factors
+(those whose clamped nodes are all observed); and for its other factors the
+CPT offset of each clique state plus the boundary nodes and strides that
+move the base index. A unit whose boundary is the evidence only (e.g. one
+block of every unobserved node) has fixed collected tables, computed once:
+its sweeps only sample backwards, each an exact independent draw.
+
+Randomness: one uniform per clique per sweep, ``(chains, sweeps, cliques)``,
+drawn from each chain's own :class:`~mcmc.core.random.ChainRandom` stream
+before the kernel runs, so chain ``i`` depends only on the seed and ``i``,
+and :func:`sample` over many sweeps gives the same bytes as as many
+:func:`step` calls. A plan without blocks delegates to the single-site
+sampler :mod:`~mcmc.core.samplers.network_gibbs`, the fastest when nothing
+needs blocking.
+
+Statistics: ``lp`` (``log p(x, e)``, the log joint with the evidence: the
+unnormalised log posterior) and ``change_rate`` (fraction of the unobserved
+nodes whose state changed in the sweep). No warm-up adaptation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numba as nb
+import numpy as np
+
+from mcmc.core.networks import junction_tree as jt
+from mcmc.core.networks.blocks import DEFAULT_BUDGET, Block, BlockPlan, BlockSpec, choose_blocks
+from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import network_gibbs
+from mcmc.core.samplers.network_tables import NEAR_ZERO, NetworkTables, compile_network
+from mcmc.core.targets.bayesnet import BayesianNetwork, Evidence
+
+NAME = "blocked-gibbs"
+SWEEP_CHUNK = 256  # sweeps per compiled call: bounds the uniforms held, (chains, chunk, cliques)
+
+
+class State(NamedTuple):
+    position: np.ndarray  # (chains, n_nodes) int64 state codes, evidence included
+    log_density: np.ndarray  # (chains,) log p(x, e)
+
+
+class Info(NamedTuple):
+    change_rate: np.ndarray  # (chains,) fraction of unobserved nodes that changed in the sweep
+
+
+class Kernel(NamedTuple):
+    """The flat arrays of every unit's junction tree (all int64 but ``unit_static`` and ``fixed``).
+
+    Cliques are numbered globally, each unit's in its tree's pre-order
+    (root first), units in scan order; ``u[c, s, g]`` is clique ``g``'s
+    uniform in sweep ``s`` of chain ``c``.
+    """
+
+    unit_clq_ptr: np.ndarray  # (units + 1,) cliques of each unit
+    unit_static: np.ndarray  # (units,) bool: collected tables fixed (boundary = evidence)
+    clq_parent: np.ndarray  # (cliques,) global index of the parent, -1 for a root
+    clq_size: np.ndarray  # (cliques,) table entries
+    clq_off: np.ndarray  # (cliques,) offset of its table in fixed/work, and of its sep_c and grp_order rows
+    clq_var_ptr: np.ndarray  # (cliques + 1,) into clq_vars/clq_card/clq_stride
+    clq_vars: np.ndarray  # node of each clique axis
+    clq_card: np.ndarray  # its states
+    clq_stride: np.ndarray  # its row-major stride in the clique table
+    sep_size: np.ndarray  # (cliques,) separator states (1 for a root or an empty separator)
+    sep_c: np.ndarray  # separator state of each clique state (offsets clq_off)
+    sep_p_off: np.ndarray  # (cliques,) offset into sep_p of the parent's row (-1 for a root)
+    sep_p: np.ndarray  # separator state of each of the parent's states
+    grp_ptr_off: np.ndarray  # (cliques,) offset into grp_ptr of its sep_size + 1 bounds
+    grp_ptr: np.ndarray  # states with separator state s: grp_order[clq_off + grp_ptr[s] : ... + grp_ptr[s + 1]]
+    grp_order: np.ndarray  # clique states sorted by separator state (offsets clq_off)
+    fac_ptr: np.ndarray  # (cliques + 1,) moving factors of each clique
+    fac_base: np.ndarray  # CPT offset with the observed nodes folded in
+    fac_var_ptr: np.ndarray  # (factors + 1,) into fac_vars/fac_strides
+    fac_vars: np.ndarray  # unobserved nodes outside the unit (the boundary) the factor reads
+    fac_strides: np.ndarray  # their strides in the flat CPT
+    fac_off_ptr: np.ndarray  # (factors,) offset into fac_off
+    fac_off: np.ndarray  # CPT offset of each clique state
+    fixed: np.ndarray  # float64 (total entries,): fixed factors' product, or a static unit's collected table
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """A network with evidence, its update units and their junction trees compiled for the kernel.
+
+    Attributes
+    ----------
+    tables
+        The compiled network (:class:`~mcmc.core.samplers.network_tables.NetworkTables`).
+    block_plan
+        The units and the blocks chosen (:class:`~mcmc.core.networks.blocks.BlockPlan`;
+        ``block_plan.summary()`` describes them for the user).
+    trees
+        The junction tree of each unit, in scan order (``()`` when delegating).
+    kernel
+        The arrays the compiled sweep reads, or ``None`` when delegating.
+    gibbs
+        The single-site plan that does the work when there is no block, else ``None``.
+    """
+
+    tables: NetworkTables
+    block_plan: BlockPlan
+    trees: tuple[jt.JunctionTree, ...]
+    kernel: Kernel | None
+    gibbs: network_gibbs.Plan | None
+
+    @property
+    def units(self) -> tuple[tuple[int, ...], ...]:
+        """Each unit's nodes, in scan order."""
+        return self.block_plan.units
+
+    @property
+    def blocks(self) -> tuple[Block, ...]:
+        """The units of more than one node (empty: single-site Gibbs)."""
+        return self.block_plan.blocks
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self.block_plan.warnings
+
+    @property
+    def n_cliques(self) -> int:
+        """Uniforms one sweep reads per chain."""
+        return 0 if self.kernel is None else int(self.kernel.clq_size.size)
+
+
+def _i64(x: list[int] | np.ndarray) -> np.ndarray:
+    return np.asarray(x, dtype=np.int64).reshape(-1)
+
+
+def _compile(network: BayesianNetwork, tables: NetworkTables, trees: tuple[jt.JunctionTree, ...]) -> Kernel:
+    """Flatten the trees of the units into a :class:`Kernel` (see its fields)."""
+    ev = tables.evidence
+    card = network.cardinality
+    a: dict[str, list] = {name: [] for name in Kernel._fields}
+    a["unit_clq_ptr"].append(0)
+    a["clq_var_ptr"].append(0)
+    a["fac_ptr"].append(0)
+    a["fac_var_ptr"].append(0)
+    off = 0
+    fixed: list[np.ndarray] = []
+    for tree in trees:
+        first = len(a["clq_size"])
+        free = set(tree.free)
+        static = True
+        digits_of = []
+        for clique in tree.cliques:
+            shape = [card[v] for v in clique]
+            digits_of.append(np.indices(shape).reshape(len(shape), -1))
+        for q, clique in enumerate(tree.cliques):
+            shape = [card[v] for v in clique]
+            size = math.prod(shape)
+            digits = digits_of[q]
+            p = tree.parent[q]
+            a["clq_parent"].append(first + p if p >= 0 else -1)
+            a["clq_size"].append(size)
+            a["clq_off"].append(off)
+            a["clq_vars"].extend(clique)
+            a["clq_card"].extend(shape)
+            a["clq_stride"].extend(math.prod(shape[k + 1 :]) for k in range(len(shape)))
+            a["clq_var_ptr"].append(len(a["clq_vars"]))
+            sep = tree.separator(q)
+            sep_shape = [card[v] for v in sep]
+            n_sep = math.prod(sep_shape)
+            if sep:
+                sc = np.ravel_multi_index(tuple(digits[clique.index(v)] for v in sep), sep_shape)
+                up = tree.cliques[p]
+                sp = np.ravel_multi_index(tuple(digits_of[p][up.index(v)] for v in sep), sep_shape)
+            else:
+                sc = np.zeros(size, dtype=np.int64)
+                sp = np.zeros(tree.sizes[p] if p >= 0 else 0, dtype=np.int64)
+            a["sep_size"].append(n_sep)
+            a["sep_c"].extend(sc)
+            a["sep_p_off"].append(len(a["sep_p"]) if p >= 0 else -1)
+            a["sep_p"].extend(sp)
+            a["grp_ptr_off"].append(len(a["grp_ptr"]))
+            a["grp_ptr"].extend(np.concatenate([[0], np.cumsum(np.bincount(sc, minlength=n_sep))]))
+            a["grp_order"].extend(np.argsort(sc, kind="stable"))
+            table = np.ones(size)
+            for j, home in zip(tree.factors, tree.home, strict=True):
+                if home != q:
+                    continue
+                scope, strides = tables.scope_strides(j)
+                base = int(tables.cpt_offset[j])
+                at = np.zeros(size, dtype=np.int64)
+                moving: list[tuple[int, int]] = []
+                for v, st in zip(scope, strides, strict=True):
+                    if v in free:
+                        at += digits[clique.index(v)] * st
+                    elif v in ev:
+                        base += ev[v] * st  # observed: folded into the base once and for all
+                    else:
+                        moving.append((v, st))
+                if not moving:
+                    table *= tables.cpt[base + at]
+                    continue
+                static = False
+                a["fac_base"].append(base)
+                a["fac_vars"].extend(v for v, _ in moving)
+                a["fac_strides"].extend(st for _, st in moving)
+                a["fac_var_ptr"].append(len(a["fac_vars"]))
+                a["fac_off_ptr"].append(len(a["fac_off"]))
+                a["fac_off"].extend(at)
+            a["fac_ptr"].append(len(a["fac_base"]))
+            fixed.append(table)
+            off += size
+        a["unit_static"].append(static)
+        a["unit_clq_ptr"].append(len(a["clq_size"]))
+    arrays = {name: _i64(values) for name, values in a.items() if name not in ("unit_static", "fixed")}
+    kernel = Kernel(
+        **arrays,
+        unit_static=np.array(a["unit_static"], dtype=np.bool_),
+        fixed=np.concatenate(fixed) if fixed else np.zeros(0),
+    )
+    # A static unit's collected tables do not depend on the chain: collect once.
+    x = np.where(tables.clamp >= 0, tables.clamp, 0).astype(np.int64)
+    work = np.empty_like(kernel.fixed)
+    msg = np.empty(max(1, int(kernel.sep_size.max(initial=1))))
+    for un in np.flatnonzero(kernel.unit_static):
+        _collect(un, x, work, msg, kernel, tables.cpt)
+        lo = kernel.clq_off[kernel.unit_clq_ptr[un]]
+        hi = lo + kernel.clq_size[kernel.unit_clq_ptr[un] : kernel.unit_clq_ptr[un + 1]].sum()
+        kernel.fixed[lo:hi] = work[lo:hi]
+    return kernel
+
+
+def build(
+    network: BayesianNetwork,
+    evidence: Evidence | None = None,
+    blocks: str | BlockSpec | None = "auto",
+    budget: int = DEFAULT_BUDGET,
+    near_zero: float = NEAR_ZERO,
+) -> Plan:
+    """Choose the blocks and compile ``network`` with ``evidence`` for blocked Gibbs.
+
+    Parameters
+    ----------
+    network, evidence
+        The network and ``{node: code}`` evidence (assumed possible: see
+        :func:`~mcmc.core.targets.variable_elimination.check_evidence`).
+    blocks
+        ``"auto"``, ``"single"``, ``"A+B+C;D+E"`` or blocks of node indices
+        (:func:`~mcmc.core.networks.blocks.choose_blocks`).
+    budget
+        Largest clique table of a block, in entries.
+    near_zero
+        Table entries below this count as zeros when looking for the groups
+        that trap single-site moves.
+
+    Raises
+    ------
+    UsageError
+        A bad block specification (:func:`~mcmc.core.networks.blocks.parse_blocks`).
+    CliqueBudgetError
+        A named block too wide for ``budget``.
+    """
+    tables = compile_network(network, evidence)
+    plan = choose_blocks(network, tables.evidence, blocks, budget, near_zero)
+    if not plan.blocks:
+        return Plan(tables, plan, (), None, network_gibbs.build(network, tables.evidence, block=False))
+    by_first = {b.nodes[0]: b.tree for b in plan.blocks}
+    trees = tuple(by_first[u[0]] if len(u) > 1 else jt.build(network, u) for u in plan.units)
+    return Plan(tables, plan, trees, _compile(network, tables, trees), None)
+
+
+# -- the compiled kernel -------------------------------------------------------------------------
+
+
+@nb.njit(cache=True, nogil=True)
+def _collect(un, x, work, msg, k, cpt):
+    """Forward filtering: unit ``un``'s clique tables at the boundary values in ``x``, collected to the root.
+
+    Writes ``work``: each clique's potential times the messages from its
+    children (each message rescaled to sum to one: only ratios matter).
+    """
+    first = k.unit_clq_ptr[un]
+    last = k.unit_clq_ptr[un + 1]
+    for g in range(first, last):
+        o = k.clq_off[g]
+        size = k.clq_size[g]
+        for t in range(size):
+            work[o + t] = k.fixed[o + t]
+        for f in range(k.fac_ptr[g], k.fac_ptr[g + 1]):
+            base = k.fac_base[f]
+            for q in range(k.fac_var_ptr[f], k.fac_var_ptr[f + 1]):
+                base += x[k.fac_vars[q]] * k.fac_strides[q]
+            fo = k.fac_off_ptr[f]
+            for t in range(size):
+                work[o + t] *= cpt[base + k.fac_off[fo + t]]
+    for g in range(last - 1, first, -1):  # pre-order reversed: children before parents
+        o = k.clq_off[g]
+        n_sep = k.sep_size[g]
+        for s in range(n_sep):
+            msg[s] = 0.0
+        for t in range(k.clq_size[g]):
+            msg[k.sep_c[o + t]] += work[o + t]
+        total = 0.0
+        for s in range(n_sep):
+            total += msg[s]
+        if total > 0.0:
+            for s in range(n_sep):
+                msg[s] /= total
+        p = k.clq_parent[g]
+        po = k.clq_off[p]
+        sp = k.sep_p_off[g]
+        for t in range(k.clq_size[p]):
+            work[po + t] *= msg[k.sep_p[sp + t]]
+
+
+@nb.njit(cache=True, nogil=True)
+def _draw(un, x, tab, u_row, chosen, k):
+    """Backward sampling of unit ``un`` from its collected tables ``tab``; writes ``x``, returns the nodes changed.
+
+    Clique ``g`` reads the uniform ``u_row[g]`` and draws, by inversion, one
+    of its states that agree with the separator state its parent drew
+    (the root: any state), with probability proportional to its table.
+    """
+    first = k.unit_clq_ptr[un]
+    changed = 0
+    for g in range(first, k.unit_clq_ptr[un + 1]):
+        o = k.clq_off[g]
+        s = 0
+        if g != first:
+            s = k.sep_p[k.sep_p_off[g] + chosen[k.clq_parent[g] - first]]
+        gp = k.grp_ptr_off[g]
+        lo = k.grp_ptr[gp + s]
+        hi = k.grp_ptr[gp + s + 1]
+        total = 0.0
+        for i in range(lo, hi):
+            total += tab[o + k.grp_order[o + i]]
+        r = u_row[g] * total
+        pick = -1
+        acc = 0.0
+        for i in range(lo, hi):
+            t = k.grp_order[o + i]
+            w = tab[o + t]
+            if w > 0.0:  # a state of probability zero is never drawn, even by rounding
+                acc += w
+                pick = t
+                if r < acc:
+                    break
+        if pick < 0:  # no mass (the chain's state had probability zero): stay
+            pick = 0
+            for j in range(k.clq_var_ptr[g], k.clq_var_ptr[g + 1]):
+                pick += x[k.clq_vars[j]] * k.clq_stride[j]
+        chosen[g - first] = pick
+        for j in range(k.clq_var_ptr[g], k.clq_var_ptr[g + 1]):
+            code = (pick // k.clq_stride[j]) % k.clq_card[j]
+            v = k.clq_vars[j]
+            if x[v] != code:  # a separator node is written again by the child, unchanged
+                x[v] = code
+                changed += 1
+    return changed
+
+
+@nb.njit(cache=True, nogil=True)
+def _log_joint(x, cpt, cpt_offset, par_ptr, par, par_stride):
+    lp = 0.0
+    for i in range(x.size):
+        base = cpt_offset[i] + x[i]
+        for q in range(par_ptr[i], par_ptr[i + 1]):
+            base += x[par[q]] * par_stride[q]
+        lp += np.log(cpt[base])
+    return lp
+
+
+@nb.njit(cache=True, nogil=True)
+def _sweeps(
+    codes, u, record, thin, kept0, out, lp_out, change_out, unobserved, k,
+    cpt, cpt_offset, par_ptr, par, par_stride,
+):  # fmt: skip
+    """Run ``u.shape[1]`` sweeps on every chain of ``codes (chains, n_nodes)`` in place.
+
+    ``u (chains, sweeps, cliques)`` uniforms. With ``record``, sweep ``s``
+    with ``s % thin == 0`` writes the unobserved codes to ``out[c, kept0 +
+    j]`` (its ``j``-th kept sweep), the log joint to ``lp_out`` and the
+    fraction of changed nodes to ``change_out``.
+    """
+    n_chains, n_sweeps, _ = u.shape
+    n_units = k.unit_static.size
+    work = np.empty(k.fixed.size)
+    n_msg = 1
+    most = 1
+    for un in range(n_units):
+        most = max(most, k.unit_clq_ptr[un + 1] - k.unit_clq_ptr[un])
+    for g in range(k.sep_size.size):
+        n_msg = max(n_msg, k.sep_size[g])
+    msg = np.empty(n_msg)
+    chosen = np.empty(most, dtype=np.int64)
+    n_free = max(unobserved.size, 1)
+    for c in range(n_chains):
+        x = codes[c]
+        kept = kept0
+        for s in range(n_sweeps):
+            changed = 0
+            for un in range(n_units):
+                if k.unit_static[un]:
+                    changed += _draw(un, x, k.fixed, u[c, s], chosen, k)
+                else:
+                    _collect(un, x, work, msg, k, cpt)
+                    changed += _draw(un, x, work, u[c, s], chosen, k)
+            if record and s % thin == 0:
+                for j in range(unobserved.size):
+                    out[c, kept, j] = x[unobserved[j]]
+                lp_out[c, kept] = _log_joint(x, cpt, cpt_offset, par_ptr, par, par_stride)
+                change_out[c, kept] = changed / n_free
+                kept += 1
+
+
+# -- the sampler protocol ------------------------------------------------------------------------
+
+
+def log_joint(plan: Plan, codes: np.ndarray) -> np.ndarray:
+    """``log p(x, e)`` of full configurations ``codes (chains, n_nodes)``; returns ``(chains,)``."""
+    return plan.tables.network.log_joint(codes)
+
+
+def init(position: np.ndarray, plan: Plan) -> State:
+    """State at full configurations ``position (chains, n_nodes)`` (evidence nodes are set to the evidence).
+
+    Raises
+    ------
+    ValueError
+        A configuration has probability zero (Gibbs could not move from it).
+    """
+    codes = np.array(position, dtype=np.int64, copy=True)
+    for i, s in plan.tables.evidence.items():
+        codes[:, i] = s
+    lp = log_joint(plan, codes)
+    if not np.all(np.isfinite(lp)):
+        raise ValueError("a starting configuration has probability zero given the evidence")
+    return State(codes, lp)
+
+
+def sample(
+    rng: ChainRandom, state: State, plan: Plan, draws: int, thin: int = 1
+) -> tuple[State, np.ndarray, dict[str, np.ndarray]]:
+    """``draws`` sweeps for every chain in one compiled call, keeping every ``thin``-th.
+
+    Returns
+    -------
+    state
+        The state after the last sweep.
+    codes
+        ``(chains, ceil(draws / thin), n_unobserved)`` state codes of the
+        unobserved nodes (``plan.tables.unobserved`` order), in the network's
+        code dtype.
+    stats
+        ``lp`` and ``change_rate``, each ``(chains, ceil(draws / thin))``.
+    """
+    if plan.kernel is None:
+        assert plan.gibbs is not None
+        new, out, stats = network_gibbs.sample(rng, network_gibbs.State(*state), plan.gibbs, draws, thin)
+        return State(*new), out, stats
+    t = plan.tables
+    chains = state.position.shape[0]
+    kept = -(-draws // thin) if draws > 0 else 0
+    out = np.empty((chains, kept, t.n_unobserved), dtype=t.code_dtype)
+    lp = np.empty((chains, kept))
+    change = np.empty((chains, kept))
+    codes = np.array(state.position, dtype=np.int64, copy=True)
+    # Sweeps in chunks (a multiple of thin) bound the memory of the uniforms;
+    # a chain's uniforms are the same whatever the chunking (ChainRandom).
+    chunk = thin * max(1, SWEEP_CHUNK // thin)
+    for start in range(0, draws, chunk):
+        n = min(chunk, draws - start)
+        u = np.ascontiguousarray(rng.uniform((n, plan.n_cliques)))
+        _sweeps(
+            codes, u, True, thin, start // thin, out, lp, change, t.unobserved, plan.kernel,
+            t.cpt, t.cpt_offset, t.par_ptr, t.par, t.par_stride,
+        )  # fmt: skip
+    last = lp[:, -1].copy() if kept and (draws - 1) % thin == 0 else log_joint(plan, codes)
+    return State(codes, last), out, {"lp": lp, "change_rate": change}
+
+
+def step(rng: ChainRandom, state: State, plan: Plan) -> tuple[State, Info]:
+    """One sweep over the units for every chain (see :func:`sample` for many at once)."""
+    new, _, stats = sample(rng, state, plan, 1)
+    return new, Info(stats["change_rate"][:, 0])
+
+
+def unit_conditional(plan: Plan, unit: int, position: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The law the kernel draws unit ``unit`` from at the full configuration ``position``.
+
+    Runs the kernel's own forward filtering and reads backward sampling's
+    factorisation off its tables: ``p(x_B) = prod_q tab_q(x_Cq) / sum_{y :
+    y_Sq = x_Sq} tab_q(y)``. For tests and diagnostics (a Python loop over
+    the unit's joint states: small units only).
+
+    Returns
+    -------
+    states
+        ``(K, len(unit nodes))`` every joint state of the unit's nodes
+        (``plan.units[unit]`` order), row-major.
+    probs
+        ``(K,)`` their probabilities.
+    """
+    k = plan.kernel
+    if k is None:
+        raise ValueError("the plan has no blocks: its units are network_gibbs's single sites")
+    x = np.array(position, dtype=np.int64, copy=True)
+    if k.unit_static[unit]:
+        tab = k.fixed
+    else:
+        tab = np.empty_like(k.fixed)
+        _collect(unit, x, tab, np.empty(max(1, int(k.sep_size.max()))), k, plan.tables.cpt)
+    nodes = plan.units[unit]
+    card = plan.tables.network.cardinality
+    states = np.array(list(np.ndindex(*(card[v] for v in nodes))), dtype=np.int64)
+    probs = np.ones(len(states))
+    for g in range(k.unit_clq_ptr[unit], k.unit_clq_ptr[unit + 1]):
+        o, size = k.clq_off[g], k.clq_size[g]
+        cv = slice(k.clq_var_ptr[g], k.clq_var_ptr[g + 1])
+        pos = [nodes.index(v) for v in k.clq_vars[cv]]
+        t = states[:, pos] @ k.clq_stride[cv]
+        sep = k.sep_c[o : o + size]
+        mass = np.bincount(sep, weights=tab[o : o + size], minlength=k.sep_size[g])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            probs *= np.where(tab[o + t] > 0, tab[o + t] / mass[sep[t]], 0.0)
+    return states, probs
