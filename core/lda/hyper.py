@@ -22,6 +22,13 @@ likelihood is concave in log alpha along the iteration, Minka 2000). Without a
 prior a topic no document uses drives its alpha towards 0; it is floored at
 :data:`MIN_CONCENTRATION` so the sampler's arithmetic stays finite (such a
 topic is as good as dead, which is what the likelihood says).
+
+The sums over the histograms are NumPy's pairwise sums of elementwise
+products, never ``@``: a BLAS dot product's order of summation and its use of
+fused multiply-adds depend on the kernel OpenBLAS picks for the CPU at run time
+(AVX-512, AVX2, ...), so the learned alpha and beta, and the phi and theta made
+from them, would differ in the last bits from one machine to another. The
+pairwise sum's order is fixed by the array's length alone.
 """
 
 from __future__ import annotations
@@ -63,7 +70,7 @@ def optimize_alpha(alpha: np.ndarray, topic_doc_hist: np.ndarray, doc_lengths: n
     lens, lcount = np.unique(lengths[lengths > 0], return_counts=True)
     for _ in range(MAX_STEPS):
         a0 = a.sum()
-        den = lcount @ (digamma(lens + a0) - digamma(a0))
+        den = np.sum(lcount * (digamma(lens + a0) - digamma(a0)))  # not @: see the module docstring
         num = np.bincount(k_idx, cnt * (digamma(n_idx + a[k_idx]) - digamma(a[k_idx])), minlength=a.size)
         new = np.maximum(a * num / den, MIN_CONCENTRATION)
         done = np.max(np.abs(new - a) / a) < TOLERANCE
@@ -91,7 +98,7 @@ def optimize_beta(beta: float, word_topic_counts: np.ndarray, topic_counts: np.n
     nk = np.asarray(topic_counts, dtype=np.float64)
     b = float(beta)
     for _ in range(MAX_STEPS):
-        num = cnts @ (digamma(vals + b) - digamma(b))
+        num = np.sum(cnts * (digamma(vals + b) - digamma(b)))  # not @: see the module docstring
         den = vocab_size * np.sum(digamma(nk + vocab_size * b) - digamma(vocab_size * b))
         new = max(b * num / den, MIN_CONCENTRATION)
         done = abs(new - b) / b < TOLERANCE

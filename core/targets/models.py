@@ -104,7 +104,8 @@ def default_logistic_data(n: int = 100, p: int = 3, seed: int = 20260101) -> tup
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((n, p))
     beta = np.array([0.5, 1.0, -1.0, 0.5])[: p + 1]
-    y = (rng.random(n) < _expit(beta[0] + x @ beta[1:])).astype(float)
+    eta = beta[0] + np.einsum("nj,j->n", x, beta[1:])  # not @: a BLAS sum's order and rounding depend on the CPU
+    y = (rng.random(n) < _expit(eta)).astype(float)
     return [f"x{j + 1}" for j in range(p)] + ["y"], np.column_stack([x, y])
 
 
