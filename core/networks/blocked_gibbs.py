@@ -31,8 +31,9 @@ states that agree with the parent); the product of its *fixed* factors
 (those whose clamped nodes are all observed); and for its other factors the
 CPT offset of each clique state plus the boundary nodes and strides that
 move the base index. A unit whose boundary is the evidence only (e.g. one
-block of every unobserved node) has fixed collected tables, computed once:
-its sweeps only sample backwards, each an exact independent draw.
+block of every unobserved node) has fixed collected tables, computed once
+and cumulated along each separator group: its sweeps only sample backwards,
+by bisection, each an exact independent draw.
 
 Randomness: one uniform per clique per sweep, ``(chains, sweeps, cliques)``,
 drawn from each chain's own :class:`~mcmc.core.random.ChainRandom` stream
@@ -108,6 +109,7 @@ class Kernel(NamedTuple):
     fac_off_ptr: np.ndarray  # (factors,) offset into fac_off
     fac_off: np.ndarray  # CPT offset of each clique state
     fixed: np.ndarray  # float64 (total entries,): fixed factors' product, or a static unit's collected table
+    cdf: np.ndarray  # float64 (total entries,): a static unit's tables cumulated along each group (grp_order), to 1
 
 
 @dataclass(frozen=True, eq=False)
@@ -237,21 +239,31 @@ def _compile(network: BayesianNetwork, tables: NetworkTables, trees: tuple[jt.Ju
             off += size
         a["unit_static"].append(static)
         a["unit_clq_ptr"].append(len(a["clq_size"]))
-    arrays = {name: _i64(values) for name, values in a.items() if name not in ("unit_static", "fixed")}
+    arrays = {name: _i64(values) for name, values in a.items() if name not in ("unit_static", "fixed", "cdf")}
     kernel = Kernel(
         **arrays,
         unit_static=np.array(a["unit_static"], dtype=np.bool_),
         fixed=np.concatenate(fixed) if fixed else np.zeros(0),
+        cdf=np.zeros(off),
     )
-    # A static unit's collected tables do not depend on the chain: collect once.
+    # A static unit's collected tables do not depend on the chain: collect
+    # once, and cumulate each separator group so a draw is a bisection
+    # (a clique costs the log of its group, not the group: the root of one
+    # block of a whole network can hold 10^4 entries).
     x = np.where(tables.clamp >= 0, tables.clamp, 0).astype(np.int64)
     work = np.empty_like(kernel.fixed)
     msg = np.empty(max(1, int(kernel.sep_size.max(initial=1))))
     for un in np.flatnonzero(kernel.unit_static):
         _collect(un, x, work, msg, kernel, tables.cpt)
-        lo = kernel.clq_off[kernel.unit_clq_ptr[un]]
-        hi = lo + kernel.clq_size[kernel.unit_clq_ptr[un] : kernel.unit_clq_ptr[un + 1]].sum()
-        kernel.fixed[lo:hi] = work[lo:hi]
+        for g in range(kernel.unit_clq_ptr[un], kernel.unit_clq_ptr[un + 1]):
+            o, size = kernel.clq_off[g], kernel.clq_size[g]
+            kernel.fixed[o : o + size] = work[o : o + size]
+            bounds = kernel.grp_ptr[kernel.grp_ptr_off[g] : kernel.grp_ptr_off[g] + kernel.sep_size[g] + 1]
+            w = work[o + kernel.grp_order[o : o + size]]
+            for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+                c = np.cumsum(w[lo:hi])
+                if c.size and c[-1] > 0:
+                    kernel.cdf[o + lo : o + hi] = c / c[-1]
     return kernel
 
 
@@ -385,6 +397,39 @@ def _draw(un, x, tab, u_row, chosen, k):
 
 
 @nb.njit(cache=True, nogil=True)
+def _draw_static(un, x, u_row, chosen, k):
+    """Backward sampling of a static unit: as :func:`_draw`, by bisection of the cumulated tables ``k.cdf``."""
+    first = k.unit_clq_ptr[un]
+    changed = 0
+    for g in range(first, k.unit_clq_ptr[un + 1]):
+        o = k.clq_off[g]
+        s = 0
+        if g != first:
+            s = k.sep_p[k.sep_p_off[g] + chosen[k.clq_parent[g] - first]]
+        gp = k.grp_ptr_off[g]
+        lo = k.grp_ptr[gp + s]
+        hi = k.grp_ptr[gp + s + 1] - 1
+        r = u_row[g]
+        # The first i with cdf > r: never a state of probability zero (its
+        # cdf equals its predecessor's), and the last is 1 > r.
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if k.cdf[o + mid] > r:
+                hi = mid
+            else:
+                lo = mid + 1
+        pick = k.grp_order[o + lo]
+        chosen[g - first] = pick
+        for j in range(k.clq_var_ptr[g], k.clq_var_ptr[g + 1]):
+            code = (pick // k.clq_stride[j]) % k.clq_card[j]
+            v = k.clq_vars[j]
+            if x[v] != code:
+                x[v] = code
+                changed += 1
+    return changed
+
+
+@nb.njit(cache=True, nogil=True)
 def _log_joint(x, cpt, cpt_offset, par_ptr, par, par_stride):
     lp = 0.0
     for i in range(x.size):
@@ -426,7 +471,7 @@ def _sweeps(
             changed = 0
             for un in range(n_units):
                 if k.unit_static[un]:
-                    changed += _draw(un, x, k.fixed, u[c, s], chosen, k)
+                    changed += _draw_static(un, x, u[c, s], chosen, k)
                 else:
                     _collect(un, x, work, msg, k, cpt)
                     changed += _draw(un, x, work, u[c, s], chosen, k)

@@ -175,7 +175,10 @@ def drive_unit(plan, u, x, states, a, pos, joint, radix) -> None:
             chosen[g] = t_of[b]
             mask &= t_of == t_of[b]
         y = x.copy()
-        bg._draw(u, y, tab, u_row, np.empty(last - first, dtype=np.int64), k)
+        if k.unit_static[u]:  # (fixed tables, drawn by bisection of their cumulated groups)
+            bg._draw_static(u, y, u_row, np.empty(last - first, dtype=np.int64), k)
+        else:
+            bg._draw(u, y, tab, u_row, np.empty(last - first, dtype=np.int64), k)
         np.testing.assert_array_equal(y[list(nodes)], unit_states[b])
         others = np.ones(y.size, dtype=bool)
         others[list(nodes)] = False
