@@ -28,12 +28,17 @@ What is precomputed (:func:`build`), as flat arrays a numba kernel reads
 the map of each of its states to its separator state and to its parent's;
 its states grouped by separator state (backward sampling scans only the
 states that agree with the parent); the product of its *fixed* factors
-(those whose clamped nodes are all observed); and for its other factors the
-CPT offset of each clique state plus the boundary nodes and strides that
-move the base index. A unit whose boundary is the evidence only (e.g. one
-block of every unobserved node) has fixed collected tables, computed once
-and cumulated along each separator group: its sweeps only sample backwards,
-by bisection, each an exact independent draw.
+(those whose clamped nodes are all observed); and for its *moving* factors
+(those that read a boundary node) the CPT offset of each clique state plus
+the boundary nodes and strides that move the base index. A clique with no
+moving factor in its subtree is *clean*: its collected table never changes,
+so it is collected once at build time (its message folded into its
+parent's fixed part) and cumulated along each separator group, and a sweep
+draws it by bisection. Only the *dirty* cliques, on the paths from the
+moving factors to the root, are recomputed each sweep. A block whose
+boundary is the evidence only (e.g. one block of every unobserved node) is
+all clean: each sweep is an exact independent draw at the cost of a few
+bisections per clique.
 
 Randomness: one uniform per clique per sweep, ``(chains, sweeps, cliques)``,
 drawn from each chain's own :class:`~mcmc.core.random.ChainRandom` stream
@@ -78,7 +83,7 @@ class Info(NamedTuple):
 
 
 class Kernel(NamedTuple):
-    """The flat arrays of every unit's junction tree (all int64 but ``unit_static`` and ``fixed``).
+    """The flat arrays of every unit's junction tree (int64 but ``clq_dirty``, ``fixed`` and ``cdf``).
 
     Cliques are numbered globally, each unit's in its tree's pre-order
     (root first), units in scan order; ``u[c, s, g]`` is clique ``g``'s
@@ -86,9 +91,9 @@ class Kernel(NamedTuple):
     """
 
     unit_clq_ptr: np.ndarray  # (units + 1,) cliques of each unit
-    unit_static: np.ndarray  # (units,) bool: collected tables fixed (boundary = evidence)
     clq_parent: np.ndarray  # (cliques,) global index of the parent, -1 for a root
     clq_size: np.ndarray  # (cliques,) table entries
+    clq_dirty: np.ndarray  # (cliques,) bool: its collected table moves with the boundary (moving factor at/below it)
     clq_off: np.ndarray  # (cliques,) offset of its table in fixed/work, and of its sep_c and grp_order rows
     clq_var_ptr: np.ndarray  # (cliques + 1,) into clq_vars/clq_card/clq_stride
     clq_vars: np.ndarray  # node of each clique axis
@@ -108,8 +113,8 @@ class Kernel(NamedTuple):
     fac_strides: np.ndarray  # their strides in the flat CPT
     fac_off_ptr: np.ndarray  # (factors,) offset into fac_off
     fac_off: np.ndarray  # CPT offset of each clique state
-    fixed: np.ndarray  # float64 (total entries,): fixed factors' product, or a static unit's collected table
-    cdf: np.ndarray  # float64 (total entries,): a static unit's tables cumulated along each group (grp_order), to 1
+    fixed: np.ndarray  # float64 (total entries,): a clean clique's collected table; a dirty one's fixed part
+    cdf: np.ndarray  # float64 (total entries,): a clean clique's table cumulated along each group (grp_order), to 1
 
 
 @dataclass(frozen=True, eq=False)
@@ -175,7 +180,7 @@ def _compile(network: BayesianNetwork, tables: NetworkTables, trees: tuple[jt.Ju
     for tree in trees:
         first = len(a["clq_size"])
         free = set(tree.free)
-        static = True
+        moving_here = [False] * len(tree.cliques)
         digits_of = []
         for clique in tree.cliques:
             shape = [card[v] for v in clique]
@@ -227,7 +232,7 @@ def _compile(network: BayesianNetwork, tables: NetworkTables, trees: tuple[jt.Ju
                 if not moving:
                     table *= tables.cpt[base + at]
                     continue
-                static = False
+                moving_here[q] = True
                 a["fac_base"].append(base)
                 a["fac_vars"].extend(v for v, _ in moving)
                 a["fac_strides"].extend(st for _, st in moving)
@@ -237,34 +242,44 @@ def _compile(network: BayesianNetwork, tables: NetworkTables, trees: tuple[jt.Ju
             a["fac_ptr"].append(len(a["fac_base"]))
             fixed.append(table)
             off += size
-        a["unit_static"].append(static)
+        # Dirty: a moving factor in the clique or below it (pre-order reversed: children first).
+        dirty = list(moving_here)
+        for q in range(len(tree.cliques) - 1, 0, -1):
+            dirty[tree.parent[q]] |= dirty[q]
+        a["clq_dirty"].extend(dirty)
         a["unit_clq_ptr"].append(len(a["clq_size"]))
-    arrays = {name: _i64(values) for name, values in a.items() if name not in ("unit_static", "fixed", "cdf")}
-    kernel = Kernel(
+    arrays = {name: _i64(values) for name, values in a.items() if name not in ("clq_dirty", "fixed", "cdf")}
+    k = Kernel(
         **arrays,
-        unit_static=np.array(a["unit_static"], dtype=np.bool_),
+        clq_dirty=np.array(a["clq_dirty"], dtype=np.bool_),
         fixed=np.concatenate(fixed) if fixed else np.zeros(0),
         cdf=np.zeros(off),
     )
-    # A static unit's collected tables do not depend on the chain: collect
-    # once, and cumulate each separator group so a draw is a bisection
-    # (a clique costs the log of its group, not the group: the root of one
-    # block of a whole network can hold 10^4 entries).
-    x = np.where(tables.clamp >= 0, tables.clamp, 0).astype(np.int64)
-    work = np.empty_like(kernel.fixed)
-    msg = np.empty(max(1, int(kernel.sep_size.max(initial=1))))
-    for un in np.flatnonzero(kernel.unit_static):
-        _collect(un, x, work, msg, kernel, tables.cpt)
-        for g in range(kernel.unit_clq_ptr[un], kernel.unit_clq_ptr[un + 1]):
-            o, size = kernel.clq_off[g], kernel.clq_size[g]
-            kernel.fixed[o : o + size] = work[o : o + size]
-            bounds = kernel.grp_ptr[kernel.grp_ptr_off[g] : kernel.grp_ptr_off[g] + kernel.sep_size[g] + 1]
-            w = work[o + kernel.grp_order[o : o + size]]
-            for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
-                c = np.cumsum(w[lo:hi])
-                if c.size and c[-1] > 0:
-                    kernel.cdf[o + lo : o + hi] = c / c[-1]
-    return kernel
+    # A clean clique's subtree never sees the boundary: its messages are
+    # collected once here, into its parent's fixed part, so a sweep
+    # recomputes only the dirty cliques (the paths from the boundary's
+    # factors to the root). A clean clique is then drawn by bisection of its
+    # table cumulated along each separator group: it costs the log of its
+    # group, not the group (the root of one block of a whole network can
+    # hold 10^4 entries).
+    for g in range(k.clq_size.size - 1, -1, -1):
+        if k.clq_dirty[g]:
+            continue
+        o, size = k.clq_off[g], k.clq_size[g]
+        p = k.clq_parent[g]
+        if p >= 0:
+            msg = np.bincount(k.sep_c[o : o + size], weights=k.fixed[o : o + size], minlength=k.sep_size[g])
+            if msg.sum() > 0:
+                msg /= msg.sum()
+            po, sp = k.clq_off[p], k.sep_p_off[g]
+            k.fixed[po : po + k.clq_size[p]] *= msg[k.sep_p[sp : sp + k.clq_size[p]]]
+        bounds = k.grp_ptr[k.grp_ptr_off[g] : k.grp_ptr_off[g] + k.sep_size[g] + 1]
+        w = k.fixed[o + k.grp_order[o : o + size]]
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+            c = np.cumsum(w[lo:hi])
+            if c.size and c[-1] > 0:
+                k.cdf[o + lo : o + hi] = c / c[-1]
+    return k
 
 
 def build(
@@ -311,14 +326,19 @@ def build(
 
 @nb.njit(cache=True, nogil=True)
 def _collect(un, x, work, msg, k, cpt):
-    """Forward filtering: unit ``un``'s clique tables at the boundary values in ``x``, collected to the root.
+    """Forward filtering: unit ``un``'s dirty clique tables at the boundary values in ``x``, collected to the root.
 
-    Writes ``work``: each clique's potential times the messages from its
-    children (each message rescaled to sum to one: only ratios matter).
+    Writes ``work`` for the dirty cliques only: each one's fixed part (with
+    its clean children's messages folded in at build time) times its moving
+    factors and the messages of its dirty children (each message rescaled to
+    sum to one: only ratios matter). The clean cliques' tables stay in
+    ``k.fixed``.
     """
     first = k.unit_clq_ptr[un]
     last = k.unit_clq_ptr[un + 1]
     for g in range(first, last):
+        if not k.clq_dirty[g]:
+            continue
         o = k.clq_off[g]
         size = k.clq_size[g]
         for t in range(size):
@@ -331,6 +351,8 @@ def _collect(un, x, work, msg, k, cpt):
             for t in range(size):
                 work[o + t] *= cpt[base + k.fac_off[fo + t]]
     for g in range(last - 1, first, -1):  # pre-order reversed: children before parents
+        if not k.clq_dirty[g]:
+            continue  # (a dirty clique's parent is dirty)
         o = k.clq_off[g]
         n_sep = k.sep_size[g]
         for s in range(n_sep):
@@ -351,12 +373,15 @@ def _collect(un, x, work, msg, k, cpt):
 
 
 @nb.njit(cache=True, nogil=True)
-def _draw(un, x, tab, u_row, chosen, k):
-    """Backward sampling of unit ``un`` from its collected tables ``tab``; writes ``x``, returns the nodes changed.
+def _draw(un, x, work, u_row, chosen, k):
+    """Backward sampling of unit ``un``; writes ``x``, returns the number of nodes changed.
 
     Clique ``g`` reads the uniform ``u_row[g]`` and draws, by inversion, one
-    of its states that agree with the separator state its parent drew
-    (the root: any state), with probability proportional to its table.
+    of its states that agree with the separator state its parent drew (the
+    root: any state), with probability proportional to its collected table:
+    a dirty clique's in ``work`` (:func:`_collect`) by a linear scan, a
+    clean clique's by bisection of its cumulated table ``k.cdf``. Both pick
+    the first state whose cumulated mass exceeds the uniform's share.
     """
     first = k.unit_clq_ptr[un]
     changed = 0
@@ -368,62 +393,42 @@ def _draw(un, x, tab, u_row, chosen, k):
         gp = k.grp_ptr_off[g]
         lo = k.grp_ptr[gp + s]
         hi = k.grp_ptr[gp + s + 1]
-        total = 0.0
-        for i in range(lo, hi):
-            total += tab[o + k.grp_order[o + i]]
-        r = u_row[g] * total
-        pick = -1
-        acc = 0.0
-        for i in range(lo, hi):
-            t = k.grp_order[o + i]
-            w = tab[o + t]
-            if w > 0.0:  # a state of probability zero is never drawn, even by rounding
-                acc += w
-                pick = t
-                if r < acc:
-                    break
-        if pick < 0:  # no mass (the chain's state had probability zero): stay
-            pick = 0
-            for j in range(k.clq_var_ptr[g], k.clq_var_ptr[g + 1]):
-                pick += x[k.clq_vars[j]] * k.clq_stride[j]
+        if k.clq_dirty[g]:
+            total = 0.0
+            for i in range(lo, hi):
+                total += work[o + k.grp_order[o + i]]
+            r = u_row[g] * total
+            pick = -1
+            acc = 0.0
+            for i in range(lo, hi):
+                t = k.grp_order[o + i]
+                w = work[o + t]
+                if w > 0.0:  # a state of probability zero is never drawn, even by rounding
+                    acc += w
+                    pick = t
+                    if r < acc:
+                        break
+            if pick < 0:  # no mass (the chain's state had probability zero): stay
+                pick = 0
+                for j in range(k.clq_var_ptr[g], k.clq_var_ptr[g + 1]):
+                    pick += x[k.clq_vars[j]] * k.clq_stride[j]
+        else:
+            # The first i with cdf > u: never a state of probability zero
+            # (its cdf equals its predecessor's); the last is 1 > u.
+            r = u_row[g]
+            hi -= 1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if k.cdf[o + mid] > r:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            pick = k.grp_order[o + lo]
         chosen[g - first] = pick
         for j in range(k.clq_var_ptr[g], k.clq_var_ptr[g + 1]):
             code = (pick // k.clq_stride[j]) % k.clq_card[j]
             v = k.clq_vars[j]
             if x[v] != code:  # a separator node is written again by the child, unchanged
-                x[v] = code
-                changed += 1
-    return changed
-
-
-@nb.njit(cache=True, nogil=True)
-def _draw_static(un, x, u_row, chosen, k):
-    """Backward sampling of a static unit: as :func:`_draw`, by bisection of the cumulated tables ``k.cdf``."""
-    first = k.unit_clq_ptr[un]
-    changed = 0
-    for g in range(first, k.unit_clq_ptr[un + 1]):
-        o = k.clq_off[g]
-        s = 0
-        if g != first:
-            s = k.sep_p[k.sep_p_off[g] + chosen[k.clq_parent[g] - first]]
-        gp = k.grp_ptr_off[g]
-        lo = k.grp_ptr[gp + s]
-        hi = k.grp_ptr[gp + s + 1] - 1
-        r = u_row[g]
-        # The first i with cdf > r: never a state of probability zero (its
-        # cdf equals its predecessor's), and the last is 1 > r.
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if k.cdf[o + mid] > r:
-                hi = mid
-            else:
-                lo = mid + 1
-        pick = k.grp_order[o + lo]
-        chosen[g - first] = pick
-        for j in range(k.clq_var_ptr[g], k.clq_var_ptr[g + 1]):
-            code = (pick // k.clq_stride[j]) % k.clq_card[j]
-            v = k.clq_vars[j]
-            if x[v] != code:
                 x[v] = code
                 changed += 1
     return changed
@@ -453,7 +458,7 @@ def _sweeps(
     fraction of changed nodes to ``change_out``.
     """
     n_chains, n_sweeps, _ = u.shape
-    n_units = k.unit_static.size
+    n_units = k.unit_clq_ptr.size - 1
     work = np.empty(k.fixed.size)
     n_msg = 1
     most = 1
@@ -470,11 +475,8 @@ def _sweeps(
         for s in range(n_sweeps):
             changed = 0
             for un in range(n_units):
-                if k.unit_static[un]:
-                    changed += _draw_static(un, x, u[c, s], chosen, k)
-                else:
-                    _collect(un, x, work, msg, k, cpt)
-                    changed += _draw(un, x, work, u[c, s], chosen, k)
+                _collect(un, x, work, msg, k, cpt)
+                changed += _draw(un, x, work, u[c, s], chosen, k)
             if record and s % thin == 0:
                 for j in range(unobserved.size):
                     out[c, kept, j] = x[unobserved[j]]
@@ -575,11 +577,9 @@ def unit_conditional(plan: Plan, unit: int, position: np.ndarray) -> tuple[np.nd
     if k is None:
         raise ValueError("the plan has no blocks: its units are network_gibbs's single sites")
     x = np.array(position, dtype=np.int64, copy=True)
-    if k.unit_static[unit]:
-        tab = k.fixed
-    else:
-        tab = np.empty_like(k.fixed)
-        _collect(unit, x, tab, np.empty(max(1, int(k.sep_size.max()))), k, plan.tables.cpt)
+    work = np.zeros_like(k.fixed)
+    _collect(unit, x, work, np.empty(max(1, int(k.sep_size.max()))), k, plan.tables.cpt)
+    tab = np.where(np.repeat(k.clq_dirty, k.clq_size), work, k.fixed)  # each clique's collected table
     nodes = plan.units[unit]
     card = plan.tables.network.cardinality
     states = np.array(list(np.ndindex(*(card[v] for v in nodes))), dtype=np.int64)

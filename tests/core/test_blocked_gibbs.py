@@ -108,10 +108,9 @@ def targets_of(states: np.ndarray, a: int, pos: list[int], unit_states: np.ndarr
     return np.ravel_multi_index(t.T, radix)
 
 
-def kernel_tables(plan: bg.Plan, unit: int, x: np.ndarray) -> np.ndarray:
+def collected(plan: bg.Plan, unit: int, x: np.ndarray) -> np.ndarray:
+    """The kernel's forward filtering of ``unit`` at ``x`` (the dirty cliques' tables)."""
     k = plan.kernel
-    if k.unit_static[unit]:
-        return k.fixed
     work = np.empty_like(k.fixed)
     bg._collect(unit, x, work, np.empty(int(k.sep_size.max())), k, plan.tables.cpt)
     return work
@@ -157,7 +156,7 @@ def drive_unit(plan, u, x, states, a, pos, joint, radix) -> None:
     unit_states = np.array(list(np.ndindex(*(radix[p] for p in pos))), dtype=np.int64)
     p = joint[targets_of(states, a, pos, unit_states, radix)]
     p = p / p.sum()
-    tab = kernel_tables(plan, u, x)
+    work = collected(plan, u, x)
     for b in np.flatnonzero(p > 0):
         u_row = np.full(k.clq_size.size, np.nan)
         mask = np.ones(len(unit_states), dtype=bool)
@@ -175,10 +174,7 @@ def drive_unit(plan, u, x, states, a, pos, joint, radix) -> None:
             chosen[g] = t_of[b]
             mask &= t_of == t_of[b]
         y = x.copy()
-        if k.unit_static[u]:  # (fixed tables, drawn by bisection of their cumulated groups)
-            bg._draw_static(u, y, u_row, np.empty(last - first, dtype=np.int64), k)
-        else:
-            bg._draw(u, y, tab, u_row, np.empty(last - first, dtype=np.int64), k)
+        bg._draw(u, y, work, u_row, np.empty(last - first, dtype=np.int64), k)
         np.testing.assert_array_equal(y[list(nodes)], unit_states[b])
         others = np.ones(y.size, dtype=bool)
         others[list(nodes)] = False
