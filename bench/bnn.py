@@ -53,7 +53,7 @@ import numpy as np
 from mcmc.core.targets import bnn
 from mcmc.diagnostics import stats
 from mcmc.diagnostics.compare import z_scores
-from mcmc.diagnostics.predictive import HYPERPARAMETERS
+from mcmc.core.targets.bnn import HYPERPARAMETERS
 from mcmc.diagnostics.readers import read_chains
 
 HERE = Path(__file__).resolve().parent

@@ -162,6 +162,12 @@ def command(
         ),
     ] = None,
     layout: options.LayoutOption = None,
+    max_rhat: options.MaxRhat = None,
+    min_ess: options.MinEss = None,
+    max_divergences: options.MaxDivergences = None,
+    min_ebfmi: options.MinEbfmi = None,
+    strict: options.Strict = False,
+    no_check: options.NoCheck = False,
 ) -> None:
     if plot:
         from mcmc.cli.render.plot import image_format
@@ -183,14 +189,19 @@ def command(
             raise UsageError("give the dimension once: --dim or --target-option dim=..., not both")
         params = options.parse_sampler_params(param or [], names)  # before the target file is loaded and probed
 
+        from mcmc.cli.config import CHECK_KEYS, resolve
         from mcmc.diagnostics.sampler_comparison import compare_samplers
 
+        checks = resolve(
+            options.check_options(max_rhat, min_ess, max_divergences, min_ebfmi, strict=strict), keys=CHECK_KEYS
+        )
         with progress_bar() as progress:
             result = compare_samplers(
                 target, names, target_options={**({"dim": dim} if dim is not None else {}), **extra},
                 params=params, chains=chains, warmup=warmup, draws=draws, seed=seed, grad_cost=grad_cost,
                 max_z=max_z, check_sd=check_sd, outputs={"-o": output, "--plot": plot}, progress=progress,
-                observe=tuple(observe or ()),
+                observe=tuple(observe or ()), thresholds=checks.thresholds, strict=checks.strict,
+                judge_draws=not no_check,
             )  # fmt: skip
     else:
         if reference is not None and len(files) != 1:
@@ -202,6 +213,10 @@ def command(
             )
         if param:
             raise UsageError("--param tunes the samplers of --target/--samplers; it does not apply to chains files")
+        given = options.check_options(max_rhat, min_ess, max_divergences, min_ebfmi, strict=strict)
+        if any(v is not None for v in given.values()) or no_check:
+            raise UsageError("the check options judge the draws of --samplers; to judge a chains file, run "
+                             "mcmc diagnose on it")  # fmt: skip
         from mcmc.diagnostics.compare import compare_runs
 
         result = compare_runs(

@@ -75,60 +75,12 @@ def command(
             case_sensitive=False,
         ),
     ] = None,
-    max_rhat: Annotated[
-        float | None,
-        typer.Option(
-            metavar="R",
-            help="Fail if the rank-normalized split R-hat (max of bulk and folded) of any parameter exceeds this. "
-            "Vehtari et al. (2021) recommend 1.01. \\[default: 1.01]",
-            show_default=False,
-        ),
-    ] = None,
-    min_ess: Annotated[
-        float | None,
-        typer.Option(
-            metavar="N",
-            help="Fail if the bulk or tail ESS of any parameter is below this. Vehtari et al. (2021) recommend "
-            "at least 100 per chain, i.e. 400 for four chains. \\[default: 400]",
-            show_default=False,
-        ),
-    ] = None,
-    max_divergences: Annotated[
-        int | None,
-        typer.Option(
-            metavar="N",
-            help="Fail if more transitions than this ended in a divergence (HMC/NUTS; any divergence means the "
-            "sampler may be missing part of the posterior). \\[default: 0]",
-            show_default=False,
-        ),
-    ] = None,
-    min_ebfmi: Annotated[
-        float | None,
-        typer.Option(
-            metavar="E",
-            help="Fail if the energy Bayesian fraction of missing information of any chain is below this "
-            "(Betancourt 2016; CmdStan uses 0.3). \\[default: 0.3]",
-            show_default=False,
-        ),
-    ] = None,
-    max_treedepth_hits: Annotated[
-        int | None,
-        typer.Option(
-            metavar="N",
-            help="Warn (never fail) if more transitions than this reached the maximum tree depth: an efficiency "
-            "problem, not a bias. The limit is CmdStan's max_depth from the file, else 10. \\[default: 0]",
-            show_default=False,
-        ),
-    ] = None,
-    ssif_ratio: Annotated[
-        float | None,
-        typer.Option(
-            metavar="K",
-            help="Warn (never fail) when the ESS implied by SSIF and the bulk ESS differ by more than this factor; "
-            "SSIF is exact only for AR(1) chains. \\[default: 2]",
-            show_default=False,
-        ),
-    ] = None,
+    max_rhat: options.MaxRhat = None,
+    min_ess: options.MinEss = None,
+    max_divergences: options.MaxDivergences = None,
+    min_ebfmi: options.MinEbfmi = None,
+    max_treedepth_hits: options.MaxTreedepthHits = None,
+    ssif_ratio: options.SsifRatio = None,
     quantiles: Annotated[
         str | None,
         typer.Option(
@@ -210,14 +162,7 @@ def command(
         int, typer.Option(metavar="N", help="Drop the first N draws of every chain (burn-in) before diagnosing.")
     ] = 0,
     thin: Annotated[int, typer.Option(metavar="K", help="Keep every K-th draw (after --discard).")] = 1,
-    strict: Annotated[
-        bool,
-        typer.Option(
-            "--strict",
-            help="Fail (exit 1) on warnings too: tree-depth hits, constant parameters, SSIF, the log density.",
-            show_default=False,
-        ),
-    ] = False,
+    strict: options.Strict = False,
     sig_figs: Annotated[
         int | None,
         typer.Option(
@@ -259,20 +204,31 @@ def command(
         from mcmc.cli.render.plot import image_format
 
         image_format(plot)  # refuse a bad --plot name before the (possibly long) work
-    from mcmc.diagnostics.diagnose import diagnose
+    from mcmc.cli.config import resolve
+    from mcmc.diagnostics.diagnose import DiagnoseSettings, diagnose
 
     given = {
-        "max-rhat": max_rhat, "min-ess": min_ess, "max-divergences": max_divergences, "min-ebfmi": min_ebfmi,
-        "max-treedepth-hits": max_treedepth_hits, "ssif-ratio": ssif_ratio, "var": var, "quantiles": quantiles,
-        "lags": lags, "format": fmt, "strict": strict or None, "sig-figs": sig_figs, "wide": wide or None,
-        "diagnostics": diagnostics, "superchains": superchains,
+        **options.check_options(max_rhat, min_ess, max_divergences, min_ebfmi, max_treedepth_hits, ssif_ratio, strict),
+        "var": var, "quantiles": quantiles, "lags": lags, "format": fmt, "sig-figs": sig_figs,
+        "wide": wide or None, "diagnostics": diagnostics, "superchains": superchains,
     }  # fmt: skip
+    settings = resolve(given, formats=tuple(f.value for f in DiagnoseFormat))
     reports = {"--output-json": output_json, "--output-md": output_md, "--html": html, "--junit": junit}
     report = diagnose(
-        files, given, outputs={"-o": output, "--plot": plot, **reports}, stdin=sys.stdin.buffer,
-        formats=[f.value for f in DiagnoseFormat], plot=bool(plot or html), plot_cap=plot_max,
-        layout=layout.value if layout is not None else None, names=names, discard=discard, thin=thin,
+        files,
+        DiagnoseSettings(
+            thresholds=settings.thresholds, strict=settings.strict, var=settings.var, probs=settings.probs,
+            lags=settings.lags, classic=settings.classic, superchains=settings.superchains, labels=settings.labels,
+        ),
+        outputs={"-o": output, "--plot": plot, **reports}, stdin=sys.stdin.buffer,
+        inputs=[str(settings.config_path)] if settings.config_path else [], plot=bool(plot or html),
+        plot_cap=plot_max, layout=layout.value if layout is not None else None, names=names, discard=discard,
+        thin=thin,
     )  # fmt: skip
+    from dataclasses import replace
+
+    # How to show it is the command line's business, not the report's judgement.
+    report = replace(report, format=settings.format, wide=settings.wide, sig_figs=settings.sig_figs)
 
     from mcmc.cli.render import emit
     from mcmc.cli.render.common import print_verdict

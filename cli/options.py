@@ -124,6 +124,83 @@ Var = Annotated[
     ),
 ]
 
+CHECKS = "Checks (as mcmc diagnose; defaults from [tool.mcmc.diagnose] in pyproject.toml)"
+
+MaxRhat = Annotated[
+    float | None,
+    typer.Option(
+        metavar="R", rich_help_panel=CHECKS, show_default=False,
+        help="Fail if the rank-normalized split R-hat (max of bulk and folded) of any parameter exceeds this. "
+        "Vehtari et al. (2021) recommend 1.01. \\[default: 1.01]",
+    ),
+]  # fmt: skip
+MinEss = Annotated[
+    float | None,
+    typer.Option(
+        metavar="N", rich_help_panel=CHECKS, show_default=False,
+        help="Fail if the bulk or tail ESS of any parameter, over all chains, is below this. \\[default: 100 per "
+        "chain (Vehtari et al. 2021): 400 for four chains]",
+    ),
+]  # fmt: skip
+MaxDivergences = Annotated[
+    int | None,
+    typer.Option(
+        metavar="N", rich_help_panel=CHECKS, show_default=False,
+        help="Fail if more transitions than this ended in a divergence (HMC/NUTS; any divergence means the "
+        "sampler may be missing part of the posterior). \\[default: 0]",
+    ),
+]  # fmt: skip
+MinEbfmi = Annotated[
+    float | None,
+    typer.Option(
+        metavar="E", rich_help_panel=CHECKS, show_default=False,
+        help="Fail if the energy Bayesian fraction of missing information of any chain is below this "
+        "(Betancourt 2016; CmdStan uses 0.3). \\[default: 0.3]",
+    ),
+]  # fmt: skip
+MaxTreedepthHits = Annotated[
+    int | None,
+    typer.Option(
+        metavar="N", rich_help_panel=CHECKS, show_default=False,
+        help="Warn (never fail) if more transitions than this reached the maximum tree depth: an efficiency "
+        "problem, not a bias. The limit is CmdStan's max_depth from the file, else 10. \\[default: 0]",
+    ),
+]  # fmt: skip
+SsifRatio = Annotated[
+    float | None,
+    typer.Option(
+        metavar="K", rich_help_panel=CHECKS, show_default=False,
+        help="Warn (never fail) where the ESS implied by SSIF clears the ESS limit, the bulk ESS does not, and "
+        "they differ by more than this factor; SSIF is exact only for AR(1) chains. \\[default: 1]",
+    ),
+]  # fmt: skip
+Strict = Annotated[
+    bool,
+    typer.Option(
+        "--strict", rich_help_panel=CHECKS, show_default=False,
+        help="Fail (exit 1) on warnings too: tree-depth hits, constant parameters, SSIF, the log density.",
+    ),
+]  # fmt: skip
+NoCheck = Annotated[
+    bool,
+    typer.Option(
+        "--no-check", rich_help_panel=CHECKS, show_default=False,
+        help="Exploratory run: report the checks but exit 0 even when the draws fail them.",
+    ),
+]  # fmt: skip
+
+
+def check_options(
+    max_rhat: float | None, min_ess: float | None, max_divergences: int | None = None, min_ebfmi: float | None = None,
+    max_treedepth_hits: int | None = None, ssif_ratio: float | None = None, strict: bool = False,
+) -> dict[str, Any]:
+    """The check options as :func:`mcmc.cli.config.resolve` takes them (``None``: not given)."""
+    return {
+        "max-rhat": max_rhat, "min-ess": min_ess, "max-divergences": max_divergences, "min-ebfmi": min_ebfmi,
+        "max-treedepth-hits": max_treedepth_hits, "ssif-ratio": ssif_ratio, "strict": strict or None,
+    }  # fmt: skip
+
+
 #: Sampler -> the tuning settings it takes (``mcmc sample --NAME``, ``mcmc compare -P SAMPLER:NAME=``).
 #: Each setting is the kernel's keyword of the same name; its valid values are in :mod:`mcmc.core.ranges`.
 TUNING: dict[str, tuple[str, ...]] = {

@@ -8,6 +8,7 @@ run; the summary is rendered on stderr (:mod:`mcmc.cli.render.table_sample`).
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from enum import Enum
 from typing import Annotated
 
@@ -207,8 +208,18 @@ def command(
             show_default=False,
         ),
     ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", rich_help_panel="Run", help="No summary on stderr.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", rich_help_panel="Run", help="No summary on stderr; a failed check's "
+                           "verdict line still shows.")
+    ] = False,
     scheduler: options.Scheduler = None,
+    max_rhat: options.MaxRhat = None,
+    min_ess: options.MinEss = None,
+    max_divergences: options.MaxDivergences = None,
+    min_ebfmi: options.MinEbfmi = None,
+    max_treedepth_hits: options.MaxTreedepthHits = None,
+    strict: options.Strict = False,
+    no_check: options.NoCheck = False,
 ) -> None:
     extra = options.parse_target_options(target_option or [])
     clash = sorted(set(extra) & {"dim", "rho", "scales", "data"})
@@ -234,6 +245,12 @@ def command(
         except ValueError:
             raise UsageError(f"--init must be comma-separated numbers, got {init!r}") from None
 
+    from mcmc.cli.config import CHECK_KEYS, resolve
+
+    checks = resolve(
+        options.check_options(max_rhat, min_ess, max_divergences, min_ebfmi, max_treedepth_hits, strict=strict),
+        keys=CHECK_KEYS,
+    )
     from mcmc.diagnostics.runs import SampleSpec, sample_run
 
     spec = SampleSpec(
@@ -244,8 +261,8 @@ def command(
     )  # fmt: skip
     with progress_bar(not quiet) as progress:
         result = sample_run(
-            spec, output, stdout=sys.stdout.buffer, summarize=not quiet, progress=progress, predict=predict,
-            predictions=predictions, plot=plot,
+            spec, output, stdout=sys.stdout.buffer, thresholds=checks.thresholds, strict=checks.strict,
+            progress=progress, predict=predict, predictions=predictions, plot=plot,
         )  # fmt: skip
     if plot and result.predictive is not None:
         from mcmc.cli.render.plot import plot_predictive
@@ -255,6 +272,22 @@ def command(
         from mcmc.cli.render import render
 
         render(result, "table", sys.stderr)
+    finish(result.passed, result.verdict(), result.advice, no_check=no_check, quiet=quiet)
+
+
+def finish(passed: bool, verdict: str, advice: Sequence[str] = (), *, no_check: bool, quiet: bool = False) -> None:
+    """The verdict line of a command that wrote draws, then exit 1 if they failed the checks (not with --no-check)."""
+    from mcmc.cli.console import CheckFailed
+    from mcmc.cli.render.common import print_verdict
+
+    if quiet and (passed or no_check):
+        return
+    notes = [f"what to do: {a}" for a in advice if a] if not passed else []
+    if no_check and not passed:
+        notes.append("--no-check: exit 0 all the same")
+    print_verdict(verdict, passed, notes)
+    if not passed and not no_check:
+        raise CheckFailed(verdict)
 
 
 command.__doc__ = HELP

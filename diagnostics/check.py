@@ -41,8 +41,9 @@ import numpy as np
 
 from mcmc.core.chains import Chains
 from mcmc.core.errors import UsageError
-from mcmc.diagnostics.report import Parameter, Report, Thresholds, quantile_label, rank_failing
-from mcmc.diagnostics.sampler import sampler_summary
+from mcmc.core.errors import InputError
+from mcmc.diagnostics.report import Check, Parameter, Report, Thresholds, quantile_label, rank_failing
+from mcmc.diagnostics.sampler import ACCEPTANCE_FROM_DRAWS, Acceptance, Sampler, sampler_summary
 from mcmc.diagnostics.selection import flatten, select
 from mcmc.diagnostics.stats import DEFAULT_LAGS, DEFAULT_PROBS
 from mcmc.diagnostics.verdict import report_checks
@@ -56,6 +57,7 @@ def check(
     probs: Sequence[float] = DEFAULT_PROBS,
     lags: Sequence[int] = DEFAULT_LAGS,
     source: Sequence[str] = (),
+    strict: bool = False,
 ) -> Report:
     """Diagnose ``chains``: statistics for every selected scalar, sampler checks, verdict.
 
@@ -73,6 +75,8 @@ def check(
         Autocorrelation lags (non-negative integers).
     source
         The file names, recorded in the report.
+    strict
+        Warnings fail the run too.
 
     Returns
     -------
@@ -86,9 +90,21 @@ def check(
     if not lags or any(k < 0 for k in lags):
         raise UsageError(f"lags must be non-negative integers (got {', '.join(map(str, lags))})")
 
+    notes = []
+    judged = chains.attrs.get("judge")
+    if not var and isinstance(judged, (list, tuple)) and judged:
+        # The target named the variables that identify convergence (a neural network's
+        # weights are not identifiable): every command judges those, diagnose too.
+        var = [str(v) for v in judged]
+        notes.append(f"judged on {', '.join(var)}, as the file asks ({chains.attrs.get('judge_reason', 'the target')}"
+                     "); --var selects others")  # fmt: skip
     selection = select(chains, var)
     x = flatten(chains, selection)
-    n_chains, n_draws, _ = x.shape
+    n_chains, n_draws, n_params = x.shape
+    if n_params == 0:
+        # Nothing to judge is not a pass: a CI gate must not wave through an empty file.
+        raise InputError(", ".join(source) or None, "has no parameters to judge")
+    thresholds = thresholds.for_chains(n_chains)
     max_rhat, min_ess, unmatched = thresholds.limits(selection.names, selection.variables)
     params = _parameters(x, selection.names, selection.variables, probs, lags, thresholds, max_rhat, min_ess)
     log_density = None
@@ -99,7 +115,6 @@ def check(
         limits = np.array([float(thresholds.max_rhat)]), np.array([float(thresholds.min_ess)])
         log_density = _parameters(lp_x, ["lp"], ["lp"], probs, lags, thresholds, *limits)[0]
     sampler = sampler_summary(chains)
-    notes = []
     if n_chains == 1:
         notes.append("1 chain: R-hat compares the two halves of the chain (split R-hat)")
     if n_draws < 4:
@@ -122,6 +137,7 @@ def check(
         draws=x,
         worst=rank_failing(params),
         log_density=log_density,
+        strict=strict,
     )
 
 
@@ -218,3 +234,47 @@ def _statuses(
     status[flags["inf"]] = "inf"
     status[flags["nan"]] = "nan"
     return status.tolist()
+
+
+def check_weighted(
+    n_chains: int,
+    n_draws: int,
+    kish_ess: float,
+    *,
+    thresholds: Thresholds = Thresholds(),  # noqa: B008 - frozen
+    source: Sequence[str] = (),
+    strict: bool = False,
+) -> Report:
+    """The report of weighted independent draws (likelihood weighting): the Kish ESS of the weights.
+
+    A weighted sample is not a chain: R-hat and the autocorrelation ESS do not
+    apply, and what limits its precision is how unequal the weights are, as
+    Kish's effective sample size ``(sum w)^2 / sum w^2`` measures (Kish 1965).
+    It is judged against the same ESS limit as a chain's draws (100 per chain
+    by default), so every command says the same of the same run.
+
+    Parameters
+    ----------
+    n_chains, n_draws
+        The shape of the run.
+    kish_ess
+        Kish's ESS of all the weights together.
+    thresholds, source, strict
+        As for :func:`check`.
+    """
+    thresholds = thresholds.for_chains(n_chains)
+    finite = bool(np.isfinite(kish_ess))
+    ok = finite and kish_ess >= float(thresholds.min_ess)
+    relation = ">=" if ok else "<"
+    message = f"Kish ESS of the weights {kish_ess:.0f} {relation} {thresholds.min_ess_text}" if finite else (
+        "the weights have no usable ESS (every draw has weight zero)")  # fmt: skip
+    from mcmc.diagnostics.verdict import ADVICE
+
+    checks = (Check("ess", ok, message, (), "error", (), "" if ok else ADVICE["weights"]),)
+    nan = (float("nan"),) * n_chains
+    sampler = Sampler(Acceptance(nan, float("nan"), ACCEPTANCE_FROM_DRAWS, (), False), n_chains * n_draws)
+    return Report(
+        source=tuple(source), n_chains=n_chains, n_draws=n_draws, thresholds=thresholds, probs=(), lags=(),
+        parameters=(), sampler=sampler, checks=checks, kind="weighted", strict=strict,
+    )  # fmt: skip
+

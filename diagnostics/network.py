@@ -29,14 +29,14 @@ Kish, L. (1965). *Survey Sampling*. Wiley (the effective sample size of weights)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from mcmc.core.chains import Chains
 from mcmc.core.errors import InputError
-from mcmc.diagnostics.report import Thresholds
+from mcmc.diagnostics.report import Report, Thresholds
 from mcmc.diagnostics.summary import RunSummary
 
 __all__ = [
@@ -136,6 +136,8 @@ class IndicatorEstimates:
         weighted run no R-hat and the Kish ESS as both ESS.
     weighted
         Likelihood weighting's self-normalised estimates.
+    report
+        The diagnose report of the indicators (the one verdict of the run).
     """
 
     nodes: tuple[str, ...]
@@ -147,6 +149,7 @@ class IndicatorEstimates:
     exact: np.ndarray | None
     summary: RunSummary
     weighted: bool
+    report: Report | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -169,8 +172,15 @@ def estimate_indicators(
     exact: Sequence[np.ndarray] | Mapping[str, np.ndarray] | None = None,
     *,
     thresholds: Thresholds = Thresholds(),  # noqa: B008 - frozen
+    strict: bool = False,
+    source: Sequence[str] = (),
 ) -> IndicatorEstimates:
-    """Marginal estimates, MCSE, ESS and R-hat of every state indicator of a network run.
+    """Marginal estimates, MCSE, ESS and R-hat of every state indicator of a network run, and its report.
+
+    The indicators are judged once, by :func:`mcmc.diagnostics.check.check`
+    (the report ``mcmc diagnose`` makes of the same file), and the estimates
+    are read off that report; weighted draws by
+    :func:`~mcmc.diagnostics.check.check_weighted`.
 
     Parameters
     ----------
@@ -178,55 +188,79 @@ def estimate_indicators(
         A network run in its chains-file form (:func:`mcmc.core.samplers.network_driver.to_chains`).
     exact
         Exact marginals ``{node: (n_states,)}`` of (at least) the stored nodes, or ``None``.
-    thresholds
-        What the run summary judges R-hat and ESS by.
+    thresholds, strict
+        The limits of the checks (``diagnose``'s defaults) and whether warnings fail.
+    source
+        The chains file, recorded in the report.
     """
-    from mcmc.diagnostics import stats
+    from mcmc.diagnostics.check import check, check_weighted
     from mcmc.diagnostics.selection import flatten, select
-    from mcmc.diagnostics.summary import summarize_run
+    from mcmc.diagnostics.summary import RunSummary
 
     ind = indicator_chains(chains, weighted_ok=True)
     selection = select(ind)
-    x = flatten(ind, selection)
     nodes = selection.variables
     states = tuple(ind.coords[v][0][i] for v, idx in selection.items for i in idx)
     truth = None
     if exact is not None:
         truth = np.array([float(exact[v][i]) for v, idx in selection.items for i in idx])
     weighted = bool(chains.attrs.get("weighted"))
-    n = x.shape[2]
+    n = len(nodes)
     if weighted:
         from mcmc.core.samplers.likelihood_weighting import kish_ess, weighted_mean
 
+        x = flatten(ind, selection)
         log_weight = chains.sample_stats["log_weight"]
         mean, mcse = weighted_mean(x, log_weight)
         kish = float(kish_ess(log_weight))
         ess, rhat = np.full(n, kish), np.full(n, np.nan)
-        summary = RunSummary(
-            n_chains=x.shape[0], n_draws=x.shape[1], n_params=n, rhat_max=None, rhat_argmax=None,
-            ess_bulk_min=kish, ess_bulk_argmin=WEIGHTS_ESS, ess_tail_min=kish, ess_tail_argmin=WEIGHTS_ESS,
-            rhat_ok=None, ess_bulk_ok=kish >= thresholds.min_ess, acceptance=None, acceptance_by_chain=None,
-            divergences=None, n_evals_per_draw=None, likelihood_saved=None, envelope_exceeded=None,
-            thresholds=thresholds,
-        )  # fmt: skip
+        report = check_weighted(x.shape[0], x.shape[1], kish, thresholds=thresholds, source=source, strict=strict)
+        summary = RunSummary.from_report(report, ind)
+        summary = replace(summary, ess_bulk_min=kish, ess_bulk_argmin=WEIGHTS_ESS, ess_tail_min=kish,
+                          ess_tail_argmin=WEIGHTS_ESS, ess_bulk_ok=report.passed)  # fmt: skip
     else:
-        mean = stats.mean(x)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mcse = stats.mcse_mean(x)
-        # stats gives a constant indicator NaN; a state seen in every draw, or never, has no Monte Carlo spread
-        mcse = np.where(stats.sd(x) == 0, 0.0, mcse)
-        ess, rhat = stats.ess_bulk(x), stats.rhat(x)
-        summary = summarize_run(ind, thresholds=thresholds)
+        report = check(ind, thresholds=thresholds, source=source, strict=strict)
+        params = report.parameters
+        mean = np.array([p.mean for p in params])
+        # a state seen in every draw, or never, has no Monte Carlo spread
+        mcse = np.array([0.0 if p.sd == 0 else p.mcse_mean for p in params])
+        ess = np.array([p.ess_bulk for p in params])
+        rhat = np.array([p.rhat for p in params])
+        summary = RunSummary.from_report(report, ind)
         rates = chains.attrs.get("acceptance_rate")
         if rates is not None:  # rejection: accepted / proposed, per chain
-            from dataclasses import replace
-
             by_chain = tuple(float(r) for r in rates)
             summary = replace(summary, acceptance=float(np.mean(by_chain)), acceptance_by_chain=by_chain)
     return IndicatorEstimates(
         tuple(nodes), states, np.asarray(mean, dtype=float), np.asarray(mcse, dtype=float),
-        np.asarray(ess, dtype=float), np.asarray(rhat, dtype=float), truth, summary, weighted,
+        np.asarray(ess, dtype=float), np.asarray(rhat, dtype=float), truth, summary, weighted, report,
     )  # fmt: skip
+
+
+def failing_nodes(report: Report) -> tuple[str, ...]:
+    """The nodes whose indicators fail ``report``'s checks, the worst first (each node once)."""
+    return tuple(dict.fromkeys(p.variable for p in report.failing()))
+
+
+def network_advice(report: Report, sampler: str) -> str:
+    """What to do when a network run's draws fail the checks: the nodes, and the remedies that fit ``sampler``."""
+    if report.kind == "weighted":
+        return report.checks[0].advice
+    nodes = failing_nodes(report)
+    if not nodes:
+        return ""
+
+    def shown(names: Sequence[str]) -> str:
+        return ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+
+    apart = tuple(dict.fromkeys(p.variable for p in report.failing() if p.status == "rhat"))
+    if apart and sampler == "gibbs":
+        return (f"the chains have not mixed on {shown(apart)}: run longer (--draws, --warmup); chains that stay "
+                "apart are trapped by near-deterministic tables, which single-site moves cannot cross: "
+                "-s likelihood-weighting gives independent weighted draws instead")  # fmt: skip
+    if apart:
+        return f"the chains disagree on {shown(apart)}: draw more (--draws)"
+    return f"too few effective draws for {shown(nodes)}: draw more (--draws)"
 
 
 # --------------------------------------------------------------------------- the sample summary
@@ -426,6 +460,9 @@ def compare_network_samplers(
     max_z: float = 4.0,
     outputs: Mapping[str, str | None] | None = None,
     progress: Any = None,
+    thresholds: Thresholds | None = None,
+    strict: bool = False,
+    judge_draws: bool = True,
 ) -> Any:
     """``mcmc compare --target NET.bif -s gibbs,likelihood-weighting,rejection``: the network samplers head to head.
 
@@ -504,7 +541,7 @@ def compare_network_samplers(
         if run.warnings:
             notes.append(f"{name}: {len(run.warnings)} deterministic table(s) can freeze single-site Gibbs "
                          "(mcmc sample names the nodes); judge it by R-hat")  # fmt: skip
-        est = estimate_indicators(to_chains(run), exact)
+        est = estimate_indicators(to_chains(run), exact, thresholds=thresholds or Thresholds(), strict=strict)
         n_indicators = len(est.nodes)
         s = est.summary
         both = (s.ess_bulk_min, s.ess_tail_min)
@@ -536,7 +573,7 @@ def compare_network_samplers(
                  "counts the rejected ones); warm-up applies to gibbs only")  # fmt: skip
     if any(name == "likelihood-weighting" for name in names):
         notes.append("likelihood-weighting's ESS is the Kish ESS of its weights; it has no R-hat")
-    passed, verdict = samplers_verdict(rows, max_z)
+    passed, verdict = samplers_verdict(rows, max_z, judge_draws=judge_draws)
     bad, _ = off_truth(rows, max_z)
     observed = format_evidence(net, evidence)
     return SamplerComparison(

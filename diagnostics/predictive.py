@@ -22,7 +22,6 @@ from mcmc.core.errors import UsageError
 from mcmc.core.targets.base import Target
 from mcmc.diagnostics import stats
 
-HYPERPARAMETERS = ("sigma_in", "sigma_hidden_bias", "sigma_out", "sigma_direct", "sigma_out_bias", "noise_sd")
 GRID = 200  # points of the curve drawn for a 1-D input
 
 
@@ -103,7 +102,7 @@ def predictive_report(
     InputError
         A bad test file (naming it).
     """
-    from mcmc.core.targets.bnn import BnnTarget, predict, predictions_csv, read_test
+    from mcmc.core.targets.bnn import HYPERPARAMETERS, BnnTarget, predict, predictions_csv, read_test
 
     if not isinstance(target, BnnTarget):
         if test or predictions or curve:

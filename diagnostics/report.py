@@ -10,8 +10,8 @@ in :mod:`mcmc.diagnostics.sampler`, the plot data in :mod:`mcmc.diagnostics.plot
 the compact classic rows in :mod:`mcmc.diagnostics.classic_rows`, the check
 messages and advice in :mod:`mcmc.diagnostics.verdict`.
 
-The default limits R-hat <= 1.01 and ESS >= 400 (100 per chain for four
-chains) are those of Vehtari, Gelman, Simpson, Carpenter & Bürkner (2021),
+The default limits R-hat <= 1.01 and bulk and tail ESS >= 100 per chain (400
+for four chains, 100 for one) are those of Vehtari, Gelman, Simpson, Carpenter & Bürkner (2021),
 "Rank-normalization, folding, and localization: an improved R-hat for assessing
 convergence of MCMC", Bayesian Analysis 16(2). Per-variable limits
 (``Thresholds.per_variable``) loosen or tighten R-hat and ESS for chosen
@@ -21,7 +21,7 @@ parameters; ``strict`` makes every warning fail the run.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -40,6 +40,10 @@ SCHEMA = "mcmc.diagnose/1"  # the JSON document of Report.to_dict (docs/formats.
 
 STATUSES = ("ok", "rhat", "ess", "constant", "nan", "inf")
 
+#: The ESS every chain must contribute when no total is given: Vehtari et al. (2021) ask for
+#: bulk and tail ESS above 100 per chain (400 for the four chains of their examples).
+MIN_ESS_PER_CHAIN = 100
+
 _TABLE_STATS = ("mcse_mean", "mcse_sd", "ess_bulk", "ess_tail", "rhat", "rhat_split", "ssif", "ess_ssif")
 
 
@@ -52,8 +56,13 @@ class Thresholds:
     max_rhat
         Largest acceptable rank-normalized split R-hat (Vehtari et al. 2021: 1.01).
     min_ess
-        Smallest acceptable bulk and tail ESS (Vehtari et al. 2021: 400, i.e. 100
-        per chain for four chains).
+        Smallest acceptable bulk and tail ESS over all chains; ``None`` (the
+        default) means :data:`MIN_ESS_PER_CHAIN` per chain (Vehtari et al.
+        2021: 100 per chain, 400 for four chains), made concrete by
+        :meth:`for_chains` when the number of chains is known.
+    ess_per_chain
+        Set by :meth:`for_chains` when ``min_ess`` came from the per-chain
+        default (the reports then say "100 per chain").
     max_divergences
         Largest acceptable number of divergent transitions over all chains.
     min_ebfmi
@@ -71,18 +80,20 @@ class Thresholds:
     """
 
     max_rhat: float = 1.01
-    min_ess: float = 400
+    min_ess: float | None = None
     max_divergences: int = 0
     min_ebfmi: float = 0.3
     max_treedepth_hits: int = 0
     ssif_ratio: float = 1.0
     per_variable: tuple[tuple[str, float | None, float | None], ...] = ()
+    ess_per_chain: bool = False
 
     def __post_init__(self) -> None:
-        if not self.max_rhat >= 1.0:
-            raise UsageError(f"max-rhat must be at least 1 (got {self.max_rhat})")
-        if not self.min_ess >= 0:
-            raise UsageError(f"min-ess must be non-negative (got {self.min_ess})")
+        # An infinite limit would turn a check off while the report still says it ran.
+        if not 1.0 <= self.max_rhat < np.inf:
+            raise UsageError(f"max-rhat must be a finite number of at least 1 (got {self.max_rhat})")
+        if self.min_ess is not None and not 0 <= self.min_ess < np.inf:
+            raise UsageError(f"min-ess must be a finite, non-negative number (got {self.min_ess})")
         if not self.max_divergences >= 0:
             raise UsageError(f"max-divergences must be non-negative (got {self.max_divergences})")
         if not 0 <= self.min_ebfmi:
@@ -92,13 +103,33 @@ class Thresholds:
         if not self.ssif_ratio >= 1:
             raise UsageError(f"ssif-ratio must be at least 1 (got {self.ssif_ratio})")
         for pattern, rhat_limit, ess_limit in self.per_variable:
-            if rhat_limit is not None and not rhat_limit >= 1.0:
-                raise UsageError(f"per-variable {pattern!r}: max-rhat must be at least 1 (got {rhat_limit})")
-            if ess_limit is not None and not ess_limit >= 0:
-                raise UsageError(f"per-variable {pattern!r}: min-ess must be non-negative (got {ess_limit})")
+            if rhat_limit is not None and not 1.0 <= rhat_limit < np.inf:
+                raise UsageError(f"per-variable {pattern!r}: max-rhat must be a finite number of at least 1 "
+                                 f"(got {rhat_limit})")  # fmt: skip
+            if ess_limit is not None and not 0 <= ess_limit < np.inf:
+                raise UsageError(f"per-variable {pattern!r}: min-ess must be a finite, non-negative number "
+                                 f"(got {ess_limit})")  # fmt: skip
+
+    def for_chains(self, n_chains: int) -> Thresholds:
+        """These limits with ``min_ess`` concrete: :data:`MIN_ESS_PER_CHAIN` per chain when none was given."""
+        if self.min_ess is not None:
+            return self
+        return replace(self, min_ess=float(MIN_ESS_PER_CHAIN * max(n_chains, 1)), ess_per_chain=True)
+
+    @property
+    def min_ess_text(self) -> str:
+        """``"400 (100 per chain)"`` for the per-chain default, else the limit: how reports state it."""
+        if self.min_ess is None:
+            return f"{MIN_ESS_PER_CHAIN} per chain"
+        return f"{self.min_ess:g}" + (f" ({MIN_ESS_PER_CHAIN} per chain)" if self.ess_per_chain else "")
 
     def limits(self, names: Sequence[str], variables: Sequence[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
-        """R-hat and ESS limits per parameter ``(n,)`` each, and the ``per_variable`` patterns matching nothing."""
+        """R-hat and ESS limits per parameter ``(n,)`` each, and the ``per_variable`` patterns matching nothing.
+
+        ``min_ess`` must be concrete (:meth:`for_chains`).
+        """
+        if self.min_ess is None:
+            raise ValueError("Thresholds.limits needs a concrete min_ess: call for_chains(n_chains) first")
         max_rhat = np.full(len(names), float(self.max_rhat))
         min_ess = np.full(len(names), float(self.min_ess))
         unmatched = []
@@ -214,6 +245,7 @@ class Report:
     wide: bool = False
     classic: ClassicDiagnostics | None = field(default=None, repr=False, compare=False)
     classic_rows: tuple[ClassicRow, ...] = ()
+    kind: str = "chains"
 
     @property
     def passed(self) -> bool:
@@ -238,7 +270,8 @@ class Report:
             "draws": self.n_draws,
             "thresholds": {
                 "max_rhat": float(t.max_rhat),
-                "min_ess": float(t.min_ess),
+                "min_ess": None if t.min_ess is None else float(t.min_ess),
+                "min_ess_per_chain": MIN_ESS_PER_CHAIN if t.ess_per_chain or t.min_ess is None else None,
                 "max_divergences": int(t.max_divergences),
                 "min_ebfmi": float(t.min_ebfmi),
                 "max_treedepth_hits": int(t.max_treedepth_hits),
@@ -265,6 +298,8 @@ class Report:
                     "per_chain": list(s.acceptance.per_chain),
                     "overall": s.acceptance.overall,
                     "source": s.acceptance.source,
+                    "label": s.acceptance.label,
+                    "judged": s.acceptance.judged,
                 },
                 "transitions": s.transitions,
                 "divergences": s.divergences,
@@ -317,12 +352,14 @@ class Report:
 
     def verdict(self) -> str:
         """One line: ``PASS: ...`` listing what was checked, or ``FAIL: ...`` listing what failed."""
+        if self.passed and self.kind == "weighted":
+            return "PASS: " + "; ".join(c.message for c in self.checks)
         if self.passed:
             t = self.thresholds
             parts = [
                 f"{len(self.parameters)} parameter{'s' if len(self.parameters) != 1 else ''}",
                 f"R-hat <= {t.max_rhat:g}",
-                f"bulk and tail ESS >= {t.min_ess:g}",
+                f"bulk and tail ESS >= {t.min_ess_text}",
             ]
             parts += [c.message for c in self.checks if c.name in ("divergences", "ebfmi")]
             warnings = [c.name for c in self.checks if not c.passed]
@@ -349,25 +386,39 @@ def _record(p: Parameter) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def rank_failing(params: Sequence[Parameter]) -> tuple[int, ...]:
-    """Indices of the failing parameters, worst first.
+def badness(p: Parameter) -> tuple[int, float]:
+    """How far ``p`` is past its limits, as a sort key: smaller is worse.
 
     Non-finite draws first, then R-hat failures by how far R-hat exceeds the
     parameter's limit, relative to the limit's own distance from 1 (an
     undefined R-hat counts as worst), then ESS failures by the smaller of bulk
-    and tail ESS as a fraction of the limit (smallest first). Ties keep the
-    file's order.
+    and tail ESS as a fraction of the limit (smallest first), then the rest.
+    Every list of failing parameters (the verdict line, JUnit, Markdown, HTML,
+    the annotations and their "and N more") is ordered by it.
     """
+    if p.status in ("nan", "inf"):
+        return 0, 0.0
+    if p.status == "rhat":
+        excess = (p.rhat - 1.0) / max(p.max_rhat - 1.0, 1e-12)
+        return 1, -excess if np.isfinite(excess) else -np.inf
+    if p.status == "ess" or p.ess_bulk_low or p.ess_tail_low:
+        return 2, ess_fraction(p)
+    return 3, 0.0
 
-    def badness(p: Parameter) -> tuple[int, float]:
-        if p.status in ("nan", "inf"):
-            return 0, 0.0
-        if p.status == "rhat":
-            excess = (p.rhat - 1.0) / max(p.max_rhat - 1.0, 1e-12)
-            return 1, -excess if np.isfinite(excess) else -np.inf
-        worst_ess = min(p.ess_bulk, p.ess_tail) / p.min_ess if p.min_ess > 0 else 0.0
-        return 2, worst_ess if np.isfinite(worst_ess) else -np.inf
 
+def ess_fraction(p: Parameter) -> float:
+    """The smaller of bulk and tail ESS as a fraction of ``p``'s limit (``-inf`` when undefined): smaller is worse."""
+    worst = min(p.ess_bulk, p.ess_tail) / p.min_ess if p.min_ess > 0 else 0.0
+    return worst if np.isfinite(worst) else -np.inf
+
+
+def by_badness(params: Sequence[Parameter], key: Any = None) -> list[Parameter]:
+    """``params`` from the worst to the least bad (:func:`badness`, or ``key``); ties keep the file's order."""
+    return sorted(params, key=key or badness)
+
+
+def rank_failing(params: Sequence[Parameter]) -> tuple[int, ...]:
+    """Indices of the failing parameters (status ``nan``, ``inf``, ``rhat`` or ``ess``), worst first (:func:`badness`)."""
     failing = [i for i, p in enumerate(params) if p.status in ("nan", "inf", "rhat", "ess")]
     return tuple(sorted(failing, key=lambda i: badness(params[i])))
 

@@ -21,6 +21,7 @@ from typing import IO, Any
 
 from mcmc.core.chains import CHAINS_SUFFIXES, Chains, write_chains
 from mcmc.core.errors import UsageError
+from mcmc.diagnostics.report import Report, Thresholds
 from mcmc.diagnostics.summary import RunSummary
 
 __all__ = ["SampleResult", "SampleSpec", "sample_run"]
@@ -71,7 +72,7 @@ class SampleResult:
         ``write_time_s`` of the chains file: never in the file (same seed,
         same bytes).
     summary
-        Max R-hat, min ESS, acceptance, divergences; ``None`` when not asked for.
+        Max R-hat, min ESS, acceptance, divergences, derived from ``report``.
     seed_given
         False when the seed was drawn from OS entropy (shown so the run can be repeated).
     output
@@ -90,6 +91,12 @@ class SampleResult:
         :class:`~mcmc.diagnostics.markov.MarkovReport` (the exact stationary
         law both ways, classes, periods, detailed balance, spectral gap, and
         the simulated state frequencies with MCSE). Else ``None``.
+    report
+        The report :func:`mcmc.diagnostics.check.check` makes of the draws as
+        written, which is what ``mcmc diagnose`` says of the file: one verdict.
+    advice
+        What to do when the report fails: each failed check's advice, or for
+        a network the nodes that did not mix and the remedies.
     """
 
     chains: Chains
@@ -100,6 +107,25 @@ class SampleResult:
     predictive: Any = None
     network: Any = None
     markov: Any = None
+    report: Report | None = None
+    advice: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        """The draws pass the checks of ``mcmc diagnose`` (the report's verdict)."""
+        return self.report is None or self.report.passed
+
+    def verdict(self) -> str:
+        """The report's verdict line, saying where the evidence is when it fails."""
+        if self.report is None:
+            return ""
+        line = self.report.verdict()
+        if not self.report.passed:
+            where = "standard output" if self.output == "-" else self.output
+            line += f" (the draws are in {where}"
+            shown = self.output != "-" and self.report.kind != "weighted"  # diagnose reads no weighted draws yet
+            line += f": mcmc diagnose {self.output} shows every parameter)" if shown else ")"
+        return line
 
     def to_dict(self) -> dict[str, Any]:
         """The run as a JSON document: attributes, timings, the run summary and the network part when there is one."""
@@ -109,6 +135,7 @@ class SampleResult:
         return {
             "schema": "mcmc.sample/1", "output": self.output, "seed_given": self.seed_given,
             "attrs": dict(self.chains.attrs), "timings": dict(self.timings), "summary": summary,
+            "passed": self.passed, "verdict": self.verdict(), "advice": self.advice,
             "network": None if self.network is None else self.network.to_dict(),
         }  # fmt: skip
 
@@ -123,13 +150,14 @@ def sample_run(
     output: str,
     *,
     stdout: IO[bytes] | None = None,
-    summarize: bool = True,
+    thresholds: Thresholds | None = None,
+    strict: bool = False,
     progress: Callable[[str, int, int], None] | None = None,
     predict: str | None = None,
     predictions: str | None = None,
     plot: str | None = None,
 ) -> SampleResult:
-    """Sample ``spec``, write the chains to ``output`` and summarise the run.
+    """Sample ``spec``, write the chains to ``output`` and judge them as ``mcmc diagnose`` judges the file.
 
     Parameters
     ----------
@@ -137,8 +165,10 @@ def sample_run(
         The run.
     output
         A ``.npz`` or ``.nc`` path (written atomically), or ``-`` for npz on ``stdout``.
-    summarize
-        Compute the :class:`RunSummary` (``mcmc sample --quiet`` does not show it).
+    thresholds, strict
+        The limits of the checks (``diagnose``'s defaults when ``None``) and
+        whether warnings fail: the report of the written draws is
+        :func:`mcmc.diagnostics.check.check`'s, the one judge of every command.
     progress
         Called as ``progress(label, done, total)`` during the run.
     predict, predictions, plot
@@ -169,7 +199,7 @@ def sample_run(
     if is_network_target(spec.target):
         if predict or predictions or plot:
             raise UsageError("--predict, --predictions and --plot apply to the bnn target, not to a Bayesian network")
-        return network_run(spec, output, stdout=stdout, summarize=summarize)
+        return network_run(spec, output, stdout=stdout, thresholds=thresholds, strict=strict)
     if spec.observe or spec.query or spec.exact:
         raise UsageError("--observe, --query and --exact apply to a Bayesian network target (--target NET.bif)")
     if spec.sampler not in SAMPLERS:
@@ -221,12 +251,20 @@ def sample_run(
 
         markov = markov_report(chains, tgt.analysis, spec.target)
     timings["write_time_s"] = time.perf_counter() - t0
-    summary = None
-    if summarize:
-        from mcmc.diagnostics.summary import summarize_run
+    from mcmc.diagnostics.check import check
 
-        summary = summarize_run(chains)
-    return SampleResult(chains, timings, summary, spec.seed is not None, output, predictive, markov=markov)
+    report = check(chains, thresholds=thresholds or Thresholds(), strict=strict, source=[output])
+    summary = RunSummary.from_report(report, chains)
+    return SampleResult(
+        chains, timings, summary, spec.seed is not None, output, predictive, markov=markov, report=report,
+        advice=failed_advice(report),
+    )  # fmt: skip
+
+
+def failed_advice(report: Report) -> tuple[str, ...]:
+    """The advice of every check that fails ``report`` (each once, in the checks' order)."""
+    failing = [c for c in report.checks if not c.passed and (c.severity == "error" or report.strict)]
+    return tuple(dict.fromkeys(c.advice for c in failing if c.advice))
 
 
 def _stdout(stream: IO[bytes] | None) -> IO[bytes]:
@@ -252,7 +290,12 @@ def _write(chains: Chains, output: str, stdout: IO[bytes] | None) -> None:
 
 
 def network_run(
-    spec: SampleSpec, output: str, *, stdout: IO[bytes] | None = None, summarize: bool = True
+    spec: SampleSpec,
+    output: str,
+    *,
+    stdout: IO[bytes] | None = None,
+    thresholds: Thresholds | None = None,
+    strict: bool = False,
 ) -> SampleResult:
     """``mcmc sample --target NET.bif``: sample a Bayesian network given evidence, write the chains, summarise.
 
@@ -286,7 +329,7 @@ def network_run(
     from mcmc.core.targets.bayesnet import parse_evidence
     from mcmc.core.targets.bif import read_bif
     from mcmc.core.targets.variable_elimination import marginals
-    from mcmc.diagnostics.network import estimate_indicators, network_summary, query_nodes
+    from mcmc.diagnostics.network import estimate_indicators, network_advice, network_summary, query_nodes
 
     if spec.sampler not in NETWORK_SAMPLERS:
         raise UsageError(
@@ -315,11 +358,14 @@ def network_run(
     t0 = time.perf_counter()
     _write(chains, output, stdout)
     timings["write_time_s"] = time.perf_counter() - t0
-    estimates = estimate_indicators(chains, exact)
+    estimates = estimate_indicators(chains, exact, thresholds=thresholds or Thresholds(), strict=strict,
+                                    source=[output])  # fmt: skip
     network = network_summary(run, estimates, shown, queried=queried)
+    report = estimates.report
     return SampleResult(
-        chains, timings, estimates.summary if summarize else None, spec.seed is not None, output, network=network
-    )
+        chains, timings, estimates.summary, spec.seed is not None, output, network=network, report=report,
+        advice=() if report is None or report.passed else (network_advice(report, spec.sampler),),
+    )  # fmt: skip
 
 
 

@@ -9,9 +9,14 @@ nominal threshold 0.3 (Betancourt 2016, "Diagnosing suboptimal cotangent
 disintegrations in Hamiltonian Monte Carlo", arXiv:1604.00695).
 
 Acceptance comes from the sampler's ``acceptance_rate`` statistic when the
-file has it; otherwise it is estimated from the draws as the fraction of
-transitions that changed at least one coordinate (exact for Metropolis-type
-samplers with continuous proposals, an upper bound on nothing else).
+file has it. Otherwise only the *move rate* can be seen: the fraction of
+transitions that changed at least one coordinate. It equals the acceptance
+rate of a Metropolis-type sampler with continuous proposals, and nothing of
+the kind for the others: HMC and NUTS move on almost every transition whatever
+their acceptance statistic, a Gibbs sweep always moves, an LDA chain's log
+joint changes every sweep. So it is called the move rate in every output, and
+its spread across chains is flagged only for samplers where it means
+acceptance (:attr:`Acceptance.judged`).
 """
 
 from __future__ import annotations
@@ -27,6 +32,11 @@ ACCEPTANCE_FROM_STATS = "sampler statistics"
 
 ACCEPTANCE_FROM_DRAWS = "estimated from draws"
 
+#: Sampler statistics only gradient-based samplers write (HMC, NUTS: CmdStan, PyMC, NumPyro, ours).
+GRADIENT_STATS = ("energy", "diverging", "tree_depth", "n_steps", "step_size", "n_leapfrog", "lp_gradient")
+#: Samplers (``attrs["sampler"]``) whose draws move on every transition by construction.
+ALWAYS_MOVE = ("gibbs", "swendsen-wang", "markov", "hmc-gibbs", "slice", "elliptical-slice", "rejection")
+
 DEFAULT_MAX_TREEDEPTH = 10  # CmdStan's and PyMC's default when the file does not say
 
 
@@ -35,16 +45,25 @@ class Acceptance:
     """Acceptance rate per chain and overall, and where it came from.
 
     ``source`` is ``"sampler statistics"`` (mean of ``acceptance_rate``) or
-    ``"estimated from draws"`` (fraction of transitions that moved).
-    ``outliers`` are the chains whose acceptance lies beyond Tukey's fences
-    (1.5 interquartile ranges outside the quartiles of the chains), what a
-    compact display of many chains names beside the range.
+    ``"estimated from draws"`` (fraction of transitions that moved), and
+    :attr:`label` what outputs call it: ``"acceptance"`` or ``"move rate"``.
+    ``judged`` is false for a move rate of a sampler for which it does not
+    mean acceptance (gradient-based, Gibbs, slice; see the module docstring):
+    shown, never flagged. ``outliers`` are the chains whose value lies beyond
+    Tukey's fences (1.5 interquartile ranges outside the quartiles of the
+    chains), what a compact display of many chains names beside the range;
+    empty when not judged.
     """
 
     per_chain: tuple[float, ...]
     overall: float
     source: str
     outliers: tuple[int, ...] = ()
+    judged: bool = True
+
+    @property
+    def label(self) -> str:
+        return "acceptance" if self.source == ACCEPTANCE_FROM_STATS else "move rate"
 
 
 @dataclass(frozen=True)
@@ -90,9 +109,11 @@ def sampler_summary(chains: Chains) -> Sampler:
                 moved |= (flat[:, 1:] != flat[:, :-1]).any(axis=2)
             per_chain = moved.mean(axis=1) if n_draws > 1 else np.full(n_chains, np.nan)
             overall = moved.mean() if n_draws > 1 else np.nan
+            judged = _move_rate_is_acceptance(chains)
             acceptance = Acceptance(
-                tuple(per_chain.tolist()), float(overall), ACCEPTANCE_FROM_DRAWS, _outliers(per_chain)
-            )
+                tuple(per_chain.tolist()), float(overall), ACCEPTANCE_FROM_DRAWS,
+                _outliers(per_chain) if judged else (), judged,
+            )  # fmt: skip
 
         kwargs: dict[str, Any] = {}
         if "diverging" in st:
@@ -108,6 +129,14 @@ def sampler_summary(chains: Chains) -> Sampler:
         if "energy" in st:
             kwargs["ebfmi"] = tuple(ebfmi(np.asarray(st["energy"], dtype=float)).tolist())
     return Sampler(acceptance=acceptance, transitions=n_chains * n_draws, **kwargs)
+
+
+def _move_rate_is_acceptance(chains: Chains) -> bool:
+    """Whether the draws' move rate is the sampler's acceptance rate (a Metropolis-type sampler)."""
+    if any(k in chains.sample_stats for k in GRADIENT_STATS):
+        return False
+    name = str(chains.attrs.get("sampler", ""))
+    return not (name in ALWAYS_MOVE or name.startswith("lda-"))
 
 
 def _outliers(values: np.ndarray) -> tuple[int, ...]:

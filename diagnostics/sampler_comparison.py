@@ -97,7 +97,7 @@ class SamplerRow:
             "ess_per_1k_evals": self.ess_per_1k_evals, "ess_per_1k_grads": self.ess_per_1k_grads,
             "acceptance": s.acceptance, "divergences": s.divergences,
             "mean_z_max": self.mean_z_max, "mean_z_argmax": self.mean_z_argmax, "sd_z_max": self.sd_z_max,
-            "sd_z_argmax": self.sd_z_argmax,
+            "sd_z_argmax": self.sd_z_argmax, "passed": s.passed, "verdict": s.verdict,
         }  # fmt: skip
 
 
@@ -115,6 +115,8 @@ def sampler_row(
     truth_mean: np.ndarray | None = None,
     truth_sd: np.ndarray | None = None,
     grad_cost: float = 1.0,
+    thresholds: Thresholds | None = None,
+    strict: bool = False,
 ) -> SamplerRow:
     """Summarise one run of the driver (see :class:`SamplerRow`).
 
@@ -129,13 +131,17 @@ def sampler_row(
         the flattened variables (the target's ``mean``/``sd``), or ``None``.
     grad_cost
         Density evaluations one gradient evaluation counts as.
+    thresholds, strict
+        The checks' limits (``diagnose``'s defaults when ``None``): the row's
+        summary is derived from the report ``mcmc diagnose`` would make of the draws.
     """
     from mcmc.diagnostics import stats
-    from mcmc.diagnostics.summary import summarize_run
+    from mcmc.diagnostics.check import check
+    from mcmc.diagnostics.summary import RunSummary
 
     names, x = flat_draws(chains)
     a = chains.attrs
-    run = summarize_run(chains)
+    run = RunSummary.from_report(check(chains, thresholds=thresholds or Thresholds(), strict=strict), chains)
     bulk_min, tail_min = run.ess_bulk_min, run.ess_tail_min
     ess_min = None if bulk_min is None or tail_min is None else min(bulk_min, tail_min)
 
@@ -208,34 +214,39 @@ def best_by_column(rows: Sequence[SamplerRow]) -> dict[str, list[str]]:
 
 
 def samplers_verdict(
-    rows: Sequence[SamplerRow], max_z: float = DEFAULT_MAX_Z, check_sd: bool = False
+    rows: Sequence[SamplerRow], max_z: float = DEFAULT_MAX_Z, check_sd: bool = False, judge_draws: bool = True
 ) -> tuple[bool, str]:
-    """Pass unless some sampler's mean misses the target's exact mean by more than ``max_z`` MCSEs.
+    """Pass unless a sampler's draws fail the checks of ``mcmc diagnose``, or its mean misses the truth.
 
-    With ``check_sd``, the same for the standard deviations (``sd_z_max``).
-
-    Without exact moments nothing can fail; samplers whose max R-hat exceeds
-    ``Thresholds.max_rhat`` (1.01) are named either way (their MCSE, hence
-    their ``z``, is not to be trusted).
+    A sampler fails the checks when its row's summary (the diagnose report of
+    its draws) does; with ``judge_draws`` false (``--no-check``) that is only
+    reported. A mean more than ``max_z`` MCSEs off the target's exact mean
+    always fails; with ``check_sd``, the same for the standard deviations
+    (``sd_z_max``). The MCSE, hence ``z``, of a sampler whose draws fail the
+    checks is not to be trusted: the verdict says so.
 
     Returns
     -------
     passed, verdict
         The verdict is one line starting ``PASS:``, ``FAIL:`` or ``DONE:`` (no truth to check).
     """
-    unconverged = [f"{r.sampler} {r.summary.rhat_max:.3f}" for r in rows if r.summary.rhat_ok is False]
-    max_rhat = rows[0].summary.thresholds.max_rhat if rows else Thresholds().max_rhat
-    warn = f"; R-hat > {max_rhat:g}, so MCSE and z unreliable: {', '.join(unconverged)}" if unconverged else ""
+    failed = [r for r in rows if not r.summary.passed]
+    named = "; ".join(f"{r.sampler}: {r.summary.verdict.removeprefix('FAIL: ')}" for r in failed)
+    checks = f"draws fail the checks of mcmc diagnose ({named})" if failed else ""
+    warn = "" if not failed or judge_draws else f"; {checks}, so their MCSE and z are unreliable (--no-check)"
     checked = [r for r in rows if r.mean_z_max is not None]
     best = best_by_column(rows).get("ess_per_1k_evals")
     best_note = f"; most ESS per evaluation: {', '.join(best)}" if best else ""
-    if not checked:
-        return True, f"DONE: {len(rows)} samplers compared, no exact moments to check{best_note}{warn}"
     bad, bad_sd = off_truth(rows, max_z, check_sd)
-    if bad or bad_sd:
+    if bad or bad_sd or (failed and judge_draws):
         shown = [f"{r.sampler} mean (|z| {r.mean_z_max:.1f} at {r.mean_z_argmax})" for r in bad]
         shown += [f"{r.sampler} sd (|z| {r.sd_z_max:.1f} at {r.sd_z_argmax})" for r in bad_sd]
-        return False, f"FAIL: more than {max_z:g} MCSE off the exact value: {', '.join(shown)}{warn}"
+        parts = [f"more than {max_z:g} MCSE off the exact value: {', '.join(shown)}"] if shown else []
+        if failed and judge_draws:
+            parts.append(checks)
+        return False, f"FAIL: {'; '.join(parts)}{warn}"
+    if not checked:
+        return True, f"DONE: {len(rows)} samplers compared, no exact moments to check{best_note}{warn}"
     worst = max(r.mean_z_max for r in checked)
     what = "means and sds" if check_sd else "means"
     if check_sd:
@@ -321,6 +332,9 @@ def compare_samplers(
     outputs: Mapping[str, str | None] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     observe: Sequence[str] = (),
+    thresholds: Thresholds | None = None,
+    strict: bool = False,
+    judge_draws: bool = True,
 ) -> SamplerComparison:
     """The one call of ``mcmc compare --target T --samplers A,B``: run each sampler on the target, tabulate.
 
@@ -348,6 +362,12 @@ def compare_samplers(
         target ``NET.bif``, which
         :func:`mcmc.diagnostics.network.compare_network_samplers` compares
         (its samplers: gibbs, rejection, likelihood-weighting).
+    thresholds, strict
+        The limits of the checks each sampler's draws are judged by, as
+        ``mcmc diagnose`` would judge them (its defaults when ``None``).
+    judge_draws
+        A sampler whose draws fail the checks fails the comparison (the
+        default); false: only reported.
     """
     from mcmc.core.targets import is_network_target
 
@@ -360,7 +380,7 @@ def compare_samplers(
             raise UsageError("--check-sd does not apply to a Bayesian network target (its parameters are indicators)")
         return compare_network_samplers(
             target, samplers, observe=observe, chains=chains, warmup=warmup, draws=draws, seed=seed, max_z=max_z,
-            outputs=outputs, progress=progress,
+            outputs=outputs, progress=progress, thresholds=thresholds, strict=strict, judge_draws=judge_draws,
         )  # fmt: skip
     if observe:
         raise UsageError("--observe applies to a Bayesian network target (--target NET.bif)")
@@ -402,9 +422,10 @@ def compare_samplers(
         result, timings = run(
             kernel, tgt, chains=chains, warmup=warmup, draws=draws, seed=seed, params=tuning[name], progress=report
         )
-        rows.append(sampler_row(result, truth_mean=tgt.mean, truth_sd=tgt.sd, grad_cost=grad_cost, timings=timings))
+        rows.append(sampler_row(result, truth_mean=tgt.mean, truth_sd=tgt.sd, grad_cost=grad_cost, timings=timings,
+                                thresholds=thresholds, strict=strict))  # fmt: skip
 
-    passed, verdict = samplers_verdict(rows, max_z, check_sd)
+    passed, verdict = samplers_verdict(rows, max_z, check_sd, judge_draws)
     bad, bad_sd = off_truth(rows, max_z, check_sd)
     return SamplerComparison(
         target=tgt.name, target_options={k: v for k, v in tgt.options.items() if v is not None}, dim=tgt.dim,

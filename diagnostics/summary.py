@@ -1,12 +1,13 @@
-"""One run summary: did a run converge, and what did its sampler report?
+"""One run summary: the few numbers of the diagnose report that a run's summary line shows.
 
 ``mcmc sample`` prints it after a run, ``mcmc compare`` puts one in each
-sampler's row and ``mcmc lda`` reports it for the post-burn-in log joint per
-token: the worst rank-normalized split R-hat and the smallest bulk and tail
-ESS over all scalar parameters (Vehtari et al. 2021, as computed by
-:mod:`mcmc.diagnostics.stats`), where they occur, judged against the
-:class:`~mcmc.diagnostics.report.Thresholds` that ``diagnose`` uses, and the
-sampler's own counts (acceptance, divergences, evaluations).
+sampler's row. It is *derived* from the :class:`~mcmc.diagnostics.report.Report`
+that :func:`mcmc.diagnostics.check.check` makes of the draws a command wrote,
+the report ``mcmc diagnose`` makes of the same file: the worst
+rank-normalized split R-hat and the smallest bulk and tail ESS (Vehtari et al.
+2021), where they occur, whether the report's checks passed and its verdict
+line, and the sampler's own counts (acceptance, divergences, evaluations).
+There is one judge: nothing here applies a threshold of its own.
 
 References
 ----------
@@ -23,11 +24,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from mcmc.core.chains import Chains
-from mcmc.diagnostics import stats
-from mcmc.diagnostics.report import Thresholds
-from mcmc.diagnostics.sampler import ACCEPTANCE_FROM_STATS, sampler_summary
-from mcmc.diagnostics.selection import flatten, select
-from mcmc.diagnostics.verdict import ADVICE
+from mcmc.diagnostics.report import Report, Thresholds
+from mcmc.diagnostics.sampler import ACCEPTANCE_FROM_STATS
 
 __all__ = ["RunSummary", "summarize_lda", "summarize_run"]
 
@@ -39,27 +37,31 @@ class RunSummary:
     Attributes
     ----------
     rhat_max, rhat_argmax
-        The largest rank-normalized split R-hat over all scalar parameters
+        The largest rank-normalized split R-hat over the judged parameters
         (``+inf`` counts: chains stuck at different values) and its parameter's
-        name (:func:`mcmc.core.chains.scalar_names`); ``None`` when no
-        parameter has one (too few draws, every parameter constant).
+        name; ``None`` when no parameter has one (too few draws, every
+        parameter constant).
     ess_bulk_min, ess_bulk_argmin, ess_tail_min, ess_tail_argmin
         The smallest bulk and tail ESS and where; ``None`` likewise.
-    rhat_ok
-        ``rhat_max <= thresholds.max_rhat``; ``None`` without an R-hat.
-    ess_bulk_ok
-        ``ess_bulk_min >= thresholds.min_ess``; ``None`` without an ESS.
+    rhat_ok, ess_bulk_ok
+        Whether the report's ``rhat`` and ``ess`` checks passed (the ESS check
+        covers bulk and tail); ``None`` without an R-hat or ESS.
+    passed, verdict
+        The report's verdict: what ``mcmc diagnose`` says of the same file,
+        and its one line (``PASS: ...`` / ``FAIL: ...``).
+    failing
+        The failing parameters' names, worst first.
     acceptance, acceptance_by_chain
         Mean of the sampler's ``acceptance_rate`` statistic overall and per
         chain ``(chains,)``; ``None`` when the sampler reports none.
     divergences
         Divergent transitions over all chains (``diverging``), or ``None``.
     divergences_ok
-        ``divergences <= thresholds.max_divergences`` (what ``diagnose`` will
-        judge); ``None`` without a ``diverging`` statistic.
+        Whether the report's divergence check passed; ``None`` without a
+        ``diverging`` statistic.
     advice
-        What to do about each problem found (``ADVICE`` of :mod:`.report`, the
-        words ``diagnose`` uses), keyed by check name: today ``"divergences"``.
+        What to do about each failed check (``ADVICE`` of :mod:`.verdict`, the
+        words ``diagnose`` uses), keyed by check name.
     n_evals_per_draw
         Slice samplers: mean density evaluations per draw (``n_evals``).
     likelihood_saved
@@ -68,7 +70,7 @@ class RunSummary:
         Rejection: proposals above the envelope, which make the draws inexact
         where they happen.
     thresholds
-        What ``rhat_ok`` and ``ess_bulk_ok`` were judged by.
+        The limits the report judged by (``min_ess`` concrete).
     """
 
     n_chains: int
@@ -91,18 +93,63 @@ class RunSummary:
     thresholds: Thresholds
     divergences_ok: bool | None = None
     advice: Mapping[str, str] = field(default_factory=dict)
+    passed: bool = True
+    verdict: str = ""
+    failing: tuple[str, ...] = ()
+
+    @classmethod
+    def from_report(cls, report: Report, chains: Chains) -> RunSummary:
+        """The summary of ``report``, the diagnose report of ``chains`` (whose statistics give the costs)."""
+        params = report.parameters
+        names = [p.name for p in params]
+        rhat_max, rhat_arg = _worst(np.array([p.rhat for p in params], dtype=float), names, np.nanargmax)
+        bulk_min, bulk_arg = _worst(np.array([p.ess_bulk for p in params], dtype=float), names, np.nanargmin)
+        tail_min, tail_arg = _worst(np.array([p.ess_tail for p in params], dtype=float), names, np.nanargmin)
+        sampler = report.sampler
+        from_sampler = sampler.acceptance.source == ACCEPTANCE_FROM_STATS
+        ss = chains.sample_stats
+
+        def passed(name: str) -> bool | None:
+            c = report.check(name)
+            return None if c is None else c.passed
+
+        return cls(
+            n_chains=report.n_chains,
+            n_draws=report.n_draws,
+            n_params=len(params),
+            rhat_max=rhat_max,
+            rhat_argmax=rhat_arg,
+            ess_bulk_min=bulk_min,
+            ess_bulk_argmin=bulk_arg,
+            ess_tail_min=tail_min,
+            ess_tail_argmin=tail_arg,
+            rhat_ok=None if rhat_max is None else passed("rhat"),
+            ess_bulk_ok=None if bulk_min is None else passed("ess"),
+            acceptance=sampler.acceptance.overall if from_sampler else None,
+            acceptance_by_chain=sampler.acceptance.per_chain if from_sampler else None,
+            divergences=sampler.divergences,
+            n_evals_per_draw=float(np.mean(ss["n_evals"])) if "n_evals" in ss else None,
+            likelihood_saved=1.0 - float(np.mean(ss["n_likelihood_evals"])) if "n_likelihood_evals" in ss else None,
+            envelope_exceeded=int(np.sum(ss["envelope_exceeded"])) if "envelope_exceeded" in ss else None,
+            thresholds=report.thresholds,
+            divergences_ok=passed("divergences"),
+            advice={c.name: c.advice for c in report.checks if not c.passed and c.advice},
+            passed=report.passed,
+            verdict=report.verdict(),
+            failing=tuple(p.name for p in report.failing()),
+        )
 
 
 def _worst(values: np.ndarray, names: Sequence[str], pick) -> tuple[float | None, str | None]:
     """``pick`` (``np.nanargmax`` or ``np.nanargmin``) over the defined values, with its name."""
-    if np.isnan(values).all():
+    if values.size == 0 or np.isnan(values).all():
         return None, None
     i = int(pick(values))
     return float(values[i]), names[i]
 
 
 def summarize_run(chains: Chains, *, thresholds: Thresholds = Thresholds()) -> RunSummary:  # noqa: B008 - frozen
-    """Summarise a run: worst R-hat and ESS over every scalar parameter, and the sampler's counts.
+    """The run summary of ``chains``: :func:`~mcmc.diagnostics.check.check`'s report, summarised.
 
     Parameters
     ----------
@@ -110,46 +157,11 @@ def summarize_run(chains: Chains, *, thresholds: Thresholds = Thresholds()) -> R
         Variables ``(chain, draw, *shape)`` and the sampler statistics under
         ArviZ's names.
     thresholds
-        The limits ``rhat_ok`` and ``ess_bulk_ok`` are judged by (``diagnose``'s defaults).
-
-    Returns
-    -------
-    RunSummary
+        The limits of the checks (``diagnose``'s defaults).
     """
-    selection = select(chains)
-    x = flatten(chains, selection)
-    names = selection.names
-    rhat_max, rhat_arg = _worst(stats.rhat(x), names, np.nanargmax)
-    bulk_min, bulk_arg = _worst(stats.ess_bulk(x), names, np.nanargmin)
-    tail_min, tail_arg = _worst(stats.ess_tail(x), names, np.nanargmin)
+    from mcmc.diagnostics.check import check
 
-    sampler = sampler_summary(chains)
-    from_sampler = sampler.acceptance.source == ACCEPTANCE_FROM_STATS
-    ss = chains.sample_stats
-    return RunSummary(
-        n_chains=x.shape[0],
-        n_draws=x.shape[1],
-        n_params=x.shape[2],
-        rhat_max=rhat_max,
-        rhat_argmax=rhat_arg,
-        ess_bulk_min=bulk_min,
-        ess_bulk_argmin=bulk_arg,
-        ess_tail_min=tail_min,
-        ess_tail_argmin=tail_arg,
-        rhat_ok=None if rhat_max is None else rhat_max <= thresholds.max_rhat,
-        ess_bulk_ok=None if bulk_min is None else bulk_min >= thresholds.min_ess,
-        acceptance=sampler.acceptance.overall if from_sampler else None,
-        acceptance_by_chain=sampler.acceptance.per_chain if from_sampler else None,
-        divergences=sampler.divergences,
-        n_evals_per_draw=float(np.mean(ss["n_evals"])) if "n_evals" in ss else None,
-        likelihood_saved=1.0 - float(np.mean(ss["n_likelihood_evals"])) if "n_likelihood_evals" in ss else None,
-        envelope_exceeded=int(np.sum(ss["envelope_exceeded"])) if "envelope_exceeded" in ss else None,
-        thresholds=thresholds,
-        divergences_ok=None if sampler.divergences is None else sampler.divergences <= thresholds.max_divergences,
-        advice={"divergences": ADVICE["divergences"]}
-        if sampler.divergences is not None and sampler.divergences > thresholds.max_divergences
-        else {},
-    )
+    return RunSummary.from_report(check(chains, thresholds=thresholds), chains)
 
 
 def summarize_lda(

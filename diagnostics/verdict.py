@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mcmc.diagnostics.report import STATUSES, Check
+from mcmc.diagnostics.report import STATUSES, Check, by_badness, ess_fraction
 
 if TYPE_CHECKING:
     from mcmc.diagnostics.report import Parameter, Thresholds
@@ -41,6 +41,8 @@ ADVICE = {
     "badly adapted metric",
     "ssif": "trust the bulk ESS: SSIF's ESS assumes an AR(1) chain and here clears the ESS limit the "
     "rank-normalized ESS does not",
+    "weights": "the weights are too unequal for precise estimates: draw more (--draws), or use a sampler that "
+    "moves through the posterior (gibbs) when the evidence is unlikely under the prior",
     "lp": "the log density has not mixed even where the parameters look fine: run longer or look at the "
     "parameters the log density depends on",
 }
@@ -71,10 +73,11 @@ def report_checks(
         checks.append(Check(name, passed, message, tuple(parameters), severity, tuple(chains), advice))
 
     by = {s: [p.name for p in params if p.status == s] for s in STATUSES}
-    nonfinite = [p.name for p in params if p.status in ("nan", "inf")]
+    nonfinite = [p.name for p in by_badness([p for p in params if p.status in ("nan", "inf")])]
     msg = f"non-finite draws in {_names(nonfinite)}" if nonfinite else "all draws finite"
     add("finite", not nonfinite, msg, nonfinite)
-    bad = [p for p in params if p.status == "rhat"]
+    # Every list of names is worst first: "and N more" must never hide the worst one.
+    bad = by_badness([p for p in params if p.status == "rhat"])
     undefined = [p.name for p in bad if not np.isfinite(p.rhat)]
     if bad:
         msg = f"R-hat > {_limit_text(bad, 'max_rhat', t.max_rhat)} for {_names([p.name for p in bad])}"
@@ -85,11 +88,14 @@ def report_checks(
     add("rhat", not bad, msg, [p.name for p in bad])
     # A parameter failing R-hat usually fails ESS too; list it under both so
     # CI logs show every problem, but the status names the worse one.
-    low = [p for p in params if p.ess_bulk_low or p.ess_tail_low]
+    low = by_badness([p for p in params if p.ess_bulk_low or p.ess_tail_low], key=ess_fraction)
     if low:
-        msg = f"bulk or tail ESS < {_limit_text(low, 'min_ess', t.min_ess)} for {_names([p.name for p in low])}"
+        limit = _limit_text(low, "min_ess", t.min_ess)
+        if limit == f"{t.min_ess:g}":
+            limit = t.min_ess_text
+        msg = f"bulk or tail ESS < {limit} for {_names([p.name for p in low])}"
     else:
-        msg = f"ESS >= {t.min_ess:g}" + (" (per-variable limits where set)" if t.per_variable else "")
+        msg = f"ESS >= {t.min_ess_text}" + (" (per-variable limits where set)" if t.per_variable else "")
     add("ess", not low, msg, [p.name for p in low])
     if params and len(by["constant"]) == len(params):
         # One fixed entry (a Cholesky factor's zero) is normal; nothing moving at all
@@ -129,7 +135,7 @@ def report_checks(
             "ess": f"bulk/tail ESS {_floor(lp.ess_bulk)}/{_floor(lp.ess_tail)} < {lp.min_ess:g}",
         }[lp.status]
         add("lp", False, f"the log density lp {why}", ["lp"], "warning")
-    disagree = [p.name for p in params if p.ssif_disagrees]
+    disagree = [p.name for p in by_badness([p for p in params if p.ssif_disagrees], key=ess_fraction)]
     if disagree:
         add(
             "ssif",

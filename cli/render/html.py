@@ -148,10 +148,10 @@ def document(report: Report, image: bytes | None = None) -> str:
 
     s = report.sampler
     w("<h2>Sampler</h2>")
-    w(f'<p class="meta">Acceptance: {e(s.acceptance.source)}.')
+    w(f'<p class="meta">{s.acceptance.label.capitalize()}: {e(s.acceptance.source)}.')
     if s.treedepth_hits is not None:
         w(f" Tree depth: {s.treedepth_hits} of {s.transitions} transitions at the maximum {s.max_treedepth}.")
-    w("</p><table><thead><tr><th>chain</th><th>acceptance</th>")
+    w(f"</p><table><thead><tr><th>chain</th><th>{s.acceptance.label}</th>")
     w(("<th>divergences</th>" if s.divergences_per_chain is not None else "")
       + ("<th>E-BFMI</th>" if s.ebfmi is not None else "") + "</tr></thead><tbody>")  # fmt: skip
     low = set(c for check in report.checks if check.name == "ebfmi" for c in check.chains)

@@ -76,14 +76,14 @@ def _report(report: Report, out: TextIO) -> None:
     for note in report.notes:
         w(f"- note: {_esc(note)}\n")
     s = report.sampler
-    w("\n### Sampler\n\n| chain | acceptance | divergences | E-BFMI |\n|---:|---:|---:|---:|\n")
+    w(f"\n### Sampler\n\n| chain | {s.acceptance.label} | divergences | E-BFMI |\n|---:|---:|---:|---:|\n")
     for c in range(report.n_chains):
         div = "" if s.divergences_per_chain is None else str(s.divergences_per_chain[c])
         e = "" if s.ebfmi is None else num(s.ebfmi[c], 3)
         w(f"| {c} | {num(s.acceptance.per_chain[c], 3)} | {div} | {e} |\n")
     total_div = "" if s.divergences is None else f"{s.divergences} ({s.divergence_percent:.2f}%)"
     w(f"| all | {num(s.acceptance.overall, 3)} | {total_div} | |\n\n")
-    w(f"Acceptance: {s.acceptance.source}.")
+    w(f"{s.acceptance.label.capitalize()}: {s.acceptance.source}.")
     if s.treedepth_hits is not None:
         w(f" Tree depth: {s.treedepth_hits} of {s.transitions} transitions at the maximum {s.max_treedepth}.")
     w("\n\n### Parameters, worst first\n\n")

@@ -35,6 +35,7 @@ def render_samplers(result: SamplerComparison, out: TextIO) -> None:
         ("ess_per_1k_evals", "ESS per 1000 evaluations", count),
         ("acceptance", "acceptance rate", lambda v: count(v, 2)),  # rejection on a network: 0.0036
         ("divergences", "divergences", lambda v: "-" if v is None else str(v)),
+        ("passed", "checks of mcmc diagnose", lambda v: "pass" if v else "FAIL"),
     ]
     if result.exact_moments:
         measures += [
@@ -43,6 +44,7 @@ def render_samplers(result: SamplerComparison, out: TextIO) -> None:
         ]
     failing = {
         "rhat_max": {r.sampler for r in result.rows if r.summary.rhat_ok is False},
+        "passed": {r.sampler for r in result.rows if not r.summary.passed},
         "mean_z_max": set(result.mean_off),
         "sd_z_max": set(result.sd_off),
     }

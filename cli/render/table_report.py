@@ -180,7 +180,8 @@ def sampler_panel(report: Report) -> Panel:
     lines = []
     acc = _chains(s.acceptance.per_chain, lambda v: num(v, 3), s.acceptance.outliers, style="yellow")
     overall = num(s.acceptance.overall, 3)
-    lines.append(Text.assemble(("acceptance  ", "bold"), *acc, f" (all {overall}; {s.acceptance.source})"))
+    label = f"{s.acceptance.label:<12}"
+    lines.append(Text.assemble((label, "bold"), *acc, f" (all {overall}; {s.acceptance.source})"))
     if s.divergences is not None:
         bad = "divergences" in failed
         per_chain = s.divergences_per_chain or ()

@@ -72,11 +72,6 @@ def render_sample(result: SampleResult, out: TextIO) -> None:
         colour = "green" if s.divergences_ok else "red"
         parts.append(f"divergences [{colour}]{s.divergences}[/]")
     lines.append("  " + "   ".join(parts))
-    if s.divergences_ok is False:
-        lines.append(
-            f"  [bold red]warning:[/] {s.divergences} divergent transition{'s' if s.divergences != 1 else ''}: "
-            f"the draws may miss part of the posterior and `mcmc diagnose` will fail; {escape(s.advice['divergences'])}"
-        )
     cost = []
     if s.n_evals_per_draw is not None:
         cost.append(f"{s.n_evals_per_draw:.1f} density evaluations per draw")

@@ -31,7 +31,7 @@ from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import SamplingAlgorithm
 from mcmc.core.samplers.adapt import FixedParams
 from mcmc.core.targets.base import Target
-from mcmc.core.targets.protocols import SpinLattice, TransitionKernel
+from mcmc.core.targets.protocols import JudgedVariables, SpinLattice, TransitionKernel
 
 INIT_ATTEMPTS = 100  # as Stan: redraw a start with non-finite log density up to this many times
 
@@ -241,6 +241,9 @@ def run(
     extra = getattr(sampler, "run_attrs", None)
     if extra is not None:
         attrs.update(extra(state, final))
+    if isinstance(target, JudgedVariables):
+        attrs["judge"] = list(target.judged_variables)
+        attrs["judge_reason"] = target.judged_reason
     timings = Timings(round(t1 - t0, 6), round(t2 - t1, 6), round(t2 - t0, 6))
     return Run(Chains(target.to_variables(positions), sample_stats, attrs), timings)
 

@@ -63,6 +63,8 @@ HIDDEN = 8
 """Default hidden units: enough for the smooth 1-D curves of the examples, cheap per gradient."""
 MIN_ROWS = 5
 GROUPS = ("in", "hidden_bias", "out", "direct", "out_bias", "noise")
+#: The identified quantities: the groups' prior scales and the noise sd (what a run is judged by).
+HYPERPARAMETERS = ("sigma_in", "sigma_hidden_bias", "sigma_out", "sigma_direct", "sigma_out_bias", "noise_sd")
 PRIOR_SHAPE = 2.0
 """Gamma shape of every precision prior: weakly informative, keeps the prior sd of a group off 0 and infinity."""
 
@@ -178,6 +180,9 @@ class BnnTarget(Target):
     prior_shape: Any = None
     prior_mean: Any = None
     discrete = False
+    # The JudgedVariables protocol: weights are not identifiable, the hyperparameters are.
+    judged_variables = HYPERPARAMETERS
+    judged_reason = "a neural network's weights are not identifiable"
 
     # -- layout ------------------------------------------------------------
     @property

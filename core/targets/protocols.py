@@ -170,6 +170,23 @@ class TransitionKernel(Protocol):
         ...
 
 
+@runtime_checkable
+class JudgedVariables(Protocol):
+    """A target only some of whose variables can show convergence, and which says which.
+
+    A neural network's weights are not identifiable (hidden units can be
+    permuted, and a unit's weights can flip sign together), so chains that
+    have converged in distribution disagree on every single weight and their
+    R-hat means nothing; its hyperparameters are identified. The driver
+    records these names in the chains file (``attrs["judge"]``, with
+    ``attrs["judge_reason"]``), and every command's checks, ``mcmc diagnose``'s
+    too, judge those variables unless told otherwise (``--var``).
+    """
+
+    judged_variables: tuple[str, ...]
+    judged_reason: str
+
+
 P = TypeVar("P")
 
 

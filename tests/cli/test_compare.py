@@ -25,7 +25,7 @@ ROW_KEYS = {
     "n_density_evals_warmup", "n_gradient_evals_warmup", "cost", "sampling_cost", "rhat_max", "rhat_argmax",
     "ess_bulk_min", "ess_bulk_argmin", "ess_tail_min", "ess_tail_argmin", "ess_min", "ess_per_s",
     "ess_per_1k_evals", "ess_per_1k_grads", "acceptance", "divergences", "mean_z_max", "mean_z_argmax",
-    "sd_z_max", "sd_z_argmax",
+    "sd_z_max", "sd_z_argmax", "passed", "verdict",
 }  # fmt: skip
 TOP_RUNS = {
     "schema", "mode", "a", "b", "max_z", "check_sd", "passed", "verdict", "failed", "only_in_a", "only_in_b",
@@ -105,7 +105,7 @@ def test_samplers_json_rows_match_the_runs(mcmc) -> None:
     from mcmc.core.samplers.driver import run
     from mcmc.core.targets import get_target
 
-    args = ("--chains", "2", "--warmup", "150", "--draws", "200", "--seed", "3")
+    args = ("--chains", "2", "--warmup", "150", "--draws", "200", "--seed", "3", "--no-check")  # rwm: too short
     r = mcmc("compare", "-t", "gaussian", "--dim", "3", "-s", "hmc,rwm", *args, "-f", "json")
     assert r.code == 0, r.stderr
     doc = strict_json(r.out)
@@ -137,7 +137,8 @@ def test_sampler_tuning_reaches_the_runs(mcmc) -> None:
     from mcmc.core.samplers.driver import run
     from mcmc.core.targets import get_target
 
-    args = ("-t", "gaussian", "--dim", "2", "-s", "hmc,rwm", "--chains", "2", "--warmup", "100", "--draws", "100")
+    args = ("-t", "gaussian", "--dim", "2", "-s", "hmc,rwm", "--chains", "2", "--warmup", "100", "--draws", "100",
+            "--no-check")
     r = mcmc("compare", *args, "--seed", "2", "-P", "hmc:target-accept=0.95", "-P", "rwm:scale=0.3", "-f", "json")
     assert r.code == 0, r.stderr
     doc = strict_json(r.out)
@@ -157,7 +158,8 @@ def test_var_restricts_the_runs_comparison(mcmc, eight_runs) -> None:
 
 
 def test_samplers_table_and_csv(mcmc) -> None:
-    args = ("-t", "gaussian", "--dim", "2", "-s", "slice,rwm", "--chains", "2", "--warmup", "100", "--draws", "100")
+    args = ("-t", "gaussian", "--dim", "2", "-s", "slice,rwm", "--chains", "2", "--warmup", "100", "--draws", "100",
+            "--no-check")
     r = mcmc("compare", *args, "--seed", "1")
     assert r.code == 0, r.stderr
     lines = r.out.splitlines()

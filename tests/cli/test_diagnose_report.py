@@ -301,13 +301,14 @@ def test_the_readme_headline_example_passes_as_shown(mcmc, tmp_path: Path, monke
     assert r.code == 0 and r.stderr.startswith("PASS"), r.stderr
 
 
-def test_sample_warns_about_divergences(mcmc, tmp_path: Path) -> None:
-    r = mcmc(
-        "sample", "-t", "eight-schools", "-s", "hmc", "--chains", "4", "--seed", "23", "-o", str(tmp_path / "r.npz")
-    )
-    assert r.code == 0
-    assert "warning: 1 divergent transition" in r.stderr and "target acceptance" in r.stderr
-    assert "non-centered" in r.stderr
+def test_sample_fails_on_a_divergence_as_diagnose_does(mcmc, tmp_path: Path) -> None:
+    out = str(tmp_path / "r.npz")
+    r = mcmc("sample", "-t", "eight-schools", "-s", "hmc", "--chains", "4", "--seed", "23", "-o", out)
+    assert r.code == 1  # one verdict: the file is written, and diagnose fails it too
+    assert "FAIL: 1 of 4000 (0.03%) transitions divergent" in r.stderr and "target acceptance" in r.stderr
+    assert "non-centered" in r.stderr and f"mcmc diagnose {out}" in r.stderr
+    d = mcmc("diagnose", out)
+    assert d.code == 1 and "1 of 4000 (0.03%) transitions divergent" in d.stderr
 
 
 # --------------------------------------------------------------------------- classic diagnostics

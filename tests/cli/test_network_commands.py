@@ -70,13 +70,16 @@ def test_lecture_example_burglary_given_both_calls_within_4_mcse_of_exact(mcmc, 
 def test_same_command_same_bytes(mcmc, tmp_path: Path) -> None:
     a, b = tmp_path / "a.npz", tmp_path / "b.npz"
     for out in (a, b):
-        assert mcmc("sample", "-t", EARTHQUAKE, *BOTH_CALL, "--seed", "5", "--draws", "50", "-o", str(out)).code == 0
+        r = mcmc("sample", "-t", EARTHQUAKE, *BOTH_CALL, "--seed", "5", "--draws", "50", "--no-check", "-o", str(out))
+        assert r.code == 0
     assert a.read_bytes() == b.read_bytes()
 
 
 @pytest.mark.parametrize("sampler", ["rejection", "likelihood-weighting"])
 def test_independent_samplers_report_their_own_figures(mcmc, tmp_path: Path, sampler: str) -> None:
-    r = mcmc("sample", "-t", EARTHQUAKE, *BOTH_CALL, "-s", sampler, "--exact", "--seed", "2", "--draws", "2000",
+    # likelihood weighting: the Kish ESS of 8000 weights here is about 570, over the 400 the checks ask
+    draws = "2000" if sampler == "rejection" else "8000"
+    r = mcmc("sample", "-t", EARTHQUAKE, *BOTH_CALL, "-s", sampler, "--exact", "--seed", "2", "--draws", draws,
              "-o", str(tmp_path / "r.npz"))  # fmt: skip
     assert r.code == 0, r.stderr
     if sampler == "rejection":
@@ -114,7 +117,8 @@ def test_json_document_of_a_network_run(tmp_path: Path) -> None:
 
 def test_reducibility_warning_on_stderr(mcmc, tmp_path: Path) -> None:
     # asia's 'either' is the deterministic OR of tub and lung: single-site Gibbs would freeze there
-    r = mcmc("sample", "-t", ASIA, "--seed", "1", "--draws", "50", "--warmup", "20", "-o", str(tmp_path / "a.npz"))
+    r = mcmc("sample", "-t", ASIA, "--seed", "1", "--draws", "50", "--warmup", "20", "--no-check",
+             "-o", str(tmp_path / "a.npz"))  # fmt: skip
     assert r.code == 0, r.stderr
     assert re.search(r"warning: .*'either'.*freeze single-site Gibbs on lung, tub, either", r.stderr)
 
@@ -155,7 +159,8 @@ def test_default_sampler_of_a_network_is_gibbs() -> None:
 
 def test_diagnose_reports_node_states_as_indicator_parameters(mcmc, tmp_path: Path) -> None:
     out = tmp_path / "g.npz"
-    r = mcmc("sample", "-t", EARTHQUAKE, *BOTH_CALL, "--seed", "4", "--draws", "500", "-q", "-o", str(out))
+    r = mcmc("sample", "-t", EARTHQUAKE, *BOTH_CALL, "--seed", "4", "--draws", "500", "-q", "--no-check", "-o",
+             str(out))  # fmt: skip
     assert r.code == 0, r.stderr
     with np.load(out, allow_pickle=False) as npz:
         codes = {node: npz[node] for node in ("Burglary", "Earthquake", "Alarm")}
@@ -188,8 +193,10 @@ def test_diagnose_refuses_a_weighted_run_in_one_line(mcmc, tmp_path: Path) -> No
 
 def test_compare_ranks_the_three_network_samplers_by_ess_per_second(mcmc) -> None:
     r = mcmc("compare", "-t", EARTHQUAKE, *BOTH_CALL, "-s", "gibbs,likelihood-weighting,rejection", "--seed", "1",
-             "--draws", "1000", "--warmup", "200", "-f", "json")  # fmt: skip
-    assert r.code == 0, r.stderr  # every sampler within 4 MCSE of the exact marginals
+             "--draws", "1000", "--warmup", "200", "-f", "json", "--no-check")  # fmt: skip
+    # every sampler within 4 MCSE of the exact marginals; likelihood weighting's 4000 weights have a Kish ESS
+    # under 400 here, which --no-check reports without failing
+    assert r.code == 0, r.stderr
     doc = json.loads(r.out)
     rows = doc["samplers"]
     assert sorted(row["sampler"] for row in rows) == ["gibbs", "likelihood-weighting", "rejection"]

@@ -53,7 +53,7 @@ def test_plot_data_is_the_acf_and_rank_histograms_of_the_plotted_parameters(tmp_
     np.savez(path, theta=x)
     x[1, :, 1] += 3.0  # theta[1]: one chain elsewhere, the worst by far
     np.savez(path, theta=x)
-    report = diagnose([str(path)], {}, cwd=tmp_path, plot=True, plot_cap=2)
+    report = diagnose([str(path)], plot=True, plot_cap=2)
     data = report.plot
     assert data.names[0] == "theta[1]" and report.parameters[1].status == "rhat"
     assert len(data.names) == 2 and len(data.omitted) == 1  # the cap, and what it left out
@@ -63,7 +63,7 @@ def test_plot_data_is_the_acf_and_rank_histograms_of_the_plotted_parameters(tmp_
     np.testing.assert_allclose(data.acf, stats.acf(x[:, :, cols], np.arange(51)))
     np.testing.assert_array_equal(data.ranks, rank_histograms(x[:, :, cols], 12))
     assert data.divergent is None and data.energy is None  # the file has neither
-    assert diagnose([str(path)], {}, cwd=tmp_path).plot is None  # only when asked for
+    assert diagnose([str(path)]).plot is None  # only when asked for
 
 
 def test_worst_first_orders_by_status_then_by_how_badly() -> None:

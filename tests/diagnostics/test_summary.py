@@ -41,7 +41,7 @@ def test_rhat_max_is_the_largest_rhat_and_names_its_parameter() -> None:
     assert s.ess_bulk_min == bulk.min() and s.ess_bulk_argmin == names[int(bulk.argmin())]
     assert s.ess_tail_min == tail.min() and s.ess_tail_argmin == names[int(tail.argmin())]
     assert s.rhat_ok is False and s.ess_bulk_ok is False
-    assert s.thresholds == Thresholds()
+    assert s.thresholds == Thresholds().for_chains(4)  # 100 per chain, made concrete
     rate = chains.sample_stats["acceptance_rate"]
     assert s.acceptance == pytest.approx(rate.mean(), rel=1e-14)
     np.testing.assert_allclose(s.acceptance_by_chain, rate.mean(axis=1), rtol=1e-14)
