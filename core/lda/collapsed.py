@@ -3,7 +3,7 @@
 Systematic scan over the token topics with theta and phi integrated out,
 ``p(z_i = k | z_-i, w) ∝ (n_dk + alpha) (n_kw + beta) / (n_k + V beta)``.
 ``kernel`` picks the implementation of that same conditional
-(:mod:`mcmc.core.lda.kernels.collapsed`): ``"sparse"`` (SparseLDA's bucket
+(:mod:`mcmc.core.lda.kernels.dense`, :mod:`mcmc.core.lda.kernels.sparse`): ``"sparse"`` (SparseLDA's bucket
 decomposition, Yao, Mimno & McCallum 2009), ``"dense"`` (all K terms per
 token), or ``"auto"`` (dense up to :data:`DENSE_MAX_TOPICS` topics, sparse
 above, after dense sweeps while the words of the random start are still spread
@@ -17,8 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from mcmc.core.lda import hyper
-from mcmc.core.lda.kernels import collapsed as kernels
-from mcmc.core.lda.kernels import common
+from mcmc.core.lda.kernels import common, dense, sparse
 from mcmc.core.lda.kernels.rng import draw_key
 from mcmc.core.lda.sampler import Estimates, LdaChain, Phase, Problem, TokenChain, run_toy
 
@@ -84,11 +83,11 @@ class CollapsedChain(TokenChain):
             self._to_sparse()
         else:
             self.nwk = None  # the padded layout replaces it: never both V x K tables at once
-            self.nwk = kernels.padded_word_topic_counts(problem.words, self.z, problem.K, problem.V)
+            self.nwk = dense.padded_word_topic_counts(problem.words, self.z, problem.K, problem.V)
 
     def _to_sparse(self) -> None:
         # the packed lists replace the dense counts for the sparse kernel
-        self.wt_ptr, self.wt_len, self.wt = kernels.word_topic_lists(self.nwk, self.p.word_freq, self.p.K)
+        self.wt_ptr, self.wt_len, self.wt = sparse.word_topic_lists(self.nwk, self.p.word_freq, self.p.K)
         self.nwk = None
 
     def after_sweep(self) -> None:
@@ -105,9 +104,9 @@ class CollapsedChain(TokenChain):
         p = self.p
         key = draw_key(self.rng)
         if self.mode == "sparse":
-            return [lambda: [(kernels.collapsed_sparse_sweep, (p.doc_ptr, p.words, self.z, self.nk, self.wt_ptr,
+            return [lambda: [(sparse.collapsed_sparse_sweep, (p.doc_ptr, p.words, self.z, self.nk, self.wt_ptr,
                                                                self.wt_len, self.wt, self.alpha, self.beta, key))]]
-        return [lambda: [(kernels.collapsed_dense_sweep, (p.doc_ptr, p.words, self.z, self.nwk, self.nk,
+        return [lambda: [(dense.collapsed_dense_sweep, (p.doc_ptr, p.words, self.z, self.nwk, self.nk,
                                                           self.alpha, self.beta, key))]]
 
     def log_joint(self) -> float:
@@ -116,11 +115,11 @@ class CollapsedChain(TokenChain):
             if self.mode == "dense":
                 return float(common.doc_part_asymmetric(p.doc_ptr, self.z, self.alpha)
                              + common.topic_word_part(self.nwk, self.nk, self.beta, self.lg_beta))
-            return float(kernels.log_joint_sparse_asymmetric(p.doc_ptr, self.z, self.wt_ptr, self.wt_len, self.wt,
+            return float(sparse.log_joint_sparse_asymmetric(p.doc_ptr, self.z, self.wt_ptr, self.wt_len, self.wt,
                                                              self.nk, self.alpha, self.beta, self.lg_beta))
         if self.mode == "dense":
             return super().log_joint()
-        return float(kernels.log_joint_sparse(p.doc_ptr, self.z, self.wt_ptr, self.wt_len, self.wt, self.nk,
+        return float(sparse.log_joint_sparse(p.doc_ptr, self.z, self.wt_ptr, self.wt_len, self.wt, self.nk,
                                               p.alpha, p.beta, p.lg_alpha, p.lg_beta))
 
     # -- learned hyperparameters (problem.learn) -------------------------------------------
@@ -136,7 +135,7 @@ class CollapsedChain(TokenChain):
             return counts[counts > 0]
         lengths = self.wt_len.astype(np.int64)
         first = np.repeat(self.wt_ptr[:-1] - (np.cumsum(lengths) - lengths), lengths)
-        return self.wt[first + np.arange(lengths.sum())] >> kernels.TOPIC_BITS
+        return self.wt[first + np.arange(lengths.sum())] >> sparse.TOPIC_BITS
 
     def update_hyperparameters(self) -> None:
         """One Monte Carlo EM M-step from the current assignments (:mod:`mcmc.core.lda.hyper`)."""
@@ -149,7 +148,7 @@ class CollapsedChain(TokenChain):
     def accumulate_phi(self, vbeta: float, inv_sum: np.ndarray) -> None:
         if self.mode == "dense":
             return super().accumulate_phi(vbeta, inv_sum)
-        kernels.accumulate_phi_sums_packed(self.wt_ptr, self.wt_len, self.wt, self.nk, vbeta, self.nkw_scaled_sum,
+        sparse.accumulate_phi_sums_packed(self.wt_ptr, self.wt_len, self.wt, self.nk, vbeta, self.nkw_scaled_sum,
                                            inv_sum)
 
     def accumulate(self) -> None:

@@ -25,10 +25,10 @@ import pytest
 from scipy import special, stats
 
 from mcmc.core.lda.kernels import (
-    collapsed as kcollapsed,
+    common,
 )
 from mcmc.core.lda.kernels import (
-    common,
+    dense as kdense,
 )
 from mcmc.core.lda.kernels import (
     dmm as kdmm,
@@ -38,6 +38,9 @@ from mcmc.core.lda.kernels import (
 )
 from mcmc.core.lda.kernels import (
     rng as krng,
+)
+from mcmc.core.lda.kernels import (
+    sparse as ksparse,
 )
 from mcmc.core.lda.kernels import (
     uncollapsed as kuncollapsed,
@@ -161,16 +164,16 @@ class CollapsedRunner:
         self.z = z.astype(np.int32).copy()
         self.nwk = common.word_topic_counts(WORDS, self.z, K, V)
         self.nk = common.topic_counts(self.z, K)
-        self.lists = kcollapsed.word_topic_lists(self.nwk, np.bincount(WORDS, minlength=V))
+        self.lists = ksparse.word_topic_lists(self.nwk, np.bincount(WORDS, minlength=V))
         if kernel == "dense-padded":
-            self.nwk = kcollapsed.padded_word_topic_counts(WORDS, self.z, K, V)
+            self.nwk = kdense.padded_word_topic_counts(WORDS, self.z, K, V)
 
     def sweep(self, key):
         if self.kernel == "sparse":
-            kcollapsed.collapsed_sparse_sweep(DOC_PTR, WORDS, self.z, self.nk, *self.lists, np.full(K, ALPHA), BETA,
-                                              key)
+            ksparse.collapsed_sparse_sweep(DOC_PTR, WORDS, self.z, self.nk, *self.lists, np.full(K, ALPHA), BETA,
+                                           key)
         else:
-            kcollapsed.collapsed_dense_sweep(DOC_PTR, WORDS, self.z, self.nwk, self.nk, np.full(K, ALPHA), BETA, key)
+            kdense.collapsed_dense_sweep(DOC_PTR, WORDS, self.z, self.nwk, self.nk, np.full(K, ALPHA), BETA, key)
 
 
 def keys(rng, n):
@@ -213,7 +216,7 @@ def test_collapsed_chain_visits_posterior(lda_exact, kernel):
     assert p > P_MIN
     # the sparse word-topic lists stay in step with the counts
     if kernel == "sparse":
-        np.testing.assert_array_equal(kcollapsed.unpack_word_topics(*runner.lists, K),
+        np.testing.assert_array_equal(ksparse.unpack_word_topics(*runner.lists, K),
                                       common.word_topic_counts(WORDS, runner.z, K, V))
 
 
@@ -234,8 +237,8 @@ def test_sparse_kernel_small_alpha_beta_buckets():
         z = start.copy()
         nwk = common.word_topic_counts(words, z, n_topics, 3)
         nk = common.topic_counts(z, n_topics)
-        lists = kcollapsed.word_topic_lists(nwk, freq)
-        kcollapsed.collapsed_sparse_sweep(doc_ptr, words, z, nk, *lists, np.full(n_topics, alpha), beta, key)
+        lists = ksparse.word_topic_lists(nwk, freq)
+        ksparse.collapsed_sparse_sweep(doc_ptr, words, z, nk, *lists, np.full(n_topics, alpha), beta, key)
         counts[state_index(z, n_topics)] += 1
     assert pearson(counts, P[state_index(start, n_topics)]) > P_MIN
 
@@ -452,13 +455,13 @@ def test_many_topics_transition_row(kernel, asymmetric):
         nwk = common.word_topic_counts(words, z, n_topics, 2)
         nk = common.topic_counts(z, n_topics)
         if kernel == "sparse":
-            lists = kcollapsed.word_topic_lists(nwk, freq)
-            kcollapsed.collapsed_sparse_sweep(doc_ptr, words, z, nk, *lists, alpha, beta, key)
+            lists = ksparse.word_topic_lists(nwk, freq)
+            ksparse.collapsed_sparse_sweep(doc_ptr, words, z, nk, *lists, alpha, beta, key)
         elif kernel == "dense-padded":  # the layout fit() uses: fused per-block loop
-            padded = kcollapsed.padded_word_topic_counts(words, z, n_topics, 2)
-            kcollapsed.collapsed_dense_sweep(doc_ptr, words, z, padded, nk, alpha, beta, key)
+            padded = kdense.padded_word_topic_counts(words, z, n_topics, 2)
+            kdense.collapsed_dense_sweep(doc_ptr, words, z, padded, nk, alpha, beta, key)
         else:
-            kcollapsed.collapsed_dense_sweep(doc_ptr, words, z, nwk, nk, alpha, beta, key)
+            kdense.collapsed_dense_sweep(doc_ptr, words, z, nwk, nk, alpha, beta, key)
         counts[state_index(z, n_topics)] += 1
     assert pearson(counts, row) > P_MIN
     # the log joint a chain records, dense and packed, against the formula
@@ -466,8 +469,8 @@ def test_many_topics_transition_row(kernel, asymmetric):
     lg_beta = common.lgamma_table(beta, 3)
     ref = ref_log_joint(doc_ptr, words, start, n_topics, 2, alpha, beta)
     dense = common.doc_part_asymmetric(doc_ptr, start, alpha) + common.topic_word_part(nwk, nk, beta, lg_beta)
-    packed = kcollapsed.log_joint_sparse_asymmetric(doc_ptr, start, *kcollapsed.word_topic_lists(nwk, freq), nk, alpha,
-                                                    beta, lg_beta)
+    packed = ksparse.log_joint_sparse_asymmetric(doc_ptr, start, *ksparse.word_topic_lists(nwk, freq), nk, alpha,
+                                                 beta, lg_beta)
     assert dense == pytest.approx(ref, rel=1e-12) and packed == pytest.approx(ref, rel=1e-12)
 
 
@@ -489,10 +492,10 @@ def test_repeated_word_transition_row_across_three_blocks(kernel):
         z = start.copy()
         nk = common.topic_counts(z, n_topics)
         if kernel == "dense-padded":
-            nwk = kcollapsed.padded_word_topic_counts(words, z, n_topics, 1)
+            nwk = kdense.padded_word_topic_counts(words, z, n_topics, 1)
         else:  # exactly K columns: the separate passes
             nwk = common.word_topic_counts(words, z, n_topics, 1)
-        kcollapsed.collapsed_dense_sweep(doc_ptr, words, z, nwk, nk, alpha, beta, key)
+        kdense.collapsed_dense_sweep(doc_ptr, words, z, nwk, nk, alpha, beta, key)
         counts[state_index(z, n_topics)] += 1
     first_in_block_0 = states[:, 0] < 8
     assert counts[first_in_block_0].sum() > 5_000  # the case that changes three blocks happens

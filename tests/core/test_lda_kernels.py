@@ -12,13 +12,16 @@ from mcmc.core.lda import collapsed as lda_collapsed
 from mcmc.core.lda import gibbs, likelihood
 from mcmc.core.lda.corpus import Corpus
 from mcmc.core.lda.kernels import (
-    collapsed as kcollapsed,
-)
-from mcmc.core.lda.kernels import (
     common,
 )
 from mcmc.core.lda.kernels import (
+    dense as kdense,
+)
+from mcmc.core.lda.kernels import (
     rng as krng,
+)
+from mcmc.core.lda.kernels import (
+    sparse as ksparse,
 )
 
 
@@ -256,13 +259,13 @@ def test_sparse_lists_and_counts_stay_consistent():
     nwk = common.word_topic_counts(corpus.words, z, n_topics, corpus.vocab_size)
     nk = common.topic_counts(z, n_topics)
     freq = np.bincount(corpus.words, minlength=corpus.vocab_size)
-    ptr, length, packed = kcollapsed.word_topic_lists(nwk, freq)
+    ptr, length, packed = ksparse.word_topic_lists(nwk, freq)
     for _ in range(30):
         key = rng.integers(0, 2**63, dtype=np.uint64)
-        kcollapsed.collapsed_sparse_sweep(corpus.doc_ptr, corpus.words, z, nk, ptr, length, packed, np.full(n_topics, 0.01),
-                                          0.01, key)
+        ksparse.collapsed_sparse_sweep(corpus.doc_ptr, corpus.words, z, nk, ptr, length, packed,
+                                       np.full(n_topics, 0.01), 0.01, key)
     nwk = common.word_topic_counts(corpus.words, z, n_topics, corpus.vocab_size)
-    np.testing.assert_array_equal(kcollapsed.unpack_word_topics(ptr, length, packed, n_topics), nwk)
+    np.testing.assert_array_equal(ksparse.unpack_word_topics(ptr, length, packed, n_topics), nwk)
     np.testing.assert_array_equal(nk, np.bincount(z, minlength=n_topics))
     for w in range(corpus.vocab_size):
         entries = packed[ptr[w]:ptr[w] + length[w]]
@@ -289,11 +292,11 @@ def test_running_sums_follow_their_definition_from_every_count_layout(synthetic)
         nwk = common.word_topic_counts(corpus.words, z, n_topics, corpus.vocab_size)
         nk = common.topic_counts(z, n_topics)
         common.accumulate_phi_sums(nwk, nk, vbeta, *sums["plain"])
-        padded = kcollapsed.padded_word_topic_counts(corpus.words, z, n_topics, corpus.vocab_size)
+        padded = kdense.padded_word_topic_counts(corpus.words, z, n_topics, corpus.vocab_size)
         assert padded.shape[1] > n_topics
         common.accumulate_phi_sums(padded, nk, vbeta, *sums["padded"])
-        ptr, length, packed = kcollapsed.word_topic_lists(nwk, freq)
-        kcollapsed.accumulate_phi_sums_packed(ptr, length, packed, nk, vbeta, *sums["packed"])
+        ptr, length, packed = ksparse.word_topic_lists(nwk, freq)
+        ksparse.accumulate_phi_sums_packed(ptr, length, packed, nk, vbeta, *sums["packed"])
         want_scaled += nwk.T / (nk[:, None] + vbeta)
         want_inv += 1.0 / (nk + vbeta)
         common.accumulate_doc_sums(corpus.doc_ptr, z, ndk_sum, group, length_sum)
@@ -324,13 +327,13 @@ def test_auto_above_dense_max_starts_dense_then_switches(synthetic, monkeypatch,
     corpus, _, _ = synthetic
     monkeypatch.setattr(lda_collapsed, "SPARSE_SWITCH_FRACTION", fraction)
     built = []
-    lists = kcollapsed.word_topic_lists
+    lists = ksparse.word_topic_lists
 
     def counting(nwk, freq, n_topics=-1):
         built.append((nwk.shape[0], n_topics if n_topics >= 0 else nwk.shape[1]))
         return lists(nwk, freq, n_topics)
 
-    monkeypatch.setattr(kcollapsed, "word_topic_lists", counting)
+    monkeypatch.setattr(ksparse, "word_topic_lists", counting)
     k = lda_collapsed.DENSE_MAX_TOPICS + 1
     kw = dict(n_topics=k, alpha=0.1, beta=0.05, iterations=12, burn_in=6, seed=5)
     a = gibbs.fit(corpus, chains=2, threads=1, **kw)

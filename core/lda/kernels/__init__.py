@@ -11,8 +11,9 @@ samplers whose documents are conditionally independent).
 * :mod:`.common`: counts, the collapsed log joint, running estimates, the
   phi | z Dirichlet draw shared by ``partial`` and ``uncollapsed``, the
   document topic lists and the prefetch hint.
-* :mod:`.collapsed` (dense and SparseLDA sweeps), :mod:`.partial`,
-  :mod:`.uncollapsed`, :mod:`.dmm`: one sampler each.
+* :mod:`.dense` and :mod:`.sparse`: the two implementations of the collapsed
+  conditional (all K terms per token; SparseLDA's buckets), one module each.
+* :mod:`.partial`, :mod:`.uncollapsed`, :mod:`.dmm`: one sampler each.
 
 No kernel uses ``fastmath``: every probability and sum is the plain IEEE
 computation, so the draws are exact inverse-CDF draws up to float rounding.
