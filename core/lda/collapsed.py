@@ -2,14 +2,17 @@
 
 Systematic scan over the token topics with theta and phi integrated out,
 ``p(z_i = k | z_-i, w) ∝ (n_dk + alpha) (n_kw + beta) / (n_k + V beta)``.
-``kernel`` picks the implementation of that same conditional
-(:mod:`mcmc.core.lda.kernels.dense`, :mod:`mcmc.core.lda.kernels.sparse`): ``"sparse"`` (SparseLDA's bucket
-decomposition, Yao, Mimno & McCallum 2009), ``"dense"`` (all K terms per
-token), or ``"auto"`` (dense up to :data:`DENSE_MAX_TOPICS` topics, sparse
-above, after dense sweeps while the words of the random start are still spread
-over many topics). One chain is inherently sequential; ``threads`` runs chains
-side by side. (The approximate "AD-LDA" parallel collapsed sampler of Newman
-et al. 2009 is deliberately not offered.)
+``kernel`` picks the implementation of that same conditional, a strategy
+registered in :data:`mcmc.core.lda.kernels.COLLAPSED_KERNELS`: ``"sparse"``
+(SparseLDA's bucket decomposition, Yao, Mimno & McCallum 2009;
+:mod:`mcmc.core.lda.kernels.sparse`), ``"dense"`` (all K terms per token;
+:mod:`mcmc.core.lda.kernels.dense`), or ``"auto"`` (dense up to
+:data:`DENSE_MAX_TOPICS` topics, sparse above, after dense sweeps while the
+words of the random start are still spread over many topics), resolved once
+by :func:`choose_kernels`. The chain calls its kernel's methods and never
+asks which kernel it holds. One chain is inherently sequential; ``threads``
+runs chains side by side. (The approximate "AD-LDA" parallel collapsed
+sampler of Newman et al. 2009 is deliberately not offered.)
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from mcmc.core.lda import hyper
-from mcmc.core.lda.kernels import common, dense, sparse
+from mcmc.core.lda.kernels import CollapsedKernel, collapsed_kernel, common
 from mcmc.core.lda.kernels.rng import draw_key
 from mcmc.core.lda.sampler import Estimates, LdaChain, Phase, Problem, TokenChain, run_toy
 
@@ -43,31 +46,52 @@ DENSE_MAX_TOPICS = 64
 SPARSE_SWITCH_FRACTION = 0.2
 
 
+def choose_kernels(kernel: str, n_topics: int) -> tuple[CollapsedKernel, CollapsedKernel | None]:
+    """The kernel a chain starts with, and the one it changes to once its words have concentrated (or ``None``).
+
+    The one place ``kernel`` is resolved: a registered name
+    (:data:`mcmc.core.lda.kernels.COLLAPSED_KERNELS`) is that kernel
+    throughout; ``"auto"`` is dense up to :data:`DENSE_MAX_TOPICS` topics and
+    above them dense at first, then sparse (:data:`SPARSE_SWITCH_FRACTION`).
+    """
+    if kernel != "auto":
+        return collapsed_kernel(kernel), None
+    if n_topics <= DENSE_MAX_TOPICS:
+        return collapsed_kernel("dense"), None
+    return collapsed_kernel("dense"), collapsed_kernel("sparse")
+
+
 class CollapsedSampler:
-    """Collapsed Gibbs with the dense or the sparse kernel (``kernel="auto"``: chosen by K, see the module)."""
+    """Collapsed Gibbs with one of the registered kernels (``kernel="auto"``: chosen by K, see the module)."""
 
     name = NAME
     learns_hyperparameters = True
 
     def __init__(self, n_topics: int, kernel: str = "auto") -> None:
-        self.kernel = kernel if kernel != "auto" else ("dense" if n_topics <= DENSE_MAX_TOPICS else "sparse")
-        # kernel "auto" above DENSE_MAX_TOPICS: dense sweeps first, then sparse
-        self.dense_start = kernel == "auto" and self.kernel == "sparse"
+        self.start, self.then = choose_kernels(kernel, n_topics)
+        self.kernel = (self.then or self.start).name  # reported: the kernel that runs most sweeps
 
     def warm_up(self) -> None:
-        run_toy(CollapsedSampler(1, self.kernel))  # the kernel named, without a dense start
-        if self.dense_start:
-            run_toy(CollapsedSampler(1, "dense"))
+        for kernel in (self.start, self.then):
+            if kernel is not None:
+                run_toy(CollapsedSampler(1, kernel.name))  # each kernel alone, as a chain runs it
 
     def chains(self, problem: Problem, rngs: list[np.random.Generator]) -> list[LdaChain]:
-        return [CollapsedChain(problem, rng, self.kernel, self.dense_start) for rng in rngs]
+        return [CollapsedChain(problem, rng, self.start, self.then) for rng in rngs]
 
 
 class CollapsedChain(TokenChain):
-    """Token topics with dense (padded) counts or SparseLDA's packed word-topic lists."""
+    """Token topics, and ``n_wk`` in the layout of the kernel that sweeps them (``counts``).
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, kernel: str, dense_start: bool) -> None:
-        super().__init__(problem, rng, rng.integers(0, problem.K, size=problem.N).astype(np.int32))
+    ``then``: the kernel to change to once the words have concentrated
+    (:data:`SPARSE_SWITCH_FRACTION`), or ``None``. The chain never asks which
+    kernel it holds: every step that reads the counts is the kernel's.
+    """
+
+    def __init__(self, problem: Problem, rng: np.random.Generator, kernel: CollapsedKernel,
+                 then: CollapsedKernel | None) -> None:
+        # n_wk in the kernel's layout only: never two V x K tables at once
+        super().__init__(problem, rng, rng.integers(0, problem.K, size=problem.N).astype(np.int32), word_counts=False)
         # This chain's hyperparameters: the kernels take alpha per topic; they change only with problem.learn.
         self.alpha = np.full(problem.K, problem.alpha)
         self.beta = problem.beta
@@ -76,51 +100,30 @@ class CollapsedChain(TokenChain):
             # theta and phi estimates average over states with different alpha and beta
             self.alpha_sum = np.zeros(problem.K)
             self.beta_inv_sum = np.zeros(problem.K)
-        self.dense_start = dense_start
-        # until the words have concentrated (see SPARSE_SWITCH_FRACTION)
-        self.mode = "dense" if dense_start else kernel
-        if self.mode == "sparse":
-            self._to_sparse()
-        else:
-            self.nwk = None  # the padded layout replaces it: never both V x K tables at once
-            self.nwk = dense.padded_word_topic_counts(problem.words, self.z, problem.K, problem.V)
-
-    def _to_sparse(self) -> None:
-        # the packed lists replace the dense counts for the sparse kernel
-        self.wt_ptr, self.wt_len, self.wt = sparse.word_topic_lists(self.nwk, self.p.word_freq, self.p.K)
-        self.nwk = None
+        self.kernel = kernel
+        self.then = then
+        self.counts = kernel.init(problem, self.z)
 
     def after_sweep(self) -> None:
-        """Dense start of ``kernel="auto"`` above DENSE_MAX_TOPICS: go sparse once words are concentrated."""
+        """Change kernel (``then``) once the words are concentrated: the new layout made from the old in place."""
         p = self.p
-        if not (self.dense_start and self.mode == "dense"):
+        if self.then is None:
             return
-        spread = np.count_nonzero(self.nwk, axis=1) @ p.word_freq / p.N  # topics per word, token-weighted
-        if spread <= SPARSE_SWITCH_FRACTION * p.K:
-            self._to_sparse()  # from the padded counts in place (a K-column copy was another V x K table)
-            self.mode = "sparse"
+        if self.kernel.topics_per_word(p, self.counts) <= SPARSE_SWITCH_FRACTION * p.K:
+            self.counts = self.then.from_word_topic_counts(p, self.kernel.word_topic_counts(p, self.counts))
+            self.kernel, self.then = self.then, None
 
     def sweep_phases(self, record: bool) -> list[Phase]:
         p = self.p
         key = draw_key(self.rng)
-        if self.mode == "sparse":
-            return [lambda: [(sparse.collapsed_sparse_sweep, (p.doc_ptr, p.words, self.z, self.nk, self.wt_ptr,
-                                                               self.wt_len, self.wt, self.alpha, self.beta, key))]]
-        return [lambda: [(dense.collapsed_dense_sweep, (p.doc_ptr, p.words, self.z, self.nwk, self.nk,
-                                                          self.alpha, self.beta, key))]]
+        return [lambda: [(self.kernel.sweep, (p, self.counts, self.z, self.nk, self.alpha, self.beta, key))]]
 
     def log_joint(self) -> float:
         p = self.p
         if p.learn:
-            if self.mode == "dense":
-                return float(common.doc_part_asymmetric(p.doc_ptr, self.z, self.alpha)
-                             + common.topic_word_part(self.nwk, self.nk, self.beta, self.lg_beta))
-            return float(sparse.log_joint_sparse_asymmetric(p.doc_ptr, self.z, self.wt_ptr, self.wt_len, self.wt,
-                                                             self.nk, self.alpha, self.beta, self.lg_beta))
-        if self.mode == "dense":
-            return super().log_joint()
-        return float(sparse.log_joint_sparse(p.doc_ptr, self.z, self.wt_ptr, self.wt_len, self.wt, self.nk,
-                                              p.alpha, p.beta, p.lg_alpha, p.lg_beta))
+            return self.kernel.log_joint_asymmetric(p, self.counts, self.z, self.nk, self.alpha, self.beta,
+                                                    self.lg_beta)
+        return self.kernel.log_joint(p, self.counts, self.z, self.nk)
 
     # -- learned hyperparameters (problem.learn) -------------------------------------------
 
@@ -129,13 +132,8 @@ class CollapsedChain(TokenChain):
         return self.alpha.copy(), self.beta
 
     def word_topic_values(self) -> np.ndarray:
-        """The nonzero ``n_kw`` of the current state, in any order."""
-        if self.mode == "dense":
-            counts = self.nwk[:, :self.p.K]
-            return counts[counts > 0]
-        lengths = self.wt_len.astype(np.int64)
-        first = np.repeat(self.wt_ptr[:-1] - (np.cumsum(lengths) - lengths), lengths)
-        return self.wt[first + np.arange(lengths.sum())] >> sparse.TOPIC_BITS
+        """The nonzero ``n_kw`` of the current state, in the kernel's order."""
+        return self.kernel.word_topic_values(self.p, self.counts)
 
     def update_hyperparameters(self) -> None:
         """One Monte Carlo EM M-step from the current assignments (:mod:`mcmc.core.lda.hyper`)."""
@@ -146,10 +144,7 @@ class CollapsedChain(TokenChain):
         self.lg_beta = common.lgamma_table(self.beta, p.lg_beta.size - 1)
 
     def accumulate_phi(self, vbeta: float, inv_sum: np.ndarray) -> None:
-        if self.mode == "dense":
-            return super().accumulate_phi(vbeta, inv_sum)
-        sparse.accumulate_phi_sums_packed(self.wt_ptr, self.wt_len, self.wt, self.nk, vbeta, self.nkw_scaled_sum,
-                                           inv_sum)
+        self.kernel.accumulate_phi(self.p, self.counts, self.nk, vbeta, self.nkw_scaled_sum, inv_sum)
 
     def accumulate(self) -> None:
         p = self.p

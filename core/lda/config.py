@@ -8,10 +8,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mcmc.core.lda.kernels import AUTO_HELP, COLLAPSED_KERNELS
+
 #: Fitting methods, one sampler module each (``mcmc.core.lda.gibbs.SAMPLERS``).
 METHODS = ("collapsed", "uncollapsed", "partial", "dmm")
-#: Implementations of the collapsed conditional (:mod:`mcmc.core.lda.collapsed`).
-KERNELS = ("auto", "sparse", "dense")
+#: Implementations of the collapsed conditional: the registered kernels and ``auto``
+#: (:func:`mcmc.core.lda.collapsed.choose_kernels`).
+KERNELS = ("auto", *COLLAPSED_KERNELS)
+#: ``--kernel``'s help, every registered kernel in its own words.
+KERNEL_HELP = (
+    "Implementation of the collapsed conditional: "
+    + ", ".join(f"{name} ({entry.help})" for name, entry in COLLAPSED_KERNELS.items())
+    + f", or auto ({AUTO_HELP}). Same distribution either way."
+)
 #: The common choice for sparse topic mixtures (tomotopy's and the lda package's default).
 DEFAULT_ALPHA = 0.1
 

@@ -213,11 +213,12 @@ class TokenChain:
     z_doc: np.ndarray | None = None
 
     def __init__(self, problem: Problem, rng: np.random.Generator, z: np.ndarray,
-                 theta_sums: bool | None = None) -> None:
+                 theta_sums: bool | None = None, word_counts: bool = True) -> None:
         p = self.p = problem
         self.rng = rng
         self.z = z
-        self.nwk = common.word_topic_counts(p.words, z, p.K, p.V)
+        # word_counts=False: the subclass keeps n_wk in a layout of its own (the collapsed kernels')
+        self.nwk = common.word_topic_counts(p.words, z, p.K, p.V) if word_counts else None
         self.nk = common.topic_counts(z, p.K)
         # theta's running sums only when asked (``theta_sums``, default the problem's
         # keep_theta); the per-length sums behind the topic shares always

@@ -7,15 +7,31 @@ Its cost per token grows with K, with no branch on which topics a word or a
 document holds: the faster kernel for small K (see
 :data:`mcmc.core.lda.collapsed.DENSE_MAX_TOPICS`). The counts ``n_wk`` are
 word-major, padded to whole blocks (:func:`padded_word_topic_counts`).
+
+:data:`KERNEL` is the strategy the collapsed sampler calls
+(:class:`mcmc.core.lda.kernels.CollapsedKernel`).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from numba import njit
 
-from mcmc.core.lda.kernels.common import PREFETCH_AHEAD, prefetch, word_topic_counts
+from mcmc.core.lda.kernels.common import (
+    PREFETCH_AHEAD,
+    accumulate_phi_sums,
+    doc_part_asymmetric,
+    log_joint_from_counts,
+    prefetch,
+    topic_word_part,
+    word_topic_counts,
+)
 from mcmc.core.lda.kernels.rng import uniform
+
+if TYPE_CHECKING:
+    from mcmc.core.lda.sampler import Problem
 
 _BLOCK = 8  # topics per block of the dense kernel's two-level inverse-CDF walk
 
@@ -31,9 +47,14 @@ def _block_sum(p: np.ndarray, b: int) -> float:
 
 def padded_word_topic_counts(words: np.ndarray, z: np.ndarray, n_topics: int, vocab_size: int) -> np.ndarray:
     """``n_wk`` as (V, K rounded up to a multiple of 8) int32, zero beyond K (dense kernel layout)."""
+    return pad_word_topic_counts(word_topic_counts(words, z, n_topics, vocab_size), n_topics)
+
+
+def pad_word_topic_counts(nwk: np.ndarray, n_topics: int) -> np.ndarray:
+    """The first K columns of word-major ``nwk`` (V, >= K) in the dense layout: a new (V, K rounded up to 8)."""
     padded = -(-n_topics // _BLOCK) * _BLOCK
-    out = np.zeros((vocab_size, padded), dtype=np.int32)
-    out[:, :n_topics] = word_topic_counts(words, z, n_topics, vocab_size)
+    out = np.zeros((nwk.shape[0], padded), dtype=np.int32)
+    out[:, :n_topics] = nwk[:, :n_topics]
     return out
 
 
@@ -198,3 +219,51 @@ def collapsed_dense_sweep(
             inv[k] = 1.0 / (nk[k] + vbeta)
             a[k] = ndk[k] * inv[k]
             prev_w, prev_old, prev_new = w, old, k
+
+
+class DenseKernel:
+    """The dense kernel as a :class:`~mcmc.core.lda.kernels.CollapsedKernel`: counts are the padded ``n_wk``.
+
+    The padded table (V, K rounded up to 8) is what the fused per-block loop
+    of :func:`collapsed_dense_sweep` reads; the shared kernels (log joint, phi
+    sums) read its first K columns in place, so no other copy of ``n_wk`` is
+    ever made.
+    """
+
+    name = "dense"
+
+    def init(self, problem: Problem, z: np.ndarray) -> np.ndarray:
+        return padded_word_topic_counts(problem.words, z, problem.K, problem.V)
+
+    def from_word_topic_counts(self, problem: Problem, nwk: np.ndarray) -> np.ndarray:
+        return pad_word_topic_counts(nwk, problem.K)
+
+    def word_topic_counts(self, problem: Problem, counts: np.ndarray) -> np.ndarray:
+        return counts
+
+    def sweep(self, problem: Problem, counts: np.ndarray, z: np.ndarray, nk: np.ndarray, alpha: np.ndarray,
+              beta: float, key: np.uint64) -> None:
+        collapsed_dense_sweep(problem.doc_ptr, problem.words, z, counts, nk, alpha, beta, key)
+
+    def log_joint(self, problem: Problem, counts: np.ndarray, z: np.ndarray, nk: np.ndarray) -> float:
+        p = problem
+        return float(log_joint_from_counts(p.doc_ptr, z, counts, nk, p.alpha, p.beta, p.lg_alpha, p.lg_beta))
+
+    def log_joint_asymmetric(self, problem: Problem, counts: np.ndarray, z: np.ndarray, nk: np.ndarray,
+                             alpha: np.ndarray, beta: float, lg_beta: np.ndarray) -> float:
+        return float(doc_part_asymmetric(problem.doc_ptr, z, alpha) + topic_word_part(counts, nk, beta, lg_beta))
+
+    def word_topic_values(self, problem: Problem, counts: np.ndarray) -> np.ndarray:
+        nwk = counts[:, :problem.K]
+        return nwk[nwk > 0]  # word-major order
+
+    def accumulate_phi(self, problem: Problem, counts: np.ndarray, nk: np.ndarray, vbeta: float,
+                       nkw_scaled_sum: np.ndarray, inv_sum: np.ndarray) -> None:
+        accumulate_phi_sums(counts, nk, vbeta, nkw_scaled_sum, inv_sum)
+
+    def topics_per_word(self, problem: Problem, counts: np.ndarray) -> float:
+        return np.count_nonzero(counts, axis=1) @ problem.word_freq / problem.N  # padding columns count no topic
+
+
+#: The strategy registered as ``"dense"`` (:data:`mcmc.core.lda.kernels.COLLAPSED_KERNELS`).
+KERNEL = DenseKernel()

@@ -11,9 +11,14 @@ a topic within it is the same draw (:func:`collapsed_sparse_sweep`). Cost per
 token follows the number of topics present in the word and the document, not
 K: the faster kernel for large K once the words have concentrated on few
 topics (see :data:`mcmc.core.lda.collapsed.SPARSE_SWITCH_FRACTION`).
+
+:data:`KERNEL` is the strategy the collapsed sampler calls
+(:class:`mcmc.core.lda.kernels.CollapsedKernel`).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -28,8 +33,12 @@ from mcmc.core.lda.kernels.common import (
     doc_topics_drop,
     doc_topics_load,
     prefetch,
+    word_topic_counts,
 )
 from mcmc.core.lda.kernels.rng import uniform
+
+if TYPE_CHECKING:
+    from mcmc.core.lda.sampler import Problem
 
 TOPIC_BITS = 20  # packed word-topic entries: count << TOPIC_BITS | topic (int64)
 TOPIC_MASK = (1 << TOPIC_BITS) - 1
@@ -330,3 +339,59 @@ def log_joint_sparse_asymmetric(
         for j in range(wt_ptr[w], wt_ptr[w] + wt_len[w]):
             total += lg_beta[wt[j] >> TOPIC_BITS] - lg0
     return total
+
+
+class WordTopicLists(NamedTuple):
+    """The sparse kernel's counts: the packed sorted word-topic lists of :func:`word_topic_lists`."""
+
+    ptr: np.ndarray  # int64 (V + 1,): word w's slots start at ptr[w]
+    length: np.ndarray  # int32 (V,): topics word w is in
+    packed: np.ndarray  # int64: n_wk << TOPIC_BITS | k, by decreasing count within a word
+
+
+class SparseKernel:
+    """The sparse kernel as a :class:`~mcmc.core.lda.kernels.CollapsedKernel`: counts are :class:`WordTopicLists`.
+
+    The lists replace ``n_wk`` altogether (a V x K table is made only while
+    they are built), which is what makes large K affordable.
+    """
+
+    name = "sparse"
+
+    def init(self, problem: Problem, z: np.ndarray) -> WordTopicLists:
+        return self.from_word_topic_counts(problem, word_topic_counts(problem.words, z, problem.K, problem.V))
+
+    def from_word_topic_counts(self, problem: Problem, nwk: np.ndarray) -> WordTopicLists:
+        # read in place from any (V, >= K) table, e.g. the dense kernel's padded counts
+        return WordTopicLists(*word_topic_lists(nwk, problem.word_freq, problem.K))
+
+    def word_topic_counts(self, problem: Problem, counts: WordTopicLists) -> np.ndarray:
+        return unpack_word_topics(*counts, problem.K)
+
+    def sweep(self, problem: Problem, counts: WordTopicLists, z: np.ndarray, nk: np.ndarray, alpha: np.ndarray,
+              beta: float, key: np.uint64) -> None:
+        collapsed_sparse_sweep(problem.doc_ptr, problem.words, z, nk, *counts, alpha, beta, key)
+
+    def log_joint(self, problem: Problem, counts: WordTopicLists, z: np.ndarray, nk: np.ndarray) -> float:
+        p = problem
+        return float(log_joint_sparse(p.doc_ptr, z, *counts, nk, p.alpha, p.beta, p.lg_alpha, p.lg_beta))
+
+    def log_joint_asymmetric(self, problem: Problem, counts: WordTopicLists, z: np.ndarray, nk: np.ndarray,
+                             alpha: np.ndarray, beta: float, lg_beta: np.ndarray) -> float:
+        return float(log_joint_sparse_asymmetric(problem.doc_ptr, z, *counts, nk, alpha, beta, lg_beta))
+
+    def word_topic_values(self, problem: Problem, counts: WordTopicLists) -> np.ndarray:
+        lengths = counts.length.astype(np.int64)
+        first = np.repeat(counts.ptr[:-1] - (np.cumsum(lengths) - lengths), lengths)
+        return counts.packed[first + np.arange(lengths.sum())] >> TOPIC_BITS  # list order
+
+    def accumulate_phi(self, problem: Problem, counts: WordTopicLists, nk: np.ndarray, vbeta: float,
+                       nkw_scaled_sum: np.ndarray, inv_sum: np.ndarray) -> None:
+        accumulate_phi_sums_packed(*counts, nk, vbeta, nkw_scaled_sum, inv_sum)
+
+    def topics_per_word(self, problem: Problem, counts: WordTopicLists) -> float:
+        return counts.length.astype(np.int64) @ problem.word_freq / problem.N
+
+
+#: The strategy registered as ``"sparse"`` (:data:`mcmc.core.lda.kernels.COLLAPSED_KERNELS`).
+KERNEL = SparseKernel()
