@@ -66,6 +66,8 @@ class CollapsedSampler:
 
     name = NAME
     learns_hyperparameters = True
+    shards_documents = False
+    one_topic_per_document = False
 
     def __init__(self, n_topics: int, kernel: str = "auto") -> None:
         self.start, self.then = choose_kernels(kernel, n_topics)
@@ -78,6 +80,10 @@ class CollapsedSampler:
 
     def chains(self, problem: Problem, rngs: list[np.random.Generator]) -> list[LdaChain]:
         return [CollapsedChain(problem, rng, self.start, self.then) for rng in rngs]
+
+
+#: The method's sampler (:data:`mcmc.core.lda.config.METHOD_MODULES`).
+SAMPLER = CollapsedSampler
 
 
 class CollapsedChain(TokenChain):

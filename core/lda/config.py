@@ -7,11 +7,26 @@ stays instant; :mod:`mcmc.core.lda.pipeline` runs a configuration.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import import_module
+from typing import TYPE_CHECKING
 
+from mcmc.core.errors import UsageError
 from mcmc.core.lda.kernels import AUTO_HELP, COLLAPSED_KERNELS
 
-#: Fitting methods, one sampler module each (``mcmc.core.lda.gibbs.SAMPLERS``).
-METHODS = ("collapsed", "uncollapsed", "partial", "dmm")
+if TYPE_CHECKING:
+    from mcmc.core.lda.sampler import Sampler
+
+#: The fitting methods, name -> the module of its sampler, whose ``SAMPLER`` (a
+#: :class:`~mcmc.core.lda.sampler.Sampler` class) runs the method and declares what it
+#: can do. The one list of methods: a new method is one module and one line here.
+METHOD_MODULES: dict[str, str] = {
+    "collapsed": "mcmc.core.lda.collapsed",
+    "uncollapsed": "mcmc.core.lda.uncollapsed",
+    "partial": "mcmc.core.lda.partial",
+    "dmm": "mcmc.core.lda.dmm",
+}
+#: Method names, as ``--method`` offers them.
+METHODS = tuple(METHOD_MODULES)
 #: Implementations of the collapsed conditional: the registered kernels and ``auto``
 #: (:func:`mcmc.core.lda.collapsed.choose_kernels`).
 KERNELS = ("auto", *COLLAPSED_KERNELS)
@@ -23,6 +38,19 @@ KERNEL_HELP = (
 )
 #: The common choice for sparse topic mixtures (tomotopy's and the lda package's default).
 DEFAULT_ALPHA = 0.1
+
+
+def sampler_class(method: str) -> type[Sampler]:
+    """The sampler class of ``method``; its module (and NumPy, numba) imported only now.
+
+    Raises
+    ------
+    UsageError
+        ``method`` is not in :data:`METHOD_MODULES`.
+    """
+    if method not in METHOD_MODULES:
+        raise UsageError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    return import_module(METHOD_MODULES[method]).SAMPLER
 
 
 def default_burn_in(iterations: int) -> int:

@@ -24,10 +24,15 @@ class DmmSampler(OneKernelSampler):
     """Collapsed Gibbs over document topics."""
 
     name = NAME
+    one_topic_per_document = True
 
     def chains(self, problem: Problem, rngs: list[np.random.Generator]) -> list[LdaChain]:
         doc_words = kernels.doc_word_counts(problem.doc_ptr, problem.words, problem.V)
         return [DmmChain(problem, rng, doc_words) for rng in rngs]
+
+
+#: The method's sampler (:data:`mcmc.core.lda.config.METHOD_MODULES`).
+SAMPLER = DmmSampler
 
 
 class DmmChain(TokenChain):

@@ -4,12 +4,13 @@
 and returns an :class:`LdaFit`: the collapsed log joint after every iteration
 and Bayes estimates of theta and phi averaged over the post-burn-in states.
 Each sampler is one module behind the protocol of :mod:`mcmc.core.lda.sampler`
-(:data:`SAMPLERS`); this module runs their sweeps on a thread pool, times
-them, and stacks the chains. With at least as many chains as threads, each
-thread takes its chains through all their iterations with no barrier between
-threads (chains are independent, and a barrier per sweep waits for the slowest
-chain every time); with fewer, the chains' sweeps run phase by phase, a
-chain's document blocks shared out over the threads (``partial``, ``uncollapsed``).
+(registered in :data:`mcmc.core.lda.config.METHOD_MODULES`); this module runs
+their sweeps on a thread pool, times them, and stacks the chains. With at
+least as many chains as threads, each thread takes its chains through all
+their iterations with no barrier between threads (chains are independent, and
+a barrier per sweep waits for the slowest chain every time); with fewer, the
+chains' sweeps run phase by phase, a chain's document blocks shared out over
+the threads (``partial``, ``uncollapsed``).
 
 ``method``
     ``"collapsed"``
@@ -56,21 +57,11 @@ from typing import Protocol
 import numpy as np
 
 from mcmc.core.errors import InputError, UsageError
-from mcmc.core.lda.collapsed import CollapsedSampler
-from mcmc.core.lda.config import KERNELS, METHODS
-from mcmc.core.lda.dmm import DmmSampler
+from mcmc.core.lda.config import KERNELS, sampler_class
 from mcmc.core.lda.hyper import LearnedHyperparameters, update_sweeps
-from mcmc.core.lda.partial import PartialSampler
 from mcmc.core.lda.sampler import LdaChain, Problem, Sampler, Task
-from mcmc.core.lda.uncollapsed import UncollapsedSampler
 from mcmc.core.memory import require_memory
 from mcmc.core.random import generator
-
-#: Method name -> its sampler, made from (n_topics, kernel).
-SAMPLERS: dict[str, Callable[[int, str], Sampler]] = {
-    s.name: s for s in (CollapsedSampler, UncollapsedSampler, PartialSampler, DmmSampler)
-}
-assert tuple(SAMPLERS) == METHODS, "config.METHODS names the registered samplers, in order"
 
 
 class CorpusLike(Protocol):
@@ -157,12 +148,11 @@ class LdaFit:
 def _validate(corpus: CorpusLike, n_topics: int, alpha: float, beta: float, iterations: int, burn_in: int,
               chains: int, method: str, threads: int, kernel: str, optimize_interval: int = 0,
               optimize_burn_in: int = 0) -> tuple[np.ndarray, np.ndarray, int]:
-    if method not in METHODS:
-        raise UsageError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    method_sampler = sampler_class(method)  # raises for an unknown method
     if optimize_interval < 0 or optimize_burn_in < 0:
         raise UsageError("optimize_interval and optimize_burn_in must be >= 0")
     if optimize_interval > 0:
-        if not SAMPLERS[method].learns_hyperparameters:
+        if not method_sampler.learns_hyperparameters:
             raise UsageError(f"--optimize-interval learns alpha and beta with --method collapsed; {method} keeps "
                              "them fixed")
         if optimize_burn_in + optimize_interval > iterations:
@@ -263,7 +253,7 @@ def fit(
         parts of the chains, joined by :func:`concatenate`, equal one fit of all.
     sampler
         The implementation of ``method`` to run, instead of the registered one
-        (:data:`SAMPLERS`): e.g. :class:`mcmc.core.lda.sharded.ShardedPartialSampler`,
+        (:func:`mcmc.core.lda.config.sampler_class`): e.g. :class:`mcmc.core.lda.sharded.ShardedPartialSampler`,
         which runs the same chains on a Dask cluster.
     keep_theta
         Whether to estimate theta: its running sums are a (D, K) float array
@@ -282,7 +272,7 @@ def fit(
     alpha, beta, seed = float(alpha), float(beta), int(seed)
     given = sampler is not None  # another scheduler's (a Dask cluster's): keep to the lockstep
     if sampler is None:
-        sampler = SAMPLERS[method](n_topics, kernel)
+        sampler = sampler_class(method)(n_topics, kernel)
     elif sampler.name != method:
         raise UsageError(f"sampler {sampler.name!r} does not run method {method!r}")
     sampler.warm_up()

@@ -32,3 +32,8 @@ class PartialSampler(PhiSampler):
 
     name = NAME
     chain_class = PartialChain
+    shards_documents = True  # given phi the documents are independent: any split of them gives the same draws
+
+
+#: The method's sampler (:data:`mcmc.core.lda.config.METHOD_MODULES`).
+SAMPLER = PartialSampler

@@ -37,7 +37,7 @@ import numpy as np
 
 from mcmc.core.chains import Chains, atomic_output
 from mcmc.core.lda import evaluate
-from mcmc.core.lda.config import LdaConfig
+from mcmc.core.lda.config import LdaConfig, sampler_class
 from mcmc.core.lda.corpus import Corpus, SyntheticCorpus, synthetic_corpus
 from mcmc.core.lda.gibbs import LdaFit, fit
 from mcmc.core.lda.readers import detect_format, load_corpus
@@ -208,11 +208,13 @@ def fit_lda(
     callback
         ``callback(chain, iteration, log_joint_per_token)`` after every
         iteration of every chain (progress display); with ``scheduler`` and a
-        method other than ``partial``, once per chain, when it finishes.
+        method whose documents are not sharded (``partial``'s are:
+        ``Sampler.shards_documents``), once per chain, when it finishes.
     scheduler
         A Dask scheduler (``tcp://HOST:PORT`` or ``local:N``): every chain is
-        a task on its workers (:func:`mcmc.core.scaleout.fit_chains`), or with
-        ``method="partial"`` every chain's documents are sharded across them
+        a task on its workers (:func:`mcmc.core.scaleout.fit_chains`), or for a
+        method that shards its documents (``partial``: ``Sampler.shards_documents``)
+        every chain's documents are sharded across them
         (:func:`mcmc.core.scaleout.fit_sharded`); the same result, byte for
         byte. ``None``: here.
 
@@ -221,6 +223,7 @@ def fit_lda(
     LdaRun
     """
     corpus = data.corpus
+    method = sampler_class(config.method)  # what the method can do, declared by its sampler
     doc_index = np.arange(corpus.n_docs)
     heldout = None
     train = corpus
@@ -234,11 +237,11 @@ def fit_lda(
         threads=config.threads, kernel=config.kernel,
         optimize_interval=config.optimize_interval, optimize_burn_in=config.optimize_burn_in,
         # the mixture's held-out score weighs its topics by the training documents' memberships
-        keep_theta=config.keep_theta or (config.method == "dmm" and heldout is not None),
+        keep_theta=config.keep_theta or (method.one_topic_per_document and heldout is not None),
     )  # fmt: skip
     if scheduler is None:
         result = fit(train, callback=callback, **options)
-    elif config.method == "partial":
+    elif method.shards_documents:
         from mcmc.core.scaleout import fit_sharded
 
         result = fit_sharded(train, options, scheduler, callback=callback)
@@ -249,7 +252,7 @@ def fit_lda(
     t0 = time.perf_counter()
     completion = None
     if heldout is not None:
-        if result.method == "dmm":
+        if method.one_topic_per_document:
             completion = evaluate.dmm_document_completion(result.phi, result.theta, heldout)
         else:
             rng = generator(config.seed, FOLD_IN_KEY)

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from mcmc.core.lda.config import sampler_class
+
 
 def fit_report(
     result: Any,
@@ -33,6 +35,7 @@ def fit_report(
     run is the diagnostics layer's business, and ``core`` never imports it.
     """
     post = result.log_joint_per_token[:, result.burn_in :, None]
+    mixture = sampler_class(result.method).one_topic_per_document
     chains_out = []
     for c in range(result.chains):
         topics = []
@@ -113,7 +116,7 @@ def fit_report(
             "tokens scored with phi fixed; "
             + (
                 "the document's topic posterior from the observed half, mixture weights = mean training membership"
-                if result.method == "dmm"
+                if mixture
                 else "theta estimated from the observed half by Gibbs sampling"
             ),
         },

@@ -145,16 +145,31 @@ class LdaChain(Protocol):
 
 
 class Sampler(Protocol):
-    """One method of fitting: the implementation it runs and its chains.
+    """One method of fitting: the implementation it runs, its chains, and what the method can do.
 
-    A sampler with ``learns_hyperparameters`` accepts ``Problem.learn``: its
-    chains then also have ``update_hyperparameters()`` (one Monte Carlo EM
-    M-step from the current state) and ``hyperparameters() -> (alpha (K,), beta)``.
+    The class declares the method's abilities, which the pipeline and the
+    report ask instead of testing the method's name:
+
+    ``learns_hyperparameters``
+        It accepts ``Problem.learn``: its chains then also have
+        ``update_hyperparameters()`` (one Monte Carlo EM M-step from the
+        current state) and ``hyperparameters() -> (alpha (K,), beta)``.
+    ``shards_documents``
+        On a Dask cluster one chain's documents can be sharded across the
+        workers (:mod:`mcmc.core.lda.sharded`, :func:`mcmc.core.scaleout.fit_sharded`);
+        otherwise whole chains are the cluster's tasks.
+    ``one_topic_per_document``
+        The Dirichlet-multinomial mixture rather than LDA: theta is each
+        document's membership, and held-out documents are scored by
+        :func:`mcmc.core.lda.evaluate.dmm_document_completion`, which needs
+        theta.
     """
 
     name: str  # the method, e.g. "collapsed"
-    kernel: str  # implementation actually run (``"dense"``/``"sparse"`` for collapsed, else the name)
+    kernel: str  # implementation actually run (a registered collapsed kernel for collapsed, else the name)
     learns_hyperparameters: bool
+    shards_documents: bool
+    one_topic_per_document: bool
 
     def warm_up(self) -> None:
         """Compile (or load from numba's cache) the kernels this sampler runs."""
@@ -193,6 +208,8 @@ class OneKernelSampler:
 
     name: str
     learns_hyperparameters = False
+    shards_documents = False
+    one_topic_per_document = False
 
     def __init__(self, n_topics: int = 1, kernel: str = "auto") -> None:
         self.kernel = self.name

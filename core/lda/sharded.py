@@ -36,8 +36,8 @@ import numpy as np
 
 from mcmc.core.lda.kernels import common
 from mcmc.core.lda.kernels.partial import partial_sweep
-from mcmc.core.lda.partial import NAME, PartialChain, PartialSampler
-from mcmc.core.lda.sampler import LdaChain, PhiSampler, Problem, Task, doc_blocks, even_blocks
+from mcmc.core.lda.partial import PartialChain, PartialSampler
+from mcmc.core.lda.sampler import LdaChain, Problem, Task, doc_blocks, even_blocks
 from mcmc.core.scaleout import ScaleOutError
 
 #: Times a sweep is run again after losing a worker before the run stops.
@@ -205,10 +205,9 @@ def _lost_worker_errors() -> tuple[type[BaseException], ...]:
     return (KilledWorker, CancelledError, OSError, TimeoutError)
 
 
-class ShardedPartialSampler(PhiSampler):
+class ShardedPartialSampler(PartialSampler):
     """The ``partial`` method with every chain's token sweep on a :class:`ShardCluster`."""
 
-    name = NAME
     chain_class = ShardedPartialChain
 
     def __init__(self, cluster: ShardCluster) -> None:

@@ -35,3 +35,7 @@ class UncollapsedSampler(PhiSampler):
 
     name = NAME
     chain_class = UncollapsedChain
+
+
+#: The method's sampler (:data:`mcmc.core.lda.config.METHOD_MODULES`).
+SAMPLER = UncollapsedSampler
