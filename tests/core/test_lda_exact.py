@@ -14,10 +14,15 @@ P is computed from it, so the tests need no tuning constant:
 * samplers whose state carries phi (partial, uncollapsed) are compared with
   p(z | w) through batch-means standard errors, and by a Geweke (2004) joint
   distribution test.
+
+The collapsed tests walk the registry of collapsed kernels
+(:data:`mcmc.core.lda.kernels.COLLAPSED_KERNELS`) and drive each through the
+interface the sampler calls, so a newly registered kernel is held to them.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -25,6 +30,8 @@ import pytest
 from scipy import special, stats
 
 from mcmc.core.lda.kernels import (
+    COLLAPSED_KERNELS,
+    collapsed_kernel,
     common,
 )
 from mcmc.core.lda.kernels import (
@@ -45,6 +52,7 @@ from mcmc.core.lda.kernels import (
 from mcmc.core.lda.kernels import (
     uncollapsed as kuncollapsed,
 )
+from mcmc.core.lda.sampler import Problem
 
 P_MIN = 1e-3  # smallest p-value accepted (fixed seeds: a deterministic check)
 
@@ -54,6 +62,9 @@ WORDS = np.array([0, 1, 0, 1, 2], dtype=np.int32)
 V = 3
 K = 3
 ALPHA, BETA = 0.3, 0.2
+# Every registered collapsed kernel, and the dense sweep over exactly K columns (its separate passes: a fit
+# always pads the counts, so only these tests run them).
+COLLAPSED = [*COLLAPSED_KERNELS, "dense-unpadded"]
 
 
 def ref_log_joint(doc_ptr, words, z, n_topics, vocab_size, alpha, beta):
@@ -156,24 +167,34 @@ def lda_exact():
     return states, pi, P
 
 
+@functools.cache
+def tiny_problem():
+    return Problem.build(DOC_PTR, WORDS, K, V, ALPHA, BETA, 1)
+
+
 class CollapsedRunner:
-    """Drives one collapsed kernel on the tiny corpus, as gibbs.fit does."""
+    """Drives one collapsed kernel on the tiny corpus, as the collapsed chain does (``kernel``: one of COLLAPSED)."""
 
     def __init__(self, kernel, z):
-        self.kernel = kernel
         self.z = z.astype(np.int32).copy()
-        self.nwk = common.word_topic_counts(WORDS, self.z, K, V)
         self.nk = common.topic_counts(self.z, K)
-        self.lists = ksparse.word_topic_lists(self.nwk, np.bincount(WORDS, minlength=V))
-        if kernel == "dense-padded":
-            self.nwk = kdense.padded_word_topic_counts(WORDS, self.z, K, V)
+        self.kernel = None if kernel == "dense-unpadded" else collapsed_kernel(kernel)
+        if self.kernel is None:
+            self.counts = common.word_topic_counts(WORDS, self.z, K, V)
+        else:
+            self.counts = self.kernel.init(tiny_problem(), self.z)
 
     def sweep(self, key):
-        if self.kernel == "sparse":
-            ksparse.collapsed_sparse_sweep(DOC_PTR, WORDS, self.z, self.nk, *self.lists, np.full(K, ALPHA), BETA,
-                                           key)
+        if self.kernel is None:
+            kdense.collapsed_dense_sweep(DOC_PTR, WORDS, self.z, self.counts, self.nk, np.full(K, ALPHA), BETA, key)
         else:
-            kdense.collapsed_dense_sweep(DOC_PTR, WORDS, self.z, self.nwk, self.nk, np.full(K, ALPHA), BETA, key)
+            self.kernel.sweep(tiny_problem(), self.counts, self.z, self.nk, np.full(K, ALPHA), BETA, key)
+
+    def word_topic_counts(self):
+        """``n_wk`` (V, K) as the kernel holds it."""
+        if self.kernel is None:
+            return self.counts
+        return self.kernel.word_topic_counts(tiny_problem(), self.counts)[:, :K]
 
 
 def keys(rng, n):
@@ -187,7 +208,7 @@ def test_scan_matrix_keeps_the_posterior(lda_exact):
     np.testing.assert_allclose(P.sum(1), 1.0)
 
 
-@pytest.mark.parametrize("kernel", ["sparse", "dense", "dense-padded"])
+@pytest.mark.parametrize("kernel", COLLAPSED)
 def test_collapsed_one_sweep_matches_transition_row(lda_exact, kernel):
     states, _, P = lda_exact
     start = np.array([0, 1, 2, 2, 0], dtype=np.int32)
@@ -202,7 +223,7 @@ def test_collapsed_one_sweep_matches_transition_row(lda_exact, kernel):
     assert pearson(counts, row) > P_MIN
 
 
-@pytest.mark.parametrize("kernel", ["sparse", "dense"])
+@pytest.mark.parametrize("kernel", COLLAPSED)
 def test_collapsed_chain_visits_posterior(lda_exact, kernel):
     states, pi, P = lda_exact
     rng = np.random.default_rng(5)
@@ -214,10 +235,9 @@ def test_collapsed_chain_visits_posterior(lda_exact, kernel):
         visits[t] = state_index(runner.z, K)
     _, p = stationary_chi2(visits, pi, P)
     assert p > P_MIN
-    # the sparse word-topic lists stay in step with the counts
-    if kernel == "sparse":
-        np.testing.assert_array_equal(ksparse.unpack_word_topics(*runner.lists, K),
-                                      common.word_topic_counts(WORDS, runner.z, K, V))
+    # the kernel's own counts (the sparse kernel's packed lists, ...) stay in step with the assignments
+    np.testing.assert_array_equal(runner.word_topic_counts(), common.word_topic_counts(WORDS, runner.z, K, V))
+    np.testing.assert_array_equal(runner.nk, common.topic_counts(runner.z, K))
 
 
 def test_sparse_kernel_small_alpha_beta_buckets():
@@ -433,7 +453,7 @@ def test_geweke_joint_distribution(sampler):
 
 
 @pytest.mark.parametrize("asymmetric", [False, True])
-@pytest.mark.parametrize("kernel", ["sparse", "dense", "dense-padded"])
+@pytest.mark.parametrize("kernel", COLLAPSED)
 def test_many_topics_transition_row(kernel, asymmetric):
     # K = 10 > 8: the dense kernel's walk crosses blocks (and a padded last
     # block), the sparse kernel's smoothing bucket walks many empty topics.
@@ -448,30 +468,30 @@ def test_many_topics_transition_row(kernel, asymmetric):
     start = np.array([9, 3, 8], dtype=np.int32)
     row = scan_matrix(log_pi, 3, n_topics)[state_index(start, n_topics)]
     rng = np.random.default_rng(12)
-    freq = np.bincount(words, minlength=2)
+    problem = Problem.build(doc_ptr, words, n_topics, 2, 0.2, beta, 1)  # the sweeps take alpha (K,) apart
+    strategy = None if kernel == "dense-unpadded" else collapsed_kernel(kernel)
     counts = np.zeros(len(states))
     for key in keys(rng, 20_000):
         z = start.copy()
-        nwk = common.word_topic_counts(words, z, n_topics, 2)
         nk = common.topic_counts(z, n_topics)
-        if kernel == "sparse":
-            lists = ksparse.word_topic_lists(nwk, freq)
-            ksparse.collapsed_sparse_sweep(doc_ptr, words, z, nk, *lists, alpha, beta, key)
-        elif kernel == "dense-padded":  # the layout fit() uses: fused per-block loop
-            padded = kdense.padded_word_topic_counts(words, z, n_topics, 2)
-            kdense.collapsed_dense_sweep(doc_ptr, words, z, padded, nk, alpha, beta, key)
-        else:
+        if strategy is None:
+            nwk = common.word_topic_counts(words, z, n_topics, 2)
             kdense.collapsed_dense_sweep(doc_ptr, words, z, nwk, nk, alpha, beta, key)
+        else:
+            strategy.sweep(problem, strategy.init(problem, z), z, nk, alpha, beta, key)
         counts[state_index(z, n_topics)] += 1
     assert pearson(counts, row) > P_MIN
-    # the log joint a chain records, dense and packed, against the formula
-    nwk, nk = common.word_topic_counts(words, start, n_topics, 2), common.topic_counts(start, n_topics)
-    lg_beta = common.lgamma_table(beta, 3)
+    if strategy is None:
+        return
+    # the log joint a chain records, from the kernel's own counts, against the formula: with a learned
+    # (per-topic) alpha, and with the problem's symmetric one read from its lgamma tables
+    nk = common.topic_counts(start, n_topics)
+    held = strategy.init(problem, start)
     ref = ref_log_joint(doc_ptr, words, start, n_topics, 2, alpha, beta)
-    dense = common.doc_part_asymmetric(doc_ptr, start, alpha) + common.topic_word_part(nwk, nk, beta, lg_beta)
-    packed = ksparse.log_joint_sparse_asymmetric(doc_ptr, start, *ksparse.word_topic_lists(nwk, freq), nk, alpha,
-                                                 beta, lg_beta)
-    assert dense == pytest.approx(ref, rel=1e-12) and packed == pytest.approx(ref, rel=1e-12)
+    learned = strategy.log_joint_asymmetric(problem, held, start, nk, alpha, beta, common.lgamma_table(beta, 3))
+    assert learned == pytest.approx(ref, rel=1e-12)
+    if not asymmetric:
+        assert strategy.log_joint(problem, held, start, nk) == pytest.approx(ref, rel=1e-12)
 
 
 @pytest.mark.parametrize("kernel", ["dense", "dense-padded"])
