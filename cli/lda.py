@@ -22,6 +22,7 @@ from mcmc.cli.render import emit
 from mcmc.core.errors import UsageError
 from mcmc.core.lda.config import (
     DEFAULT_ALPHA,
+    KERNEL_HELP,
     KERNELS,
     METHODS,
     LdaConfig,
@@ -181,8 +182,7 @@ def command(
         str,
         typer.Option(
             metavar="KERNEL",
-            help="Implementation of the collapsed conditional: sparse (SparseLDA buckets), dense (K terms per "
-            "token), or auto (dense for small K). Same distribution either way.",
+            help=KERNEL_HELP,
         ),
     ] = "auto",
     optimize_interval: Annotated[
