@@ -23,7 +23,7 @@ asks the two questions a topic modeller asks of a trace plot instead:
    first sweep to its post-burn-in mean -- and real, more than ``min_trend_z``
    standard errors. Relative to the climb because a significance test alone
    flags every long chain: LDA's log joint keeps creeping up for thousands of
-   sweeps (on AP at K=50, 1000 sweeps, the slope is 7 to 50 standard errors
+   sweeps (on AP at K=50, 1000 sweeps, the slope is 6 to 50 standard errors
    from zero while the window holds under 1% of the climb), and Geweke's z
    and the single-chain split R-hat, both significance measures, fail runs a
    topic modeller accepts (tests/data/lda_gate/README.md has the numbers).
@@ -246,18 +246,27 @@ def match_topics(phi_a: np.ndarray, phi_b: np.ndarray) -> tuple[np.ndarray, np.n
     (Kuhn 1955; ``scipy.optimize.linear_sum_assignment``), the usual way to
     undo label switching between chains or runs (Steyvers & Griffiths 2007).
     """
-    from scipy.optimize import linear_sum_assignment
-
-    from mcmc.core.lda.evaluate import hellinger
-
     a, b = _normalized(phi_a), _normalized(phi_b)
     if a.shape != b.shape:
         raise ValueError(f"phi of the two chains differ in shape: {a.shape} and {b.shape}")
-    dist = hellinger(a, b)
-    rows, cols = linear_sum_assignment(dist)
-    match = np.empty(a.shape[0], dtype=np.int64)
+    dist = _hellinger_of_roots(np.sqrt(a), np.sqrt(b))
+    match = _assign(dist)
+    return match, dist[np.arange(a.shape[0]), match]
+
+
+def _hellinger_of_roots(root_a: np.ndarray, root_b: np.ndarray) -> np.ndarray:
+    """Hellinger distances (K, K) from square roots of normalized rows (:func:`mcmc.core.lda.evaluate.hellinger`)."""
+    return np.sqrt(1.0 - np.clip(root_a @ root_b.T, 0.0, 1.0))  # 1 - Bhattacharyya coefficient
+
+
+def _assign(cost: np.ndarray) -> np.ndarray:
+    """The permutation minimizing the summed cost (Hungarian method): row ``k`` goes to column ``match[k]``."""
+    from scipy.optimize import linear_sum_assignment
+
+    rows, cols = linear_sum_assignment(cost)
+    match = np.empty(cost.shape[0], dtype=np.int64)
     match[rows] = cols
-    return match, dist[rows, cols]
+    return match
 
 
 @dataclass(frozen=True)
@@ -315,9 +324,10 @@ def topic_agreement(
         if phi.ndim != 3:
             raise ValueError(f"phi must be (chain, K, V), got shape {phi.shape}")
     if top_words is None:
+        from mcmc.core.lda.evaluate import top_words as most_probable
+
         assert phi is not None
-        n = min(n_top, phi.shape[2])
-        top = np.argsort(-phi, axis=2, kind="stable")[..., :n]
+        top = most_probable(phi, n_top)  # ties to the lower word id, as mcmc lda shows them
     else:
         top = np.asarray(top_words)
         if top.ndim != 3:
@@ -331,19 +341,18 @@ def topic_agreement(
     n = top.shape[2]
     pairs: list[tuple[int, int, float]] = []
     distances: list[float] = []
+    k = np.arange(top.shape[1])
     for a in range(chains):
+        # two chains' square roots held at a time: phi itself can be hundreds of MB per chain (K = 500)
+        root_a = None if phi is None else np.sqrt(_normalized(phi[a]))
         for b in range(a + 1, chains):
             shared = _shared_counts(top[a], top[b])  # (K, K)
             if phi is not None:
-                match, dist = match_topics(phi[a], phi[b])
-                distances.append(float(dist.mean()))
+                dist = _hellinger_of_roots(root_a, np.sqrt(_normalized(phi[b])))
+                match = _assign(dist)
+                distances.append(float(dist[k, match].mean()))
             else:
-                from scipy.optimize import linear_sum_assignment
-
-                rows, cols = linear_sum_assignment(-shared)
-                match = np.empty(top.shape[1], dtype=np.int64)
-                match[rows] = cols
-            k = np.arange(top.shape[1])
+                match = _assign(-shared)
             pairs.append((a, b, float(shared[k, match].mean() / n)))
     overlap = float(np.mean([p[2] for p in pairs]))
     return TopicAgreement(overlap, tuple(pairs), float(np.mean(distances)) if distances else None, n)
@@ -532,8 +541,9 @@ def judge_topic_model(
     if chains > 1 and (phi is not None or top_words is not None):
         keep = [c for c in range(chains) if phi is None or np.isfinite(np.asarray(phi[c])).all()]
         if len(keep) > 1:
+            every = len(keep) == chains  # then phi is passed as it is: a copy of it can be gigabytes
             agreement = topic_agreement(
-                None if phi is None else np.asarray(phi)[keep],
+                None if phi is None else (phi if every else np.asarray(phi)[keep]),
                 None if top_words is None else np.asarray(top_words)[keep],
                 n_top=n_top,
             )
@@ -589,8 +599,13 @@ def _normalized(p: np.ndarray) -> np.ndarray:
 
 def _shared_counts(top_a: np.ndarray, top_b: np.ndarray) -> np.ndarray:
     """(K, K): how many of the top words of topic i of ``a`` are among those of topic j of ``b``."""
-    eq = top_a[:, None, :, None] == top_b[None, :, None, :]  # (K, K, n, n)
-    return eq.any(axis=3).sum(axis=2).astype(np.float64)
+    k, n = top_a.shape
+    out = np.empty((k, top_b.shape[0]))
+    step = max(1, (1 << 22) // max(1, top_b.size * n))  # rows per block: a few million comparisons at a time
+    for i in range(0, k, step):
+        eq = top_a[i : i + step, None, :, None] == top_b[None, :, None, :]  # (rows, K, n, n)
+        out[i : i + step] = eq.any(axis=3).sum(axis=2)
+    return out
 
 
 def _means(post: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
