@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/mcmc sample --target eight-schools --sampler hmc --target-accept 0.9 --chains 4 --seed 1 -o demo.npz
 	$(BIN)/mcmc diagnose demo.npz
-	$(BIN)/mcmc lda --seed 2
+	$(BIN)/mcmc lda
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -30,7 +30,7 @@ __all__ = ["CONFIG_KEYS", "THRESHOLD_KEYS", "Resolved", "load_config", "resolve"
 #: Threshold settings (option and ``[tool.mcmc.diagnose]`` names) -> whole numbers only?
 THRESHOLD_KEYS = {
     "max-rhat": False, "min-ess": False, "max-divergences": True, "min-ebfmi": False,
-    "max-treedepth-hits": True, "ssif-ratio": False,
+    "max-treedepth-hits": True, "ssif-ratio": False, "max-ll-gap": False,
 }  # fmt: skip
 #: Keys of ``[tool.mcmc.diagnose]`` (hyphens or underscores), each an option of ``mcmc diagnose``,
 #: and ``per-variable``, a table of tables of :data:`PER_VARIABLE_KEYS` by variable or parameter name.

@@ -81,6 +81,7 @@ def command(
     min_ebfmi: options.MinEbfmi = None,
     max_treedepth_hits: options.MaxTreedepthHits = None,
     ssif_ratio: options.SsifRatio = None,
+    max_ll_gap: options.MaxLlGap = None,
     quantiles: Annotated[
         str | None,
         typer.Option(
@@ -208,7 +209,8 @@ def command(
     from mcmc.diagnostics.diagnose import DiagnoseSettings, diagnose
 
     given = {
-        **options.check_options(max_rhat, min_ess, max_divergences, min_ebfmi, max_treedepth_hits, ssif_ratio, strict),
+        **options.check_options(max_rhat, min_ess, max_divergences, min_ebfmi, max_treedepth_hits, ssif_ratio, strict,
+                                max_ll_gap),
         "var": var, "quantiles": quantiles, "lags": lags, "format": fmt, "sig-figs": sig_figs,
         "wide": wide or None, "diagnostics": diagnostics, "superchains": superchains,
     }  # fmt: skip

@@ -17,7 +17,7 @@ from typing import Annotated, TypeVar
 import typer
 
 from mcmc.cli import options
-from mcmc.cli.console import CheckFailed, err_console, progress_enabled, stop_if_signalled
+from mcmc.cli.console import err_console, progress_enabled, stop_if_signalled
 from mcmc.cli.render import emit
 from mcmc.core.errors import UsageError
 from mcmc.core.lda.config import (
@@ -140,29 +140,20 @@ def command(
         typer.Option(metavar="B", help="Symmetric Dirichlet concentration of each topic's word distribution phi."),
     ] = 0.01,
     iterations: Annotated[
-        int, typer.Option(min=1, metavar="N", help="Gibbs sweeps per chain, burn-in included.")
-    ] = 200,
+        int, typer.Option(min=1, metavar="N", help="Gibbs sweeps per chain, burn-in included (1000 by default, "
+                          "as Mallet: a topic model's log joint keeps rising for hundreds of sweeps).")
+    ] = 1000,
     burn_in: Annotated[
         int | None,
         typer.Option(
             min=0,
             metavar="N",
-            help="Sweeps left out of theta and phi, of the chains file and of the R-hat gate (must be < "
+            help="Sweeps left out of theta and phi, of the chains file and of the convergence checks (must be < "
             "--iterations). Default: half of --iterations.",
             show_default=False,
         ),
     ] = None,
     chains: Annotated[int, typer.Option(min=1, metavar="N", help="Independent chains.")] = 2,
-    max_rhat: Annotated[
-        float | None,
-        typer.Option(
-            metavar="R",
-            help="Exit 1 if the rank-normalized split R-hat of the post-burn-in log joint across chains exceeds "
-            "this (the chains disagree: run more iterations). With one chain there is nothing to compare and "
-            "the check is skipped. \\[default: 1.01, as diagnose]",
-            show_default=False,
-        ),
-    ] = None,
     seed: Annotated[
         int,
         typer.Option(
@@ -296,6 +287,8 @@ def command(
             show_default=False,
         ),
     ] = None,
+    max_ll_gap: options.MaxLlGap = None,
+    strict: options.Strict = False,
     no_check: options.NoCheck = False,
     output_format: Annotated[
         str,
@@ -355,10 +348,13 @@ def command(
         method=method, kernel=kernel, threads=threads, holdout=holdout, coherence=coherence, n_top=n_top,
         optimize_interval=optimize_interval, optimize_burn_in=optimize_burn_in, keep_theta=estimates is not None,
     )  # fmt: skip
-    from mcmc.diagnostics.runs import LdaOutputs, check_lda, lda_run
+    from mcmc.diagnostics.runs import LdaOutputs, check_lda, failed_advice, lda_run
 
     outputs = LdaOutputs(chains=output, estimates=estimates, model=save_model, plot=plot)
-    check_lda(config, outputs, [corpus_path, vocab], max_rhat)  # before the corpus is read
+    from mcmc.cli.config import CHECK_KEYS, resolve
+
+    checks = resolve(options.check_options(None, None, strict=strict, max_ll_gap=max_ll_gap), keys=CHECK_KEYS)
+    check_lda(config, outputs, [corpus_path, vocab])  # before the corpus is read
 
     from rich.text import Text  # corpus names print verbatim, not as markup
 
@@ -381,8 +377,9 @@ def command(
     )  # fmt: skip
 
     result = _with_progress(
-        lambda callback: lda_run(data, config, outputs, max_rhat=max_rhat, all_chains=all_chains,
-                                 stdout=sys.stdout.buffer, callback=callback, scheduler=scheduler),
+        lambda callback: lda_run(data, config, outputs, thresholds=checks.thresholds, strict=checks.strict,
+                                 all_chains=all_chains, stdout=sys.stdout.buffer, callback=callback,
+                                 scheduler=scheduler),
         iterations, chains,
     )  # fmt: skip
     if plot is not None:
@@ -402,8 +399,9 @@ def command(
     else:
         emit(result, output_format, "-")
     table_lda.lda_summary(result, err_console.file)
-    if not result.passed and not no_check:
-        raise CheckFailed("the chains disagree")
+    from mcmc.cli.sample import finish
+
+    finish(result.passed, result.verdict(), failed_advice(result.checks) if result.checks else (), no_check=no_check)
 
 
 # -- progress ------------------------------------------------------------------------

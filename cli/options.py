@@ -174,6 +174,15 @@ SsifRatio = Annotated[
         "they differ by more than this factor; SSIF is exact only for AR(1) chains. \\[default: 1]",
     ),
 ]  # fmt: skip
+MaxLlGap = Annotated[
+    float | None,
+    typer.Option(
+        metavar="NATS", rich_help_panel=CHECKS, show_default=False,
+        help="Topic models: fail a chain whose mean log joint per token is more than this below the best "
+        "chain's (beyond two standard errors): stuck in a poorer mode. Smaller gaps are the many equally good "
+        "modes of a topic model: a warning. \\[default: 0.05, about 5% in perplexity]",
+    ),
+]  # fmt: skip
 Strict = Annotated[
     bool,
     typer.Option(
@@ -193,11 +202,13 @@ NoCheck = Annotated[
 def check_options(
     max_rhat: float | None, min_ess: float | None, max_divergences: int | None = None, min_ebfmi: float | None = None,
     max_treedepth_hits: int | None = None, ssif_ratio: float | None = None, strict: bool = False,
+    max_ll_gap: float | None = None,
 ) -> dict[str, Any]:
     """The check options as :func:`mcmc.cli.config.resolve` takes them (``None``: not given)."""
     return {
         "max-rhat": max_rhat, "min-ess": min_ess, "max-divergences": max_divergences, "min-ebfmi": min_ebfmi,
         "max-treedepth-hits": max_treedepth_hits, "ssif-ratio": ssif_ratio, "strict": strict or None,
+        "max-ll-gap": max_ll_gap,
     }  # fmt: skip
 
 

@@ -40,8 +40,7 @@ from typing import Any
 import numpy as np
 
 from mcmc.core.chains import Chains
-from mcmc.core.errors import UsageError
-from mcmc.core.errors import InputError
+from mcmc.core.errors import InputError, UsageError
 from mcmc.diagnostics.report import Check, Parameter, Report, Thresholds, quantile_label, rank_failing
 from mcmc.diagnostics.sampler import ACCEPTANCE_FROM_DRAWS, Acceptance, Sampler, sampler_summary
 from mcmc.diagnostics.selection import flatten, select
@@ -82,6 +81,8 @@ def check(
     -------
     Report
     """
+    if is_topic_model(chains):
+        return check_topic_model(chains, thresholds=thresholds, probs=probs, lags=lags, source=source, strict=strict)
     # Duplicates would collapse in the label -> value maps and misalign CSV columns.
     probs = tuple(dict.fromkeys(float(p) for p in probs))
     lags = tuple(dict.fromkeys(int(k) for k in lags))
@@ -276,5 +277,76 @@ def check_weighted(
     return Report(
         source=tuple(source), n_chains=n_chains, n_draws=n_draws, thresholds=thresholds, probs=(), lags=(),
         parameters=(), sampler=sampler, checks=checks, kind="weighted", strict=strict,
+    )  # fmt: skip
+
+
+def is_topic_model(chains: Chains) -> bool:
+    """True for the chains file of an LDA fit (``mcmc lda -o``): its log joint is judged as a topic model's."""
+    return chains.attrs.get("target") == "lda" and "log_joint_per_token" in chains.posterior
+
+
+def check_topic_model(
+    chains: Chains,
+    *,
+    thresholds: Thresholds = Thresholds(),  # noqa: B008 - frozen
+    probs: Sequence[float] = DEFAULT_PROBS,
+    lags: Sequence[int] = DEFAULT_LAGS,
+    source: Sequence[str] = (),
+    strict: bool = False,
+) -> Report:
+    """The report of an LDA fit's chains: each chain judged on its own trend, the chains compared as modes.
+
+    Topic-model posteriors are multimodal: chains settle in different, equally
+    good modes and never agree on the log joint to an R-hat of 1.01, which is
+    the wrong rule for them. The rule here is
+    :func:`mcmc.diagnostics.lda_gate.judge_topic_model`'s: a chain still
+    rising through its post-burn-in iterations fails ("still burning in"), a
+    chain clearly worse than the best by more than ``thresholds.max_ll_gap``
+    nats per token fails, and different modes of similar quality are a
+    warning. ``mcmc lda`` and ``mcmc diagnose`` of its chains file both judge
+    by this function, so they give the same verdict. The rise is measured
+    against the climb from the first sweep, which the chains file records
+    (``attrs["first_log_joint_per_token"]``) beside the post-burn-in draws.
+
+    The per-parameter statistics (R-hat, ESS across chains, ...) of the log
+    joint are reported, not judged.
+    """
+    from dataclasses import replace
+
+    from mcmc.diagnostics.lda_gate import judge_topic_model
+
+    post = np.asarray(chains.posterior["log_joint_per_token"], dtype=np.float64)
+    first = chains.attrs.get("first_log_joint_per_token")
+    if int(chains.attrs.get("burn_in", 0)) > 0 and isinstance(first, list) and len(first) == post.shape[0]:
+        trace, burn_in = np.concatenate([np.asarray(first, dtype=np.float64)[:, None], post], axis=1), 1
+    else:  # no burn-in, or a file without the first sweep: the climb starts at the first draw kept
+        trace, burn_in = post, 0
+    verdict = judge_topic_model(trace, burn_in, max_ll_gap=thresholds.max_ll_gap)
+
+    probs = tuple(dict.fromkeys(float(p) for p in probs))
+    lags = tuple(dict.fromkeys(int(k) for k in lags))
+    selection = select(chains)
+    x = flatten(chains, selection)
+    n_chains, n_draws, n_params = x.shape
+    thresholds = thresholds.for_chains(n_chains)
+    unjudged = np.full(n_params, np.inf), np.zeros(n_params)
+    params = tuple(
+        p if p.status not in ("rhat", "ess") else replace(p, status="ok", ess_bulk_low=False, ess_tail_low=False)
+        for p in _parameters(x, selection.names, selection.variables, probs, lags, thresholds, *unjudged)
+    )  # fmt: skip
+    failing = tuple(sorted({*verdict.trending, *verdict.worse, *verdict.nonfinite}))
+    checks = [
+        Check("topic-model", verdict.passed, verdict.message, ("log_joint_per_token",), "error", failing,
+              "" if verdict.passed else verdict.advice),
+    ]  # fmt: skip
+    if verdict.passed and verdict.status == "warning":
+        checks.append(Check(
+            "modes", False, "the chains settled in different modes of similar quality", ("log_joint_per_token",),
+            "warning", verdict.distinct, "use one chain's topics; never average topics across chains",
+        ))  # fmt: skip
+    return Report(
+        source=tuple(source), n_chains=n_chains, n_draws=n_draws, thresholds=thresholds, probs=probs, lags=lags,
+        parameters=params, sampler=sampler_summary(chains), checks=tuple(checks), draws=x, kind="topic-model",
+        strict=strict, topic_model=verdict,
     )  # fmt: skip
 

@@ -32,6 +32,7 @@ from mcmc.diagnostics.selection import matches
 
 if TYPE_CHECKING:
     from mcmc.diagnostics.classic import ClassicDiagnostics  # classic diagnostics load only when asked for
+    from mcmc.diagnostics.lda_gate import TopicModelVerdict
     from mcmc.diagnostics.plots import PlotData
     from mcmc.diagnostics.sampler import Sampler
 
@@ -72,6 +73,10 @@ class Thresholds:
     ssif_ratio
         SSIF is flagged where its ESS clears ``min_ess``, the bulk ESS does not,
         and the two differ by more than this factor (1: whenever SSIF alone passes).
+    max_ll_gap
+        Topic models: nats per token by which a chain's mean log joint may
+        fall below the best chain's (beyond two standard errors) before it
+        fails as stuck in a poorer mode (:mod:`mcmc.diagnostics.lda_gate`).
     per_variable
         ``(pattern, max_rhat, min_ess)`` limits for the parameters a pattern
         selects (as ``--var``: an exact variable or scalar name, or a regular
@@ -87,6 +92,7 @@ class Thresholds:
     ssif_ratio: float = 1.0
     per_variable: tuple[tuple[str, float | None, float | None], ...] = ()
     ess_per_chain: bool = False
+    max_ll_gap: float = 0.05
 
     def __post_init__(self) -> None:
         # An infinite limit would turn a check off while the report still says it ran.
@@ -102,6 +108,8 @@ class Thresholds:
             raise UsageError(f"max-treedepth-hits must be non-negative (got {self.max_treedepth_hits})")
         if not self.ssif_ratio >= 1:
             raise UsageError(f"ssif-ratio must be at least 1 (got {self.ssif_ratio})")
+        if not 0 <= self.max_ll_gap < np.inf:
+            raise UsageError(f"max-ll-gap must be a finite, non-negative number (got {self.max_ll_gap})")
         for pattern, rhat_limit, ess_limit in self.per_variable:
             if rhat_limit is not None and not 1.0 <= rhat_limit < np.inf:
                 raise UsageError(f"per-variable {pattern!r}: max-rhat must be a finite number of at least 1 "
@@ -246,6 +254,7 @@ class Report:
     classic: ClassicDiagnostics | None = field(default=None, repr=False, compare=False)
     classic_rows: tuple[ClassicRow, ...] = ()
     kind: str = "chains"
+    topic_model: TopicModelVerdict | None = field(default=None, repr=False, compare=False)
 
     @property
     def passed(self) -> bool:
@@ -276,6 +285,7 @@ class Report:
                 "min_ebfmi": float(t.min_ebfmi),
                 "max_treedepth_hits": int(t.max_treedepth_hits),
                 "ssif_ratio": float(t.ssif_ratio),
+                "max_ll_gap": float(t.max_ll_gap),
                 "per_variable": {pattern: {"max_rhat": r, "min_ess": e} for pattern, r, e in t.per_variable},
             },
             "strict": self.strict,
@@ -313,6 +323,7 @@ class Report:
             "log_density": None if self.log_density is None else _record(self.log_density),
             "parameters": [_record(p) for p in self.parameters],
             **({"classic": self.classic.to_dict()} if self.classic is not None else {}),
+            **({"topic_model": self.topic_model.to_dict()} if self.topic_model is not None else {}),
         }
 
     def to_table(self) -> tuple[list[str], list[list[Any]]]:
@@ -352,8 +363,10 @@ class Report:
 
     def verdict(self) -> str:
         """One line: ``PASS: ...`` listing what was checked, or ``FAIL: ...`` listing what failed."""
-        if self.passed and self.kind == "weighted":
-            return "PASS: " + "; ".join(c.message for c in self.checks)
+        if self.passed and self.kind in ("weighted", "topic-model"):
+            line = "PASS: " + self.checks[0].message
+            warnings = [c.name for c in self.checks if not c.passed]
+            return line + (f" (warnings: {', '.join(warnings)})" if warnings else "")
         if self.passed:
             t = self.thresholds
             parts = [

@@ -393,19 +393,27 @@ class LdaResult:
         The :class:`~mcmc.core.lda.pipeline.LdaRun` (trace, estimates, scores).
     report
         The JSON-ready summary every output format renders
-        (:func:`mcmc.core.lda.report.fit_report`), with the convergence gate's
-        ``rhat_ok`` (``None``: not judged, one chain or too few draws).
+        (:func:`mcmc.core.lda.report.fit_report`), whose ``convergence`` is
+        the topic-model verdict with the matched topics' overlap.
     all_chains
         Show every chain's topics (``--all-chains``), not only chain 0's.
+    checks
+        The diagnose report of the chains as written: the one verdict, the
+        one ``mcmc diagnose`` gives of the chains file
+        (:func:`mcmc.diagnostics.check.check_topic_model`).
     """
 
     run: Any
     report: dict[str, Any]
     all_chains: bool = False
+    checks: Report | None = None
 
     @property
     def passed(self) -> bool:
-        return self.report["rhat_ok"] is not False
+        return self.checks is None or self.checks.passed
+
+    def verdict(self) -> str:
+        return "" if self.checks is None else self.checks.verdict()
 
     @property
     def shown_chains(self) -> range:
@@ -433,7 +441,7 @@ class LdaResult:
         return ["chain", "topic", "share", *scores, "rank", "word", "probability"], rows
 
 
-def check_lda(config: Any, outputs: LdaOutputs, inputs: list[str | None], max_rhat: float | None = None) -> None:
+def check_lda(config: Any, outputs: LdaOutputs, inputs: list[str | None]) -> None:
     """Refuse, before the corpus is read, options that do not fit and outputs that are inputs or unwritable."""
     from mcmc.core.paths import check_paths
 
@@ -441,8 +449,6 @@ def check_lda(config: Any, outputs: LdaOutputs, inputs: list[str | None], max_rh
         raise UsageError(
             f"--burn-in must be in 0 .. --iterations - 1 = {config.iterations - 1}, got {config.burn_in}"
         )
-    if max_rhat is not None and not max_rhat >= 1:
-        raise UsageError(f"--max-rhat must be at least 1 (R-hat of agreeing chains), got {max_rhat:g}")
 
     check_paths(
         {"-o": outputs.chains, "--estimates": outputs.estimates, "--plot": outputs.plot,
@@ -463,7 +469,8 @@ def lda_run(
     config: Any,
     outputs: LdaOutputs,
     *,
-    max_rhat: float | None = None,
+    thresholds: Thresholds | None = None,
+    strict: bool = False,
     all_chains: bool = False,
     stdout: IO[bytes] | None = None,
     callback: Callable[[int, int, float], None] | None = None,
@@ -482,9 +489,12 @@ def lda_run(
     outputs
         Files to write; the chains file and the estimates hold the post-burn-in
         and the full trace respectively (docs/formats.md).
-    max_rhat
-        Threshold of the convergence gate on the post-burn-in log joint per
-        token across chains (default :class:`~mcmc.diagnostics.report.Thresholds`).
+    thresholds, strict
+        The limits of the checks (``max_ll_gap`` is the topic models' own;
+        ``diagnose``'s defaults when ``None``): the chains are judged as
+        ``mcmc diagnose`` judges the chains file, each chain for a remaining
+        trend and the chains against each other as modes
+        (:func:`mcmc.diagnostics.check.check_topic_model`).
     callback
         ``callback(chain, iteration, log_joint_per_token)`` after every sweep.
     scheduler
@@ -493,13 +503,13 @@ def lda_run(
     """
     from mcmc.core.lda.pipeline import fit_lda
     from mcmc.core.lda.report import fit_report
-    from mcmc.diagnostics.report import Thresholds
-    from mcmc.diagnostics.summary import summarize_lda
+    from mcmc.diagnostics.check import check
+    from mcmc.diagnostics.lda_gate import topic_agreement
 
-    check_lda(config, outputs, [], max_rhat)
+    check_lda(config, outputs, [])
     run = fit_lda(data, config, callback=callback, scheduler=scheduler)
+    chains_file = run.to_chains()
     if outputs.chains is not None:
-        chains_file = run.to_chains()
         if outputs.chains == "-":
             stream = _stdout(stdout)
             write_chains(chains_file, stream)
@@ -512,9 +522,19 @@ def lda_run(
         from mcmc.core.lda.model import model_of
 
         model_of(run).save(outputs.model)
-    thresholds = Thresholds() if max_rhat is None else Thresholds(max_rhat=max_rhat)
     fit = run.fit
-    convergence = summarize_lda(fit.log_joint_per_token, fit.burn_in, thresholds=thresholds)
+    source = outputs.chains if outputs.chains not in (None, "-") else run.source
+    checks = check(chains_file, thresholds=thresholds or Thresholds(), strict=strict, source=[source])
+    # How far the chains' topics agree: reported, never judged (so lda and diagnose give one verdict).
+    agreement = topic_agreement(fit.phi) if fit.chains > 1 else None
+    lj = next(p for p in checks.parameters if p.name == "log_joint_per_token")
+    convergence = {
+        **(checks.topic_model.to_dict() if checks.topic_model is not None else {}),
+        "passed": checks.passed, "verdict": checks.verdict(),
+        "topic_overlap": None if agreement is None else agreement.overlap,
+        "topic_hellinger": None if agreement is None else agreement.hellinger,
+    }  # fmt: skip
     report = fit_report(fit, run.train, run.source, run.top, run.shares, run.umass, run.npmi, run.cv,
-                        run.recoveries, run.completion, config.holdout, convergence)  # fmt: skip
-    return LdaResult(run, report, all_chains)
+                        run.recoveries, run.completion, config.holdout, rhat=lj.rhat, ess=lj.ess_bulk,
+                        convergence=convergence)  # fmt: skip
+    return LdaResult(run, report, all_chains, checks)

@@ -33,11 +33,9 @@ def test_outputs_get_the_usual_file_mode(tmp_path: Path) -> None:
 
 
 def test_make_demos_topic_model_passes_its_own_gate(mcmc) -> None:
-    # `make demo` ends with a fit of the built-in synthetic corpus, whose two chains must
-    # agree (R-hat <= 1.01) or the demo exits 1. K = 10 sparse topics have local modes
-    # (merged and split topics) that many seeds' chains settle in apart, with the old
-    # kernel as with the new; the Makefile names a seed whose chains agree, and this
-    # test runs that line so a change of the sampler's draws cannot break the demo unseen.
+    # `make demo` ends with a fit of the built-in synthetic corpus with the defaults, which
+    # must pass the topic-model checks or the demo exits 1; this test runs that line so a
+    # change of the sampler's draws or of the rule cannot break the demo unseen.
     makefile = (Path(__file__).parents[1] / "Makefile").read_text()
     recipe = makefile.split("\ndemo:", 1)[1].split("\n\n", 1)[0]
     lines = [line.split("/mcmc ", 1)[1].split() for line in recipe.splitlines() if "/mcmc lda" in line]
@@ -45,4 +43,4 @@ def test_make_demos_topic_model_passes_its_own_gate(mcmc) -> None:
     for argv in lines:
         r = mcmc(*argv)
         assert r.code == 0, r.stderr[-400:]
-        assert "convergence: ok" in r.stderr
+        assert "PASS: the chains have stopped rising" in r.stderr

@@ -93,18 +93,19 @@ def lda_summary(result: LdaResult, out: TextIO) -> None:
             f"coherence of the top words (training documents, mean over topics): UMass {per_chain('umass', 3)}; "
             f"NPMI {per_chain('npmi', 3)}; C_V {per_chain('cv', 3)} (110-token windows in stored token order)"
         )
-    ok, rhat_value, limit = report["rhat_ok"], report["log_joint_per_token_rhat"], report["max_rhat"]
-    if ok is None:
-        why = ("with one chain (R-hat compares chains; use --chains 2 or more)" if report["model"]["chains"] < 2
-               else "(too few post-burn-in draws for R-hat)")  # fmt: skip
-        lines.append(f"convergence: not checked {why}")
-    elif ok:
-        lines.append(f"convergence: ok (R-hat {num(rhat_value, 4)} <= {limit:g})")
-    else:
-        lines.append(
-            f"convergence: FAIL: R-hat of the post-burn-in log joint across chains is {num(rhat_value, 4)} > "
-            f"--max-rhat {limit:g}: the chains disagree; run more iterations (--iterations, --burn-in)"
-        )
+    conv = report["convergence"]
+    trends = conv.get("trends") or []
+    if trends:
+        rises = ", ".join("-" if t["statistic"] is None else f"{100 * t['statistic']:.1f}%" for t in trends)
+        lines.append(f"post-burn-in rise of each chain's log joint per token, as a share of its climb: {rises} "
+                     f"(still burning in above {100 * conv['max_trend']:.1f}%)")  # fmt: skip
+    if len(chains) > 1 and conv.get("ll_gap"):
+        gaps = ", ".join(num(g, 3) for g in conv["ll_gap"])
+        overlap = conv.get("topic_overlap")
+        lines.append(f"below the best chain's mean log joint per token: {gaps} (fails beyond "
+                     f"--max-ll-gap {conv['max_ll_gap']:g})" + (
+                         "" if overlap is None else
+                         f"; topics matched across chains share {100 * overlap:.0f}% of their top words"))  # fmt: skip
     con = console(out)
     for line in lines:
         con.print(Text(line), soft_wrap=True)

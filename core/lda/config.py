@@ -104,7 +104,7 @@ class LdaConfig:
     n_topics: int = 10
     alpha: float = DEFAULT_ALPHA
     beta: float = 0.01
-    iterations: int = 200
+    iterations: int = 1000
     burn_in: int = 100
     chains: int = 2
     seed: int = 1

@@ -129,6 +129,8 @@ class LdaRun:
             "beta": f.beta,
             "iterations": f.iterations,
             "burn_in": f.burn_in,
+            # the climb from the first sweep, against which the chains file's draws are judged for a trend
+            "first_log_joint_per_token": [float(v) for v in f.log_joint_per_token[:, 0]],
             "seed": f.seed,
             **({"optimize_interval": self.config.optimize_interval, "optimize_burn_in": self.config.optimize_burn_in,
                 "alpha_learned": f.learned.final_alpha.tolist(), "beta_learned": f.learned.final_beta.tolist()}

@@ -96,7 +96,7 @@ def test_json_schema_keys_are_stable(mcmc) -> None:
     assert set(doc) == TOP_KEYS
     assert set(doc["thresholds"]) == {
         "max_rhat", "min_ess", "min_ess_per_chain", "max_divergences", "min_ebfmi", "max_treedepth_hits",
-        "ssif_ratio", "per_variable",
+        "ssif_ratio", "max_ll_gap", "per_variable",
     }  # fmt: skip
     assert set(doc["sampler"]) == {
         "acceptance", "transitions", "divergences", "divergences_per_chain", "divergence_percent",

@@ -155,7 +155,7 @@ def test_text_input_and_dmm(mcmc, data_dir: Path) -> None:
         (("bad/docword.wordid.txt",), "docword.wordid.txt: line 5: word id out of range"),
         (("missing.ldac",), "missing.ldac: no such file or directory"),
         (("tiny.ldac", "--method", "lsa"), "unknown --method 'lsa'; choose one of collapsed"),
-        (("tiny.ldac", "--burn-in", "300"), "--burn-in must be in 0 .. --iterations - 1"),
+        (("tiny.ldac", "--burn-in", "3000"), "--burn-in must be in 0 .. --iterations - 1"),
         (("tiny.ldac", "--holdout", "1.5"), "--holdout must be a number in [0, 1)"),
         (("tiny.ldac", "--estimates", "est.txt"), "--estimates writes .npz"),
     ],
