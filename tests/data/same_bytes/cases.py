@@ -21,6 +21,9 @@ import numpy as np
 # Thirty draws do not pass the checks: --no-check makes the case exit 0 (the checks write no array).
 SHORT = ["--chains", "3", "--warmup", "40", "--draws", "30", "--seed", "7", "-q", "--no-check"]
 
+EARTHQUAKE = str(Path(__file__).parents[1] / "networks" / "earthquake.bif")
+BOTH_CALL = ["--observe", "JohnCalls=True,MaryCalls=True"]
+
 SAMPLE_CASES: dict[str, list[str]] = {
     "rwm-gaussian": ["-t", "gaussian", "--dim", "3", "-s", "rwm"],
     "mh-independence-gaussian": ["-t", "gaussian", "--dim", "2", "-s", "mh-independence"],
@@ -40,6 +43,13 @@ SAMPLE_CASES: dict[str, list[str]] = {
     "hmc-gibbs-bnn": ["-t", "bnn", "-T", "hidden=3", "-s", "hmc-gibbs"],
     "nuts-eight-schools": ["-t", "eight-schools", "-s", "nuts"],  # compiled (the target has a point function)
     "nuts-funnel": ["-t", "funnel", "--dim", "3", "-s", "nuts"],  # the NumPy transition
+}
+
+# The samplers of a Bayesian network (NET.bif), given both calls; command lines of ``mcmc sample`` run as SHORT.
+NETWORK_CASES: dict[str, list[str]] = {
+    "gibbs-earthquake": ["-t", EARTHQUAKE, *BOTH_CALL, "-s", "gibbs"],
+    "rejection-earthquake": ["-t", EARTHQUAKE, *BOTH_CALL, "-s", "rejection"],
+    "likelihood-weighting-earthquake": ["-t", EARTHQUAKE, *BOTH_CALL, "-s", "likelihood-weighting"],
 }
 
 # name -> (sampler, target, target options), run as SHORT: 3 chains, warm-up 40, 30 draws, seed 7.
@@ -96,8 +106,8 @@ def digests(name: str, workdir: Path) -> dict[str, str]:
         result = run(get_sampler(sampler), get_target(target, **options), chains=3, warmup=40, draws=30, seed=7)
         write_chains(result.chains, chains)
         return {f"chains:{array}": digest for array, digest in _digest_npz(chains).items()}
-    if name in SAMPLE_CASES:
-        argv = ["sample", *SAMPLE_CASES[name], *SHORT, "-o", str(chains)]
+    if name in SAMPLE_CASES or name in NETWORK_CASES:
+        argv = ["sample", *{**SAMPLE_CASES, **NETWORK_CASES}[name], *SHORT, "-o", str(chains)]
         files = {"chains": chains}
     else:
         estimates = workdir / f"{name}.estimates.npz"
@@ -113,4 +123,4 @@ def digests(name: str, workdir: Path) -> dict[str, str]:
     return result
 
 
-ALL_CASES = [*SAMPLE_CASES, *LIBRARY_CASES, *LDA_CASES]
+ALL_CASES = [*SAMPLE_CASES, *NETWORK_CASES, *LIBRARY_CASES, *LDA_CASES]
