@@ -1,4 +1,4 @@
-"""The errors `mcmc` turns into exit code 2: bad input and bad usage.
+"""The errors `mcmc` turns into exit code 2: bad input, bad usage, a cluster that could not finish.
 
 Everything that reads user input raises :class:`InputError` with the file it
 was reading and what is wrong, so the command line can print one line,
@@ -37,3 +37,11 @@ class InputError(McmcError):
 
 class UsageError(McmcError):
     """Options that do not fit together or an unknown option value."""
+
+
+class ScaleOutError(McmcError):
+    """The cluster could not finish the run (workers kept dying, the scheduler went away).
+
+    Raised by :mod:`mcmc.core.scaleout` and by a method's own split of a
+    chain across the workers (:mod:`mcmc.core.lda.sharded`).
+    """

@@ -11,7 +11,7 @@ the chains are split and whichever worker runs a block.
 Faults: a task whose worker dies is run again elsewhere by the scheduler
 (``distributed.scheduler.allowed-failures`` times, 3 by default); it gives the
 same result, since it starts from the same seed. Past that limit the run stops
-with one line (:class:`ScaleOutError`).
+with one line (:class:`~mcmc.core.errors.ScaleOutError`).
 
 A user target file travels with the task as its source text (workers need not
 see the client's files) and is loaded on the worker by the same loader as a
@@ -35,15 +35,11 @@ from typing import Any
 
 import numpy as np
 
-from mcmc.core.errors import McmcError, UsageError
+from mcmc.core.errors import McmcError, ScaleOutError, UsageError
 
 #: Seconds to wait for a scheduler to answer before giving up with one line.
 CONNECT_TIMEOUT = 10.0
 INSTALL_HINT = "--scheduler needs Dask's distributed scheduler: pip install 'mcmc[dask]' (or pip install distributed)"
-
-
-class ScaleOutError(McmcError):
-    """The cluster could not finish the run (workers kept dying, the scheduler went away)."""
 
 
 @dataclass(frozen=True)

@@ -34,11 +34,11 @@ from typing import Any
 
 import numpy as np
 
+from mcmc.core.errors import ScaleOutError
 from mcmc.core.lda.kernels import common
 from mcmc.core.lda.kernels.partial import partial_sweep
 from mcmc.core.lda.partial import PartialChain, PartialSampler
 from mcmc.core.lda.sampler import LdaChain, Problem, Task, doc_blocks, even_blocks
-from mcmc.core.scaleout import ScaleOutError
 
 #: Times a sweep is run again after losing a worker before the run stops.
 RETRIES = 3
