@@ -28,7 +28,7 @@ def progress_enabled() -> bool:
 
 def write_output(path: str, writer: Callable[[IO[bytes]], None]) -> None:
     """Run ``writer`` on ``path`` (written atomically), or on stdout when ``path`` is ``-``."""
-    from mcmc.core.chains import atomic_output
+    from mcmc.core.atomic import atomic_output
 
     if path == "-":
         writer(sys.stdout.buffer)

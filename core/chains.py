@@ -11,8 +11,9 @@ attributes (sampler, target, seed). ``docs/formats.md`` documents the files:
   object arrays, so it loads without ``allow_pickle``.
 * ``.nc``: ArviZ netCDF (groups ``posterior`` and ``sample_stats``).
 
-Files are written to a temporary name beside the target and renamed, so an
-interrupted run never leaves a half-written chains file.
+Files are written to a temporary name beside the target and renamed
+(:func:`mcmc.core.atomic.atomic_output`), so an interrupted run never leaves a
+half-written chains file.
 """
 
 from __future__ import annotations
@@ -21,15 +22,14 @@ import io
 import itertools
 import json
 import os
-import tempfile
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
+from mcmc.core.atomic import atomic_output
 from mcmc.core.errors import InputError, UsageError
 
 STATS_PREFIX = "sample_stats__"
@@ -261,49 +261,3 @@ def netcdf_bytes(chains: Chains) -> bytes:
             tree.attrs[key] = json.dumps(value, sort_keys=True, default=_json_default)
     tree.attrs[NETCDF_ATTRS_KEY] = json.dumps(chains.attrs, sort_keys=True, default=_json_default)
     return bytes(tree.to_netcdf(engine="h5netcdf"))
-
-
-@contextmanager
-def atomic_output(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[Any]]:
-    """Open a temporary file beside ``path``; rename it onto ``path`` on success.
-
-    On any exception (or KeyboardInterrupt) the temporary file is removed and
-    ``path`` is left as it was. An existing device or pipe (``/dev/null``,
-    ``/dev/stdout``, a FIFO) is written directly: renaming onto it would
-    replace the device with a file.
-    """
-    target = Path(path)
-    if target.exists() and not target.is_file() and not target.is_dir():
-        with open(target, mode) as fh:
-            yield fh
-        return
-    directory = target.parent if str(target.parent) else Path(".")
-    if not directory.is_dir():
-        raise InputError(str(path), f"directory {str(directory)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=directory)
-    # mkstemp creates 0600; give the file the mode a plain open() would have.
-    os.fchmod(fd, 0o666 & ~_umask())
-    try:
-        with os.fdopen(fd, mode) as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` atomically."""
-    with atomic_output(path, "w") as fh:
-        fh.write(text)

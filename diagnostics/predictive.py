@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mcmc.core.chains import Chains, write_text_atomic
+from mcmc.core.atomic import write_text_atomic
+from mcmc.core.chains import Chains
 from mcmc.core.errors import UsageError
 from mcmc.core.targets.base import Target
 from mcmc.diagnostics import stats

@@ -22,7 +22,7 @@ def test_every_subpackage_is_listed_in_pyproject() -> None:
 def test_outputs_get_the_usual_file_mode(tmp_path: Path) -> None:
     import os
 
-    from mcmc.core.chains import atomic_output
+    from mcmc.core.atomic import atomic_output
 
     with atomic_output(tmp_path / "out.bin") as fh:
         fh.write(b"x")

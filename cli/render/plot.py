@@ -59,7 +59,7 @@ def render(result: Any, path: str) -> None:
 
 def save(fig: Figure, path: str) -> None:
     """Write ``fig`` to ``path`` atomically, in the format of its extension."""
-    from mcmc.core.chains import atomic_output
+    from mcmc.core.atomic import atomic_output
 
     fmt = image_format(path)
     with atomic_output(path) as fh:
@@ -291,7 +291,7 @@ def plot_lda_trace(
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from mcmc.core.chains import atomic_output
+    from mcmc.core.atomic import atomic_output
 
     c, n = per_token.shape
     iterations = np.arange(1, n + 1)
@@ -343,7 +343,7 @@ def plot_predictive(report: object, path: str) -> None:
     fig.tight_layout()
     fmt = image_format(path)
 
-    from mcmc.core.chains import atomic_output
+    from mcmc.core.atomic import atomic_output
 
     with atomic_output(path) as fh:
         fig.savefig(fh, format=fmt)

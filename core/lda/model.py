@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from mcmc.core.chains import atomic_output
+from mcmc.core.atomic import atomic_output
 from mcmc.core.errors import InputError, UsageError
 from mcmc.core.lda import evaluate
 from mcmc.core.lda.corpus import Corpus

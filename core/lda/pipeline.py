@@ -35,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from mcmc.core.chains import Chains, atomic_output
+from mcmc.core.atomic import atomic_output
+from mcmc.core.chains import Chains
 from mcmc.core.lda import evaluate
 from mcmc.core.lda.config import LdaConfig, sampler_class
 from mcmc.core.lda.corpus import Corpus, SyntheticCorpus, synthetic_corpus
