@@ -26,6 +26,15 @@ import numpy as np
 _BLOCK = 4096  # values per refill per chain and distribution (at least 16 requests' worth)
 
 
+def entropy_seed() -> int:
+    """A seed from OS entropy, for a run given none (recorded in its output so it can be repeated).
+
+    The one place a seed is drawn rather than given: a non-negative integer
+    below ``2**63`` (it fits a signed 64-bit attribute and a JSON number).
+    """
+    return int(np.random.SeedSequence().entropy % (2**63))  # type: ignore[operator]
+
+
 def generator(seed: int, key: tuple[int, ...]) -> np.random.Generator:
     """The Generator of stream ``key`` of a run seeded with ``seed``.
 

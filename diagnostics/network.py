@@ -489,6 +489,7 @@ def compare_network_samplers(
     """
     from mcmc.core.errors import UsageError
     from mcmc.core.paths import check_paths
+    from mcmc.core.random import entropy_seed
     from mcmc.core.ranges import check_settings
     from mcmc.core.samplers import NETWORK_SAMPLERS
     from mcmc.core.samplers.network_driver import sample_network, to_chains
@@ -527,7 +528,7 @@ def compare_network_samplers(
         notes.append(f"no exact marginals: {exc}")
     seed_given = seed is not None
     if seed is None:
-        seed = int(np.random.SeedSequence().entropy % (2**63))  # type: ignore[operator]
+        seed = entropy_seed()
 
     rows = []
     n_indicators = 0

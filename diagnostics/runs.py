@@ -191,8 +191,8 @@ def sample_run(
     """
     from mcmc.core import scaleout
     from mcmc.core.paths import check_paths
+    from mcmc.core.random import entropy_seed
     from mcmc.core.samplers import NETWORK_SAMPLERS, SAMPLERS
-    from mcmc.core.samplers.driver import entropy_seed
     from mcmc.core.targets import get_target, is_network_target, is_transition_matrix, is_user_target
     from mcmc.core.targets.user import read_source
 

@@ -385,7 +385,7 @@ def compare_samplers(
     if observe:
         raise UsageError("--observe applies to a Bayesian network target (--target NET.bif)")
     from mcmc.core.paths import check_paths
-    from mcmc.core.random import ChainRandom
+    from mcmc.core.random import ChainRandom, entropy_seed
     from mcmc.core.ranges import check_settings
     from mcmc.core.samplers import SAMPLERS, get_sampler
     from mcmc.core.samplers.driver import run
@@ -413,7 +413,7 @@ def compare_samplers(
         kernel.init(probe, tgt)
     seed_given = seed is not None
     if seed is None:
-        seed = int(np.random.SeedSequence().entropy % (2**63))  # type: ignore[operator]
+        seed = entropy_seed()
 
     rows = []
     for name, kernel in kernels.items():

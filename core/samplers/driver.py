@@ -27,7 +27,7 @@ import numpy as np
 from mcmc.core.chains import Chains
 from mcmc.core.errors import InputError, UsageError
 from mcmc.core.memory import require_memory
-from mcmc.core.random import ChainRandom
+from mcmc.core.random import ChainRandom, entropy_seed
 from mcmc.core.samplers import SamplingAlgorithm
 from mcmc.core.samplers.adapt import FixedParams
 from mcmc.core.targets.base import Target
@@ -246,11 +246,6 @@ def run(
         attrs["judge_reason"] = target.judged_reason
     timings = Timings(round(t1 - t0, 6), round(t2 - t1, 6), round(t2 - t0, 6))
     return Run(Chains(target.to_variables(positions), sample_stats, attrs), timings)
-
-
-def entropy_seed() -> int:
-    """A seed from OS entropy, for a run given none (recorded in the chains file so it can be repeated)."""
-    return int(np.random.SeedSequence().entropy % (2**63))  # type: ignore[operator]
 
 
 #: Attributes that count evaluations: the run's total is the sum over blocks of chains.

@@ -32,7 +32,7 @@ import numpy as np
 
 from mcmc.core.chains import Chains
 from mcmc.core.errors import UsageError
-from mcmc.core.random import ChainRandom
+from mcmc.core.random import ChainRandom, entropy_seed
 from mcmc.core.samplers import NETWORK_SAMPLERS, likelihood_weighting, logic_sampling, network_gibbs
 from mcmc.core.samplers.network_tables import NEAR_ZERO, compile_network, initial_states
 from mcmc.core.targets.bayesnet import BayesianNetwork, Evidence, format_evidence
@@ -144,7 +144,7 @@ def sample_network(
     if warmup < 0 or draws < 1 or thin < 1:
         raise UsageError(f"need warmup >= 0, draws >= 1 and thin >= 1 (got {warmup}, {draws}, {thin})")
     if seed is None:
-        seed = int(np.random.SeedSequence().entropy % (2**63))  # type: ignore[operator]
+        seed = entropy_seed()
     if seed < 0:
         raise UsageError(f"seed must be non-negative, got {seed}")
     ids = tuple(range(chains)) if chain_ids is None else tuple(int(i) for i in chain_ids)
