@@ -4,7 +4,7 @@ The same model, transforms and data as ``garch11.py``; here the variance
 recursion runs forward in a loop and its gradient by the adjoint recursion
 backward (``lambda_t = dlp/dv_t + beta1 lambda_{t+1}``), O(T) per point, in
 ``@numba.njit`` code. ``mcmc sample`` then runs whole HMC trajectories in
-compiled code (``mcmc.core.samplers.compiled``): no Python per leapfrog step.
+compiled code (``mcmc.core.compiled``): no Python per leapfrog step.
 """
 
 import json

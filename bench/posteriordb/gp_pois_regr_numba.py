@@ -3,7 +3,7 @@
 The same model, transforms, data and gradient (through the Cholesky factor,
 ``dL = L Phi(L^-1 dK L^-T)``, Murray 2016) as ``gp_pois_regr.py``, for one
 point in ``@numba.njit`` code, so that ``mcmc sample -s hmc`` runs whole
-trajectories compiled (``mcmc.core.samplers.compiled``). A kernel matrix that
+trajectories compiled (``mcmc.core.compiled``). A kernel matrix that
 is not numerically positive definite gives ``-inf``, as there.
 """
 

@@ -206,7 +206,7 @@ def step(
     p0 = z / np.sqrt(minv)
     wanted = np.ceil(length * (1.0 + jitter * (2.0 * rng.uniform() - 1.0)) / eps)
     n = np.clip(wanted, 1, max_steps).astype(np.int64)
-    if target.compiled is not None:  # compiled: the whole path without Python (mcmc.core.samplers.compiled)
+    if target.compiled is not None:  # compiled: the whole path without Python (mcmc.core.compiled)
         traj = target.compiled.trajectory(x, p0, state.log_density, state.grad, eps, n, minv, max_err)
     else:
         traj = integrate(vg, x, p0, state.log_density, state.grad, eps, n, minv, max_err)

@@ -27,7 +27,7 @@ still moving without saying which (:mod:`~mcmc.core.samplers.leapfrog`).
 Each chain therefore runs :func:`mcmc.core.samplers.hmc.step` on its own
 conditional target, with its own view of its random stream (so a chain's
 draws still depend only on the seed and its index). A target with a compiled
-trajectory (:mod:`~mcmc.core.samplers.compiled`: the ``bnn`` target, a target
+trajectory (:mod:`~mcmc.core.compiled`: the ``bnn`` target, a target
 file's numba point function) needs no loop: its compiled path holds each
 chain's blocks at that chain's values, so one :func:`~mcmc.core.samplers.hmc.step`
 moves every chain, with the same random numbers as the loop.
@@ -84,7 +84,7 @@ from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import hmc
 from mcmc.core.samplers.adapt import Adapter
-from mcmc.core.samplers.compiled import CompiledPaths
+from mcmc.core.compiled import CompiledPaths
 from mcmc.core.targets.base import Target
 from mcmc.core.targets.protocols import FullConditionals, block_indices, require
 
@@ -200,7 +200,7 @@ def _compiled_conditional(target: Target, idx: np.ndarray, point: np.ndarray) ->
 
     Row ``c`` of a batch is chain ``c``, under its own blocks in ``point[c]``
     (read on every call, as :func:`conditional_target`); the compiled path
-    (:mod:`mcmc.core.samplers.compiled`) integrates each chain with the other
+    (:mod:`mcmc.core.compiled`) integrates each chain with the other
     coordinates held at its row of ``point``, so no evaluation ever sees a
     subset of the chains, which a batch of rows could not say.
     """

@@ -33,10 +33,11 @@ arXiv:1701.02434.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mcmc.core.compiled import Trajectory
 from mcmc.core.errors import UsageError
 
 if TYPE_CHECKING:
@@ -61,30 +62,6 @@ def evaluate(position: np.ndarray, target: Target, sampler: str) -> tuple[np.nda
     lp, g = gradient_of(target, sampler)(x)
     return x, np.asarray(lp, dtype=float), np.asarray(g, dtype=float)
 """``f(x (n, dim)) -> (log density (n,), gradient (n, dim))`` for any number ``n`` of chains."""
-
-
-class Trajectory(NamedTuple):
-    """The end point of a leapfrog trajectory, per chain.
-
-    Attributes
-    ----------
-    position, momentum, grad
-        Shape ``(chains, dim)``: where each chain stopped (for a diverged chain,
-        the first point whose energy error was too large or non-finite).
-    log_density
-        Shape ``(chains,)``: ``log pi`` at ``position``.
-    n_steps
-        Shape ``(chains,)``, int: leapfrog steps taken (= gradient evaluations).
-    diverged
-        Shape ``(chains,)``, bool: the trajectory stopped on a divergence.
-    """
-
-    position: np.ndarray
-    momentum: np.ndarray
-    log_density: np.ndarray
-    grad: np.ndarray
-    n_steps: np.ndarray
-    diverged: np.ndarray
 
 
 def row_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -39,7 +39,7 @@ chain ``i`` depends only on the seed and ``i``.
 
 A target with a compiled point function (a target file's
 ``point_log_density_and_grad``, the built-in models that have one) carries a
-compiled transition, :func:`mcmc.core.samplers.compiled.make_tree`: the same
+compiled transition, :func:`mcmc.core.compiled.make_tree`: the same
 algorithm per chain with no Python per leaf, reading the same random numbers
 (tested to build the same trees as the code below). The code below is the
 reference, and what every other target runs.
@@ -289,7 +289,7 @@ class _Reserved:
     leaf and one per valid subtree (``-E`` is the log of a uniform), at most
     ``2^depth - 1 + depth`` of them. Reading in place costs a fraction of a
     masked draw per leaf, and it is how the compiled transition reads them
-    (:func:`mcmc.core.samplers.compiled.make_tree`), so both read the same numbers.
+    (:func:`mcmc.core.compiled.make_tree`), so both read the same numbers.
     The exponentials are reserved as the tree grows (:meth:`reserve_exponentials`):
     all of them at once would be ``8 * 2^depth`` bytes per chain.
     """

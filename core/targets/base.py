@@ -32,8 +32,8 @@ import numpy as np
 from mcmc.core.chains import scalar_names
 
 if TYPE_CHECKING:
+    from mcmc.core.compiled import CompiledPaths
     from mcmc.core.random import ChainRandom
-    from mcmc.core.samplers.compiled import CompiledPaths
 
 Array = np.ndarray
 VectorFn = Callable[[Array], Array]
@@ -79,7 +79,7 @@ class Target:
         Optional fused ``x -> (log_density, grad)`` when computing both at
         once is cheaper; :meth:`value_and_grad` falls back to two calls.
     compiled
-        Optional :class:`~mcmc.core.samplers.compiled.CompiledPaths`: kernels
+        Optional :class:`~mcmc.core.compiled.CompiledPaths`: kernels
         compiled around the target's numba point function (a leapfrog path
         with the signature and result of
         :func:`mcmc.core.samplers.leapfrog.integrate` less its first argument,

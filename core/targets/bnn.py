@@ -331,8 +331,8 @@ def build(d: BnnData, hidden: int, options: dict[str, Any] | None = None) -> Bnn
     )  # fmt: skip
     # The density from the compiled point function, one row at a time: a chain's numbers then do not depend
     # on how many chains share the batch (BLAS sums a batched product in another order), and HMC's whole
-    # trajectory is compiled too (mcmc.core.samplers.compiled), every chain under its own precisions.
-    from mcmc.core.samplers.compiled import compiled_paths, make_batch
+    # trajectory is compiled too (mcmc.core.compiled), every chain under its own precisions.
+    from mcmc.core.compiled import compiled_paths, make_batch
     from mcmc.core.targets.bnn_kernel import point, point_data
 
     data = point_data(target)

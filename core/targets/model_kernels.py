@@ -2,7 +2,7 @@
 
 Each is ``point(x, data) -> (log density, gradient)`` for one point, the
 NumPy density of :mod:`mcmc.core.targets.models` written as loops for numba
-(:mod:`mcmc.core.samplers.compiled`), and tested equal to it
+(:mod:`mcmc.core.compiled`), and tested equal to it
 (``tests/core/test_model_kernels.py``). On a 4-chain run of eight schools a NumPy
 leapfrog step costs tens of microseconds of array calls (the model's and
 the integrator's); compiled, a whole path costs about as much as one of them.

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mcmc.core.compiled import lazy_paths
 from mcmc.core.errors import InputError, UsageError
-from mcmc.core.samplers.compiled import lazy_paths
 from mcmc.core.targets.base import Target, flat_names
 
 KERNELS = "mcmc.core.targets.model_kernels"  # their point functions, compiled (HMC's trajectories)

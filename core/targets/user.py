@@ -194,7 +194,7 @@ def _from_namespace(obj: Any, spec: str, source: str) -> Target:
     point = getattr(obj, POINT, None)
     compiled_vg = compiled = None
     if point is not None:
-        from mcmc.core.samplers.compiled import compiled_paths, is_compiled, make_batch
+        from mcmc.core.compiled import compiled_paths, is_compiled, make_batch
 
         if not is_compiled(point):
             raise InputError(source, "point_log_density_and_grad must be compiled with @numba.njit (for plain "

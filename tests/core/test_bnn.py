@@ -162,7 +162,7 @@ def test_bad_training_data_is_one_line_naming_the_file(tmp_path, text, message) 
 def test_the_compiled_point_function_is_the_numpy_density() -> None:
     # bnn_kernel.point is what HMC's compiled trajectories integrate: it must be _value_and_grad to rounding,
     # on several inputs (p = 1 and p = 3), at ordinary and at saturating weights (tanh near +-1).
-    from mcmc.core.samplers.compiled import make_batch
+    from mcmc.core.compiled import make_batch
     from mcmc.core.targets.bnn_kernel import point, point_data
 
     rng = np.random.default_rng(8)

@@ -1,4 +1,4 @@
-"""Compiled trajectories (mcmc.core.samplers.compiled): a numba point function gets the whole leapfrog path compiled.
+"""Compiled trajectories (mcmc.core.compiled): a numba point function gets the whole leapfrog path compiled.
 
 The compiled integrator must be the NumPy one (same steps, same divergence
 rule) to rounding; HMC on a compiled target must sample the right law (exact
@@ -158,11 +158,11 @@ def test_kernel_files_not_loaded_for_a_month_are_pruned_when_a_new_one_is_writte
     import os
     import time
 
-    from mcmc.core.samplers import compiled
+    from mcmc.core.compiled import kernels
 
     folder = tmp_path / "kernels"
     (folder / "__pycache__").mkdir(parents=True)
-    month = time.time() - (compiled.STALE_DAYS + 1) * 86400
+    month = time.time() - (kernels.STALE_DAYS + 1) * 86400
     for stem, when in (("mcmc_kernels_old", month), ("mcmc_kernels_recent", time.time() - 86400)):
         (folder / f"{stem}.py").write_text("")
         (folder / "__pycache__" / f"{stem}.run-1.py313.nbi").write_text("")
@@ -179,7 +179,7 @@ def test_kernel_files_not_loaded_for_a_month_are_pruned_when_a_new_one_is_writte
 
 
 def test_a_damaged_generated_kernel_file_falls_back_to_compiling_in_memory(tmp_path: Path, monkeypatch) -> None:
-    from mcmc.core.samplers import compiled
+    from mcmc.core.compiled import kernels
 
     monkeypatch.setenv("MCMC_CACHE_DIR", str(tmp_path / "kernels"))
     path = tmp_path / "model.py"
@@ -188,7 +188,7 @@ def test_a_damaged_generated_kernel_file_falls_back_to_compiling_in_memory(tmp_p
     load_user_target(str(path))
     (generated,) = (tmp_path / "kernels").glob("mcmc_kernels_*.py")
     generated.write_text("def broken(:\n")
-    compiled._kernels.cache_clear()
+    kernels.functions.cache_clear()
     t = load_user_target(str(path))
     lp, g = t.value_and_grad(np.array([[1.0, 2.0]]))
     assert lp[0] == -2.5 and np.array_equal(g, [[-1.0, -2.0]])

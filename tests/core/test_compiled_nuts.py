@@ -1,4 +1,4 @@
-"""NUTS compiled around a numba point function (mcmc.core.samplers.compiled.make_tree).
+"""NUTS compiled around a numba point function (mcmc.core.compiled.make_tree).
 
 The compiled transition must be the NumPy one (:mod:`mcmc.core.samplers.nuts`):
 the same trees (leapfrog steps, depth, divergences), the same random numbers

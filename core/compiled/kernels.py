@@ -1,44 +1,23 @@
-"""Whole leapfrog trajectories in compiled code, for targets whose log density is a numba function.
+"""The compiled kernels around a point function, and the generated files numba caches them in.
 
-A target may have a *point function* ``point(x, data)``: one point
-``x (dim,)`` and a tuple of arrays ``data`` (the model's data, constant
-during a run) to ``(log density, gradient (dim,))``, compiled with
-``@numba.njit``. A target file's ``point_log_density_and_grad(x)``
-(``docs/formats.md``) is one, with no data; the built-in ``bnn`` is another
-(:mod:`mcmc.core.targets.bnn_kernel`). Then :func:`make_trajectory` gives a
-compiled loop over chains and leapfrog steps that calls it with no Python in
-between: the same integrator as :func:`mcmc.core.samplers.leapfrog.integrate`
-(same steps, same divergence rule, the same
-:class:`~mcmc.core.samplers.leapfrog.Trajectory`), so HMC's transition and
-its warm-up are unchanged; only where the arithmetic runs. :func:`make_tree`
-does the same for a whole NUTS transition (:mod:`mcmc.core.samplers.nuts`:
-the tree doubled leaf by leaf, multinomial sampling, the generalized U-turn
-checks), reading the random numbers the NumPy transition would draw from each
-chain's buffers in place, so both build the same trees. On small models
-each NumPy leapfrog step costs tens of microseconds of interpreter and array
-overhead per chain (issue 15 measured 24 to 415 µs per chain-gradient
-against compiled JAX's 0.7 to 22); here a step costs what the model's
-arithmetic costs.
+:data:`KERNELS` is the numba source of the three kernels (a batch of
+``(log density, gradient)``, a leapfrog trajectory per chain, a NUTS
+transition per chain), written once with ``POINT(...)`` for the call of the
+point function; :func:`functions` compiles them for one point function.
+:mod:`mcmc.core.compiled` wraps them into the callables targets carry.
 
-Conditioning: the trajectory can move only some coordinates ``idx`` of each
-chain's point, the others held at that chain's row of ``base``. HMC within
-Gibbs needs this (:mod:`~mcmc.core.samplers.hmc_within_gibbs`): every chain
-has its own values of the Gibbs blocks, so its conditional density differs
-from the other chains', and one compiled call moves all chains, each under
-its own blocks.
-
-Compiled once: the kernels (:data:`KERNELS`, written once as source) hold the
-point function as a constant, and numba's cache does not keep such a function
-across processes when it is built in memory. So they are written to a
-generated file, ``mcmc_kernels_<key>.py`` in :func:`cache_dir`, whose key
-hashes the point function's source file: numba caches that file's functions
-like any other, the first run compiles (for a small model about 1 s for the
-batch, 1.7 s for HMC's trajectory, 3.6 s for the NUTS transition), later runs
-load (0.1 s), and an edited target file gets a new key,
-never a stale kernel; files not loaded for :data:`STALE_DAYS` days are deleted
-when a new one is written. A function with no source file, or a cache folder that
-cannot be written, falls back to compiling in memory once per process. The
-data are arguments, so a new data set costs no compilation.
+Compiled once: the kernels hold the point function as a constant, and
+numba's cache does not keep such a function across processes when it is
+built in memory. So they are written to a generated file,
+``mcmc_kernels_<key>.py`` in :func:`cache_dir`, whose key hashes the point
+function's source file: numba caches that file's functions like any other,
+the first run compiles (for a small model about 1 s for the batch, 1.7 s for
+HMC's trajectory, 3.6 s for the NUTS transition), later runs load (0.1 s),
+and an edited target file gets a new key, never a stale kernel; files not
+loaded for :data:`STALE_DAYS` days are deleted when a new one is written. A
+function with no source file, or a cache folder that cannot be written, falls
+back to compiling in memory once per process. The data are arguments, so a
+new data set costs no compilation.
 """
 
 from __future__ import annotations
@@ -47,24 +26,11 @@ import hashlib
 import importlib.util
 import os
 import sys
-from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
-
-from mcmc.core.samplers.leapfrog import Trajectory
-
-
-def is_compiled(fn: Any) -> bool:
-    """Whether ``fn`` is a numba-compiled function (a dispatcher of ``@numba.njit``)."""
-    try:
-        from numba.core.registry import CPUDispatcher
-    except ImportError:  # pragma: no cover - numba is a dependency
-        return False
-    return isinstance(fn, CPUDispatcher)
-
 
 # The compiled kernels, written once as source. ``POINT(...)`` is the call of
 # the point function: ``point(x, data)``, or ``point(x)`` for a target file's
@@ -336,7 +302,7 @@ def nuts(x0, p0, lp0, g0, eps, minv, max_depth, max_err, uni, uni_pos, expo, exp
     return x_out, lp_out, g_out, h_out, n_steps, sum_accept, diverging, depth_out, uni_used, exp_used
 """
 
-#: Point functions the generated kernel files import, by key (see :func:`_kernels`).
+#: Point functions the generated kernel files import, by key (see :func:`functions`).
 POINTS: dict[str, Any] = {}
 
 
@@ -367,6 +333,9 @@ def _key(point: Any, one_point: bool) -> str | None:
     version), not only the function's name. It hashes the function's module
     name too: a cached kernel finds the point function again by that name, so
     the same bytes in another file (another module) need their own kernel.
+    And this module's name: a generated file imports :data:`POINTS` from it,
+    so a file written when it lived elsewhere (``mcmc.core.samplers.compiled``)
+    is never loaded again, only pruned.
     """
     import numba
 
@@ -378,21 +347,29 @@ def _key(point: Any, one_point: bool) -> str | None:
         return None
     h = hashlib.sha256()
     kernels = _source(one_point, True).encode()
-    for part in (source, module.encode(), code.co_name.encode(), kernels, numba.__version__.encode()):
+    for part in (source, module.encode(), code.co_name.encode(), kernels, numba.__version__.encode(),
+                 __name__.encode()):
         h.update(part)
         h.update(b"\0")
     return h.hexdigest()[:24]
 
 
-class _Functions(NamedTuple):
+class Functions(NamedTuple):
+    """The three compiled kernels of one point function (see :data:`KERNELS`)."""
+
     batch: Any
     run: Any
     nuts: Any
 
 
 @lru_cache(maxsize=None)
-def _kernels(point: Any, one_point: bool) -> _Functions:
-    """The compiled batch and trajectory loop for ``point``, made once per process (see the module docstring)."""
+def functions(point: Any, one_point: bool) -> Functions:
+    """The compiled batch, trajectory loop and NUTS transition for ``point``, made once per process.
+
+    ``one_point``: ``point(x)`` (a target file's function), else ``point(x, data)``.
+    Loaded from a generated file in :func:`cache_dir` (see the module docstring), or
+    compiled in memory when the point function has no source file or the folder fails.
+    """
     key = _key(point, one_point)
     if key is not None:
         POINTS[key] = point
@@ -404,14 +381,14 @@ def _kernels(point: Any, one_point: bool) -> _Functions:
 
     namespace: dict[str, Any] = {"np": np, "njit": njit, "point": point}
     exec(compile(_source(one_point, False), "<mcmc kernels>", "exec"), namespace)  # noqa: S102 - our own source
-    return _Functions(namespace["batch"], namespace["run"], namespace["nuts"])
+    return Functions(namespace["batch"], namespace["run"], namespace["nuts"])
 
 
 #: Generated kernel files not loaded for this long are deleted when a new one is written.
 STALE_DAYS = 30
 
 
-def _from_file(key: str, one_point: bool) -> _Functions:
+def _from_file(key: str, one_point: bool) -> Functions:
     name = f"mcmc_kernels_{key}"
     folder = cache_dir()
     path = folder / f"{name}.py"
@@ -421,8 +398,8 @@ def _from_file(key: str, one_point: bool) -> _Functions:
         folder.mkdir(parents=True, exist_ok=True)
         _prune(folder)
         text = (
-            '"""Generated by mcmc (mcmc.core.samplers.compiled) for one point function; safe to delete."""\n'
-            "import numpy as np\nfrom numba import njit\n\nfrom mcmc.core.samplers.compiled import POINTS\n\n"
+            f'"""Generated by mcmc ({__name__}) for one point function; safe to delete."""\n'
+            f"import numpy as np\nfrom numba import njit\n\nfrom {__name__} import POINTS\n\n"
             f"point = POINTS[{key!r}]\n{_source(one_point, True)}"
         )
         tmp = folder / f".{name}.{os.getpid()}.tmp"
@@ -434,7 +411,7 @@ def _from_file(key: str, one_point: bool) -> _Functions:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    return _Functions(module.batch, module.run, module.nuts)
+    return Functions(module.batch, module.run, module.nuts)
 
 
 def _prune(folder: Path) -> None:
@@ -454,157 +431,3 @@ def _prune(folder: Path) -> None:
                 old.unlink(missing_ok=True)
         except OSError:  # another process pruned it first
             continue
-
-
-def _rows(value: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-    """``value`` as a C-contiguous array of ``shape`` (broadcast if it is not one already)."""
-    arr = np.asarray(value, dtype=dtype)
-    if arr.shape != shape:  # np.broadcast_to's Python-level checks cost microseconds per call
-        arr = np.broadcast_to(arr, shape)
-    return np.ascontiguousarray(arr)
-
-
-def make_batch(point: Any, data: tuple[Any, ...] | None = None) -> Callable[[np.ndarray], tuple[Any, Any]]:
-    """``x (n, dim) -> (log density (n,), gradient (n, dim))`` from ``point(x, data)``.
-
-    ``data`` None: ``point`` is a function of ``x`` alone (a target file's).
-    """
-    batch = _kernels(point, data is None).batch
-    args = () if data is None else data
-
-    def value_and_grad(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return batch(np.ascontiguousarray(x, dtype=np.float64), args)
-
-    return value_and_grad
-
-
-def make_trajectory(point: Any, data: tuple[Any, ...] | None = None) -> Callable[..., Trajectory]:
-    """A compiled :func:`~mcmc.core.samplers.leapfrog.integrate` for ``point(x, data)`` (``point(x)``: ``data`` None).
-
-    The returned function takes ``(position, momentum, log_density, grad,
-    step_size (chains,), n_steps (chains,), inv_mass (chains, n),
-    max_energy_error)`` and returns a ``Trajectory``; the inputs are not
-    modified. With ``base (chains, dim)`` and ``idx (n,)`` given as keywords,
-    ``position`` holds only the coordinates ``idx`` and chain ``c``'s density
-    is the point function at ``base[c]`` with those coordinates replaced (its
-    gradient restricted to them); without, ``n = dim`` and every coordinate moves.
-    """
-    run = _kernels(point, data is None).run
-    args = () if data is None else data
-    f64 = np.float64
-
-    def trajectory(position: np.ndarray, momentum: np.ndarray, log_density: np.ndarray, grad: np.ndarray,
-                   step_size: np.ndarray, n_steps: np.ndarray, inv_mass: np.ndarray, max_energy_error: float, *,
-                   base: np.ndarray | None = None, idx: np.ndarray | None = None) -> Trajectory:
-        position = np.ascontiguousarray(position, dtype=f64)
-        chains, n = position.shape
-        if base is None:
-            full, cols = position, np.arange(n, dtype=np.int64)
-        else:
-            full, cols = np.ascontiguousarray(base, dtype=f64), np.ascontiguousarray(idx, dtype=np.int64)
-        out = run(full, cols, position, np.ascontiguousarray(momentum, dtype=f64),
-                  np.ascontiguousarray(log_density, dtype=f64), np.ascontiguousarray(grad, dtype=f64),
-                  _rows(step_size, (chains,), f64), _rows(n_steps, (chains,), np.int64),
-                  _rows(inv_mass, (chains, n), f64), float(max_energy_error),
-                  args)  # fmt: skip
-        return Trajectory(*out)
-
-    return trajectory
-
-
-class Tree(NamedTuple):
-    """One NUTS transition per chain, as :func:`mcmc.core.samplers.nuts.step` makes it (shapes ``(chains, ...)``).
-
-    ``position``, ``log_density``, ``grad``, ``energy``: the point drawn and its
-    Hamiltonian; ``n_steps``: leapfrog steps; ``sum_accept``: the summed
-    ``min(1, exp(H0 - H))`` over them; ``diverging``; ``depth``: doublings
-    kept; ``uniforms_used``, ``exponentials_used``: values read from each
-    chain's buffers.
-    """
-
-    position: np.ndarray
-    log_density: np.ndarray
-    grad: np.ndarray
-    energy: np.ndarray
-    n_steps: np.ndarray
-    sum_accept: np.ndarray
-    diverging: np.ndarray
-    depth: np.ndarray
-    uniforms_used: np.ndarray
-    exponentials_used: np.ndarray
-
-
-def make_tree(point: Any, data: tuple[Any, ...] | None = None) -> Callable[..., Tree]:
-    """The whole NUTS transition of :mod:`mcmc.core.samplers.nuts` compiled around ``point(x, data)``.
-
-    The returned function takes ``(position, momentum, log_density, grad,
-    step_size (chains,), inv_mass (chains, dim), max_tree_depth,
-    max_energy_error, uniforms, uniform_pos, exponentials, exponential_pos)``:
-    the random numbers are read in place from each chain's buffers
-    (:meth:`mcmc.core.random.ChainRandom.reserve`): row ``c`` of ``uniforms``
-    from ``uniform_pos[c]`` on, one per doubling for the direction; of
-    ``exponentials``, one per leaf and one per valid subtree (``-E`` is the log
-    of a uniform), in the order the NumPy transition draws them, so the two
-    read the same numbers. The buffers must hold ``max_tree_depth`` uniforms
-    and ``2^max_tree_depth - 1 + max_tree_depth`` exponentials per chain.
-    """
-    nuts = _kernels(point, data is None).nuts
-    args = () if data is None else data
-    f64 = np.float64
-
-    def tree(position: np.ndarray, momentum: np.ndarray, log_density: np.ndarray, grad: np.ndarray,
-             step_size: np.ndarray, inv_mass: np.ndarray, max_tree_depth: int, max_energy_error: float,
-             uniforms: np.ndarray, uniform_pos: np.ndarray, exponentials: np.ndarray,
-             exponential_pos: np.ndarray) -> Tree:
-        position = np.ascontiguousarray(position, dtype=f64)
-        chains, dim = position.shape
-        out = nuts(position, np.ascontiguousarray(momentum, dtype=f64), np.ascontiguousarray(log_density, dtype=f64),
-                   np.ascontiguousarray(grad, dtype=f64),
-                   _rows(step_size, (chains,), f64), _rows(inv_mass, (chains, dim), f64), int(max_tree_depth),
-                   float(max_energy_error), uniforms, np.ascontiguousarray(uniform_pos, dtype=np.int64),
-                   exponentials, np.ascontiguousarray(exponential_pos, dtype=np.int64), args)  # fmt: skip
-        return Tree(*out)
-
-    return tree
-
-
-class CompiledPaths(NamedTuple):
-    """What a target with a compiled point function can do (``Target.compiled``).
-
-    ``trajectory``: :func:`make_trajectory`'s leapfrog path, which HMC and
-    HMC within Gibbs run; ``tree``: :func:`make_tree`'s NUTS transition, or
-    None where a path exists but no NUTS transition does.
-    """
-
-    trajectory: Callable[..., Trajectory]
-    tree: Callable[..., Tree] | None = None
-
-    def wrapped(self, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> CompiledPaths:
-        """Every kernel passed through ``wrap`` (the driver's counting, a target file's error messages)."""
-        return CompiledPaths(wrap(self.trajectory), None if self.tree is None else wrap(self.tree))
-
-
-def compiled_paths(point: Any, data: tuple[Any, ...] | None = None) -> CompiledPaths:
-    """The trajectory and the NUTS transition around ``point(x, data)`` (``point(x)``: ``data`` None)."""
-    return CompiledPaths(make_trajectory(point, data), make_tree(point, data))
-
-
-def lazy_paths(module: str, name: str, data: tuple[Any, ...]) -> CompiledPaths:
-    """:func:`compiled_paths` for the point function ``module.name``, each kernel made at its first call.
-
-    For built-in targets: building a target then costs no numba import or
-    kernel load unless HMC or NUTS runs on it.
-    """
-
-    def lazy(make: Callable[[Any, Any], Callable[..., Any]]) -> Callable[..., Any]:
-        made: list[Callable[..., Any]] = []
-
-        def kernel(*args: Any, **kwargs: Any) -> Any:
-            if not made:
-                made.append(make(getattr(importlib.import_module(module), name), data))
-            return made[0](*args, **kwargs)
-
-        return kernel
-
-    return CompiledPaths(lazy(make_trajectory), lazy(make_tree))
-
