@@ -41,10 +41,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mcmc.core.random import ChainRandom
-from mcmc.core.samplers import DensityState as State
-from mcmc.core.samplers import density_state
 from mcmc.core.samplers import slice as slice_sampler
 from mcmc.core.samplers.adapt import Adapter, Step, Welford
+from mcmc.core.samplers.base import DensityState as State
+from mcmc.core.samplers.base import density_state
 from mcmc.core.targets.base import Target
 
 NAME = "elliptical-slice"

@@ -26,10 +26,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mcmc.core.random import ChainRandom
-from mcmc.core.samplers import DensityState, density_state
-from mcmc.core.targets.base import Target
 from mcmc.core.errors import UsageError
+from mcmc.core.random import ChainRandom
+from mcmc.core.samplers.base import DensityState, density_state
+from mcmc.core.targets.base import Target
 from mcmc.core.targets.protocols import FullConditionals, block_indices, require
 
 NAME = "gibbs"

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from mcmc.core.random import ChainRandom
-from mcmc.core.samplers import DensityState, density_state
+from mcmc.core.samplers.base import DensityState, density_state
 from mcmc.core.targets.base import Target
 from mcmc.core.targets.protocols import TransitionKernel, require
 

@@ -20,8 +20,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mcmc.core.random import ChainRandom
-from mcmc.core.samplers import DensityState, accept_reject, density_state
 from mcmc.core.samplers.adapt import Adapter, Welford
+from mcmc.core.samplers.base import DensityState, accept_reject, density_state
 from mcmc.core.samplers.proposals import fixed_proposal, student_t_draw, student_t_logpdf
 from mcmc.core.targets.base import Target
 

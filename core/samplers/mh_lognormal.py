@@ -20,8 +20,8 @@ import numpy as np
 
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
-from mcmc.core.samplers import DensityState, accept_reject, density_state
 from mcmc.core.samplers.adapt import RobbinsMonroScale, per_chain_scale
+from mcmc.core.samplers.base import DensityState, accept_reject, density_state
 from mcmc.core.samplers.proposals import lognormal_propose
 from mcmc.core.targets.base import Target
 

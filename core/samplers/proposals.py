@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 
 from mcmc.core.random import ChainRandom
-from mcmc.core.samplers import DensityState as State
 from mcmc.core.samplers import slice as slice_sampler
 from mcmc.core.samplers.adapt import Adapter, Step, Welford
+from mcmc.core.samplers.base import DensityState as State
 
 DF = 4.0  # Student-t degrees of freedom of the independent proposal
 #: The proposal's scale is the warm-up draws' sd times this (wider than the target: a ratio ``pi / q`` that

@@ -31,8 +31,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mcmc.core.random import ChainRandom
-from mcmc.core.samplers import DensityState, density_state
 from mcmc.core.samplers.adapt import Adapter
+from mcmc.core.samplers.base import DensityState, density_state
 from mcmc.core.targets.base import Target
 
 NAME = "slice"

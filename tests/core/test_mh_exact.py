@@ -7,7 +7,8 @@ import pytest
 from scipy import stats as sps
 
 from mcmc.core.random import ChainRandom
-from mcmc.core.samplers import accept_reject, get_sampler, proposals, two_stage
+from mcmc.core.samplers import get_sampler, proposals, two_stage
+from mcmc.core.samplers.base import accept_reject
 from mcmc.core.samplers.driver import run
 from mcmc.core.targets import get_target
 from mcmc.diagnostics import stats
