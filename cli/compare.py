@@ -111,8 +111,8 @@ def command(
             "-P",
             metavar="SAMPLER:KEY=VALUE",
             rich_help_panel=options.RUN,
-            help="Tuning of one sampler, repeatable, with mcmc sample's option names: hmc:target-accept=0.95, "
-            "rwm:scale=0.5, slice:width=2, hmc:path-length=3.",
+            help="Tuning of one sampler, repeatable, with the settings mcmc sample -h lists for it: "
+            "hmc:target-accept=0.95, rwm:scale=0.5, slice:width=2, hmc:path-length=3.",
             show_default=False,
         ),
     ] = None,
@@ -187,7 +187,11 @@ def command(
         extra = options.parse_target_options(target_option or [])
         if dim is not None and "dim" in extra:
             raise UsageError("give the dimension once: --dim or --target-option dim=..., not both")
-        params = options.parse_sampler_params(param or [], names)  # before the target file is loaded and probed
+        from mcmc.core.samplers import DENSITY, NETWORK
+        from mcmc.core.targets import is_network_target
+
+        kind = NETWORK if is_network_target(target) else DENSITY
+        params = options.parse_sampler_params(param or [], names, kind)  # before the target file is loaded and probed
 
         from mcmc.cli.config import CHECK_KEYS, resolve
         from mcmc.diagnostics.sampler_comparison import compare_samplers

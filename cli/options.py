@@ -2,30 +2,36 @@
 
 Each shared option is an ``Annotated`` alias a command uses as its parameter's
 type (as fastapi-cli does); the parsers of ``KEY=VALUE`` target options and of
-``SAMPLER:KEY=VALUE`` tuning live here too, so ``mcmc sample`` and
-``mcmc compare`` accept the same words the same way. Choices come from the
-registries (:data:`mcmc.core.samplers.SAMPLERS`), loaded only when shown or
-checked (:func:`mcmc.cli.speedups.lazy_choice`).
+``[SAMPLER:]KEY=VALUE`` tuning live here too, so ``mcmc sample`` and
+``mcmc compare`` accept the same words the same way. Everything about
+samplers is read from their registry (:mod:`mcmc.core.samplers.registry`,
+which imports no NumPy): the ``--sampler`` choices, the list of samplers and
+the help of each tuning setting (:func:`sampler_list`, :func:`setting_help`),
+and what ``-P`` may set (:func:`tuning`, :func:`parse_sampler_params`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from enum import Enum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from mcmc.cli.speedups import lazy_choice
 from mcmc.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from mcmc.core.samplers.registry import Declaration, Setting
 
 RUN = "Run"
 
 
 def _sampler_names() -> list[str]:
-    from mcmc.core.samplers import NETWORK_SAMPLERS, SAMPLERS
+    from mcmc.core.samplers import sampler_names  # the registry only for sample and compare (see lazy_choice)
 
-    return list(dict.fromkeys([*SAMPLERS, *NETWORK_SAMPLERS]))
+    return sampler_names()
 
 
 Sampler = Annotated[
@@ -212,48 +218,87 @@ def check_options(
     }  # fmt: skip
 
 
-#: Sampler -> the tuning settings it takes (``mcmc sample --NAME``, ``mcmc compare -P SAMPLER:NAME=``).
-#: Each setting is the kernel's keyword of the same name; its valid values are in :mod:`mcmc.core.ranges`.
-TUNING: dict[str, tuple[str, ...]] = {
-    "rwm": ("scale", "target_accept"),
-    "mh-independence": ("scale",),
-    "mh-lognormal": ("scale", "target_accept"),
-    "two-stage": ("scale", "target_accept", "proposal"),
-    "slice": ("width",),
-    "elliptical-slice": (),
-    "rejection": (),
-    "isir": ("particles",),
-    "gibbs": (),
-    "swendsen-wang": (),
-    "hmc": ("step_size", "path_length", "target_accept", "persistence", "max_energy_error"),
-    "hmc-gibbs": ("step_size", "path_length", "target_accept", "persistence", "max_energy_error"),
-    "nuts": ("step_size", "target_accept", "max_energy_error", "max_tree_depth"),
-    "markov": (),
-}
-#: Tuning settings whose values are words (two-stage's proposal); every other one is a number.
-TEXT_SETTINGS = frozenset({"proposal"})
+def sampler_list(declarations: Sequence[Declaration]) -> str:
+    """``rwm (random-walk Metropolis), ... and nuts (...)``: samplers and their summaries, for a help paragraph."""
+    items = [f"{d.name} ({escape(d.summary)})" for d in declarations]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def flag(setting: str) -> str:
-    """``step_size`` -> ``--step-size``."""
-    return "--" + setting.replace("_", "-")
+def settings_list(declarations: Sequence[Declaration]) -> str:
+    """``rwm: scale, target-accept; ...``: the settings of each sampler that has any, for a help paragraph."""
+    return "; ".join(f"{d.name}: {', '.join(x.key for x in d.settings)}" for d in declarations if d.settings)
 
 
-def tuning(sampler: str, given: Mapping[str, Any]) -> dict[str, Any]:
-    """The kernel keywords of the tuning options given as ``--NAME`` (``None``: not given) for ``sampler``.
+def setting_help(name: str) -> str:
+    """The help of the tuning option ``--NAME``: which samplers take it, what it is, its range, each one's default."""
+    from mcmc.core.samplers.registry import DECLARATIONS  # the registry only for sample and compare (start-up)
 
-    Raises :class:`UsageError` for a value out of range or an option the sampler does not take.
+    users = [(d.name, x) for d in DECLARATIONS for x in d.settings if x.name == name]
+    first = users[0][1]
+    valid = first.range
+    text = escape(first.help) + (f", {valid}" if valid is not None and valid.high is not None else "")
+    by_default: dict[str, list[str]] = {}
+    for sampler, x in users:
+        by_default.setdefault(escape(x.default), []).append(sampler)
+    names = ", ".join(sampler for sampler, _ in users)
+    if len(by_default) == 1:
+        return f"{names}: {text}. \\[default: {escape(first.default)}]"
+    defaults = "; ".join(f"{', '.join(samplers)} {default}" for default, samplers in by_default.items())
+    return f"{text[0].upper()}{text[1:]}. \\[default: {defaults}]"
+
+
+def _parse_value(item: str, sampler: str, declaration: Declaration | None, key: str, text: str) -> tuple[Setting, Any]:
+    """The setting ``key`` of ``sampler`` and the value ``text`` of ``-P item``, checked (as ``--target-option``)."""
+    setting = declaration.setting(key) if declaration is not None else None
+    if setting is None:
+        known = ", ".join(x.key for x in declaration.settings) if declaration is not None else ""
+        raise UsageError(f"--param {item!r}: {sampler} has no option {key!r} (its options: {known or 'none'})")
+    ((_, value),) = parse_target_options([f"{setting.name}={text}"]).items()
+    if setting.kind is not str and isinstance(value, (str, bool)):
+        raise UsageError(f"--param {item!r}: {setting.key} must be a number, got {value!r}")
+    setting.check(value, where=f"--param {item!r}:")
+    return setting, value
+
+
+def tuning(
+    sampler: str, given: Mapping[str, Any], items: Sequence[str] = (), kind: str | None = None
+) -> dict[str, Any]:
+    """The kernel keywords of ``mcmc sample``'s tuning: options given as ``--NAME`` and ``-P [SAMPLER:]KEY=VALUE``.
+
+    ``given``: the dedicated options (``None``: not given); ``items``: the
+    ``-P`` words, each a setting of ``sampler`` (as declared for ``kind``
+    targets; ``None``: a density). A ``-P`` value is converted to the setting's type, as its
+    option would give it, so ``-P step-size=1`` and ``--step-size 1`` write
+    the same bytes.
+
+    Raises :class:`UsageError` for a value out of range, a setting the sampler
+    does not take, or one given twice.
     """
-    from mcmc.core.ranges import check_settings
+    from mcmc.core.samplers import DENSITY, find, setting_named  # the registry only for sample, compare (start-up)
 
-    check_settings(given)
+    declaration = find(sampler, kind or DENSITY)
+    options = {name: setting_named(name) for name in given}
+    for name, value in given.items():
+        options[name].check(value)  # type: ignore[union-attr] - every dedicated option is a registered setting
     params = {}
-    for setting, value in given.items():
+    for name, value in given.items():
         if value is None:
             continue
-        if setting not in TUNING.get(sampler, ()):
-            raise UsageError(f"{flag(setting)} does not apply to --sampler {sampler}")
-        params[setting] = value
+        if declaration is None or declaration.setting(name) is None:
+            raise UsageError(f"{options[name].flag} does not apply to --sampler {sampler}")  # type: ignore[union-attr]
+        params[name] = value
+    for item in items:
+        head, sep, text = item.partition("=")
+        who, colon, key = head.rpartition(":")
+        key = key.strip().lower()
+        if not sep or not key:
+            raise UsageError(f"--param expects KEY=VALUE or SAMPLER:KEY=VALUE, got {item!r}")
+        if colon and who.strip().lower() != sampler:
+            raise UsageError(f"--param {item!r}: {who.strip()!r} is not --sampler {sampler}")
+        setting, value = _parse_value(item, sampler, declaration, key, text)
+        if setting.name in params:
+            raise UsageError(f"--param {item!r}: {setting.key} is given twice (by {setting.flag} or -P)")
+        params[setting.name] = value if setting.kind is str else setting.kind(value)
     return params
 
 
@@ -277,13 +322,16 @@ def parse_target_options(items: Sequence[str]) -> dict[str, int | float | str]:
     return out
 
 
-def parse_sampler_params(items: Sequence[str], samplers: Sequence[str]) -> dict[str, dict[str, Any]]:
+def parse_sampler_params(
+    items: Sequence[str], samplers: Sequence[str], kind: str | None = None
+) -> dict[str, dict[str, Any]]:
     """``["hmc:target-accept=0.95"]`` -> ``{"hmc": {"target_accept": 0.95}, ...}`` (kernel keywords, every sampler).
 
     Setting names are ``mcmc sample``'s (``--target-accept`` as ``target-accept``
-    or ``target_accept``); values parse as in ``--target-option``.
+    or ``target_accept``), as each sampler declares them for ``kind`` targets
+    (``None``: a density); values parse as in ``--target-option``.
     """
-    from mcmc.core.ranges import check_setting
+    from mcmc.core.samplers import DENSITY, find  # the registry only for sample and compare (start-up)
 
     out: dict[str, dict[str, Any]] = {name: {} for name in samplers}
     for item in items:
@@ -293,17 +341,11 @@ def parse_sampler_params(items: Sequence[str], samplers: Sequence[str]) -> dict[
             raise UsageError(f"--param expects SAMPLER:KEY=VALUE, got {item!r}")
         if sampler not in out:
             raise UsageError(f"--param {item!r}: {sampler!r} is not among --samplers ({', '.join(samplers)})")
-        ((key, value),) = parse_target_options([setting]).items()
-        settings = TUNING.get(sampler, ())
-        if key not in settings:
-            known = ", ".join(k.replace("_", "-") for k in settings) or "none"
-            raise UsageError(
-                f"--param {item!r}: {sampler} has no option {key.replace('_', '-')!r} (its options: {known})"
-            )
-        if key not in TEXT_SETTINGS and isinstance(value, (str, bool)):
-            raise UsageError(f"--param {item!r}: {key.replace('_', '-')} must be a number, got {value!r}")
-        check_setting(key, value, where=f"--param {item!r}:")
-        out[sampler][key] = value
+        key, _, text = setting.partition("=")
+        if not key.strip().replace("-", "_").isidentifier():
+            raise UsageError(f"--target-option expects KEY=VALUE, got {setting!r}")
+        chosen, value = _parse_value(item, sampler, find(sampler, kind or DENSITY), key.strip().replace("_", "-"), text)
+        out[sampler][chosen.name] = value
     return out
 
 

@@ -17,6 +17,11 @@ import typer
 from mcmc.cli import options
 from mcmc.cli.console import progress_bar
 from mcmc.core.errors import UsageError
+from mcmc.core.samplers import DENSITY, NETWORK, NETWORK_SAMPLERS, SAMPLERS
+from mcmc.core.samplers.registry import TWO_STAGE
+
+TUNING = "Sampler tuning"
+PROPOSALS = "|".join(TWO_STAGE.setting("proposal").choices)  # type: ignore[union-attr]
 
 
 class Scales(str, Enum):
@@ -38,20 +43,16 @@ HELP = (
     "grad_log_density(x) and names.\n\n"
     "[bold]Bayesian networks[/]: --target NET.bif, a discrete network in the Bayesian Interchange Format (bnlearn, "
     "pgmpy, GeNIe), with evidence --observe NODE=STATE,..., the marginals to show --query NODE,... (with MCSE) and "
-    "--exact (exact marginals beside them, by variable elimination). Samplers: gibbs (the default: each node from "
-    "its Markov blanket), rejection (logic sampling; reports its acceptance rate) and likelihood-weighting "
-    "(weighted draws; reports the Kish ESS of the weights).\n\n"
+    "--exact (exact marginals beside them, by variable elimination). Samplers: "
+    f"{options.sampler_list(list(NETWORK_SAMPLERS.values()))}.\n\n"
     "[bold]Finite Markov chains[/]: --target P.csv, a row-stochastic transition matrix (optional header of state "
     "names; -T start=STATE, default a uniform initial law), simulated by the markov sampler (the default for it); "
     "the summary gives the exact stationary law (left eigenvector, and power iteration from the initial law), "
     "irreducibility, periodicity, detailed balance and the spectral gap beside the simulated frequencies with MCSE.\n\n"
-    "[bold]Samplers[/]: rwm (random-walk Metropolis), mh-independence, mh-lognormal (positive targets), two-stage "
-    "(delayed acceptance, for prior x likelihood targets), slice, elliptical-slice (a Gaussian reference learnt in "
-    "warm-up; no tuning), hmc, rejection (independent draws under an envelope estimated in warm-up; low "
-    "dimensions) and isir (importance sampling with resampling: exact MCMC for any proposal); gibbs (full "
-    "conditionals: heat-bath sweeps on ising, conditional normals on gaussian), hmc-gibbs (exact Gibbs draws of a "
-    "target's blocks alternating with HMC with persistence on the rest; bnn's default) and, for ising, swendsen-wang "
-    "(cluster flips). Warm-up tunes each chain on its own and chain i's draws depend only on the seed and i: "
+    f"[bold]Samplers[/]: {options.sampler_list(list(SAMPLERS.values()))}.\n\n"
+    "[bold]Settings[/] of each sampler, given as -P KEY=VALUE (or as the option of the same name below): "
+    f"{options.settings_list(list(SAMPLERS.values()))}.\n\n"
+    "Warm-up tunes each chain on its own and chain i's draws depend only on the seed and i: "
     "--chains 2 --first-chain 2 gives exactly chains 2-3 of a --chains 4 run, for spreading chains over processes "
     "or machines.\n\n"
     "Writes .npz or ArviZ .nc (-o - writes npz to stdout): the same command line gives the same bytes. A summary "
@@ -71,9 +72,9 @@ HELP = (
 )
 
 
-def _tuning(help: str, **kwargs: str) -> typer.models.OptionInfo:
-    """A sampler tuning option: optional, no default shown (each sampler has its own), in its own help panel."""
-    return typer.Option(rich_help_panel="Sampler tuning", help=help, show_default=False, **kwargs)
+def _tuning(setting: str, **kwargs: str) -> typer.models.OptionInfo:
+    """The option ``--SETTING`` of a sampler setting: optional, in its own help panel, its help from the registry."""
+    return typer.Option(rich_help_panel=TUNING, help=options.setting_help(setting), show_default=False, **kwargs)
 
 
 def command(
@@ -164,26 +165,24 @@ def command(
             show_default=False,
         ),
     ] = None,
-    scale: Annotated[float | None, _tuning("Initial proposal scale (rwm, mh-*, two-stage); tuned in warm-up.")] = None,
-    width: Annotated[float | None, _tuning("slice: initial interval width; tuned in warm-up.")] = None,
-    proposal: Annotated[str | None, _tuning("two-stage: proposal kind.", metavar="rw|lognormal")] = None,
-    step_size: Annotated[float | None, _tuning("hmc, nuts: initial leapfrog step size; tuned in warm-up.")] = None,
-    path_length: Annotated[float | None, _tuning("hmc: integration time (jittered).")] = None,
-    target_accept: Annotated[
-        float | None, _tuning("Acceptance rate warm-up aims for (hmc 0.8; rwm 0.234, 0.44 in 1-D).")
+    param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--param", "-P", metavar="KEY=VALUE", rich_help_panel=TUNING, show_default=False,
+            help="A setting of the --sampler, repeatable: one of its Settings above (-P target-accept=0.95), or "
+            "SAMPLER:KEY=VALUE as in mcmc compare. The options below are the same settings.",
+        ),
     ] = None,
-    persistence: Annotated[
-        float | None, _tuning("hmc: partial momentum refreshment in [0, 1) (0: plain HMC).")
-    ] = None,
-    max_energy_error: Annotated[
-        float | None, _tuning("hmc, nuts: energy error flagged as a divergence (default 1000, as Stan).")
-    ] = None,
-    max_tree_depth: Annotated[
-        int | None, _tuning("nuts: most doublings of the tree per iteration (default 10, as Stan).")
-    ] = None,
-    particles: Annotated[
-        int | None, _tuning("isir: importance samples per iteration, the current state included (default 16).")
-    ] = None,
+    scale: Annotated[float | None, _tuning("scale")] = None,
+    width: Annotated[float | None, _tuning("width")] = None,
+    proposal: Annotated[str | None, _tuning("proposal", metavar=PROPOSALS)] = None,
+    step_size: Annotated[float | None, _tuning("step_size")] = None,
+    path_length: Annotated[float | None, _tuning("path_length")] = None,
+    target_accept: Annotated[float | None, _tuning("target_accept")] = None,
+    persistence: Annotated[float | None, _tuning("persistence")] = None,
+    max_energy_error: Annotated[float | None, _tuning("max_energy_error")] = None,
+    max_tree_depth: Annotated[int | None, _tuning("max_tree_depth")] = None,
+    particles: Annotated[int | None, _tuning("particles")] = None,
     predict: Annotated[
         str | None,
         typer.Option(
@@ -230,10 +229,10 @@ def command(
         "path_length": path_length, "target_accept": target_accept, "persistence": persistence,
         "max_energy_error": max_energy_error, "particles": particles, "max_tree_depth": max_tree_depth,
     }  # fmt: skip
-    from mcmc.core.targets import default_sampler
+    from mcmc.core.targets import default_sampler, is_network_target
 
     sampler = sampler or default_sampler(target)
-    params = options.tuning(sampler, given)
+    params = options.tuning(sampler, given, param or (), NETWORK if is_network_target(target) else DENSITY)
     if plot:
         from mcmc.cli.render.plot import image_format
 

@@ -25,8 +25,8 @@ Applied at start-up
 Used by the option definitions
 ------------------------------
 :func:`lazy_choice` (choices loaded from a registry when first shown or checked)
-    About 90 ms of ``mcmc --help``: the sampler registry's package imports
-    NumPy (best of 5 ``time mcmc --help``).
+    About 1 ms of every ``mcmc diagnose`` and ``mcmc lda`` start: the sampler
+    registry (``python -X importtime``), which only ``sample`` and ``compare`` read.
 
 Kept elsewhere, noted here so they are found in one place
 ---------------------------------------------------------
@@ -174,13 +174,15 @@ class _DeferBlasProbe:
 def lazy_choice(load: Callable[[], Iterable[str]]) -> Any:
     """A case-insensitive choice whose names are loaded from a registry only when shown or checked.
 
-    The sampler registry (:data:`mcmc.core.samplers.SAMPLERS`) sits in a
-    package that imports NumPy: building ``mcmc sample``'s choices from it at
-    start-up would add about 90 ms to every ``mcmc --help`` (best of 5
-    ``time mcmc --help``, 0.17 -> 0.26 s). ``mcmc --help`` lists commands
-    without their options, so it never loads the registry; ``mcmc sample -h``
-    and a run do. Built on Typer's own choice type (``typer._types``, stable
-    under the ``typer<0.29`` pin), so help and errors look like any choice's.
+    The sampler registry (:mod:`mcmc.core.samplers.registry`) imports no
+    NumPy, but still takes about 1 ms to import (``python -X importtime``:
+    its declarations, :mod:`mcmc.core.ranges`); :mod:`mcmc.cli.options`,
+    which every command imports, would pay it at every ``mcmc diagnose``
+    and ``mcmc lda`` start. With this choice only ``sample`` (whose help is
+    written from the registry) and ``compare`` load it. Built on Typer's own
+    choice type (``typer._types``, stable under the ``typer<0.29`` pin), so
+    help and errors look like any choice's. Before the registry imported no
+    NumPy this saved about 90 ms of ``mcmc --help``.
     """
     from typer._types import TyperChoice
 

@@ -4,8 +4,9 @@ The protocol (BlackJAX style, vectorized over a leading chain axis)
 -------------------------------------------------------------------
 A sampler is a module (or any object) with
 
-``NAME: str``
-    The name recorded in the chains file (``"rwm"``).
+``DECLARATION``, ``NAME: str``
+    Its entry in :mod:`~mcmc.core.samplers.registry`, and the name recorded
+    in the chains file (``"rwm"``), taken from it.
 ``LATTICE: bool`` (optional)
     True for the samplers that may run on a spin lattice (a target
     implementing :class:`~mcmc.core.targets.protocols.SpinLattice`), the only
@@ -36,6 +37,19 @@ A sampler is a module (or any object) with
     Optional: extra JSON-serialisable attributes for the chains file, from
     the last state and the parameters used after warm-up.
 
+The registry
+------------
+:mod:`~mcmc.core.samplers.registry` declares every sampler once (name,
+module, summary, settings with their help and ranges; see there why a module
+of its own). Here it is read as two tables by target kind,
+:data:`SAMPLERS` (density targets, run by the driver) and
+:data:`NETWORK_SAMPLERS` (Bayesian networks), name -> declaration; a
+module is imported only when :func:`get_sampler` asks for it, so importing
+this package costs no NumPy (``mcmc --help`` reads the registry).
+:func:`sampler_names` is every name once (the ``--sampler`` choices),
+:func:`find` the declaration a name has on a kind of target and
+:func:`setting_named` a setting by its name.
+
 Shared pieces live beside the algorithms: :mod:`~mcmc.core.samplers.base`
 (:class:`~mcmc.core.samplers.base.DensityState`, the state and ``init`` of
 every sampler that needs only the position and its log density; the one
@@ -44,8 +58,7 @@ protocol, Robbins-Monro scale, running moments),
 :mod:`~mcmc.core.samplers.proposals` (the t and log-normal proposals),
 :mod:`~mcmc.core.samplers.leapfrog` and :mod:`~mcmc.core.samplers.hmc_adapt`
 (HMC's integrator and step-size/mass adaptation), and
-:mod:`~mcmc.core.samplers.driver` (the loop). :func:`get_sampler` resolves
-the command-line names.
+:mod:`~mcmc.core.samplers.driver` (the loop).
 """
 
 from __future__ import annotations
@@ -53,34 +66,22 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, Protocol
 
+from mcmc.core.samplers.registry import DECLARATIONS, DENSITY, NETWORK, Declaration, Setting
+
 if TYPE_CHECKING:
     import numpy as np
 
     from mcmc.core.random import ChainRandom
     from mcmc.core.targets.base import Target
 
-# Command-line name -> the module of the algorithm (one per file).
-SAMPLERS: dict[str, str] = {
-    "rwm": "mcmc.core.samplers.rwm",
-    "mh-independence": "mcmc.core.samplers.mh_independence",
-    "mh-lognormal": "mcmc.core.samplers.mh_lognormal",
-    "two-stage": "mcmc.core.samplers.two_stage",
-    "slice": "mcmc.core.samplers.slice",
-    "elliptical-slice": "mcmc.core.samplers.elliptical",
-    "rejection": "mcmc.core.samplers.rejection",
-    "isir": "mcmc.core.samplers.isir",
-    "gibbs": "mcmc.core.samplers.gibbs",
-    "swendsen-wang": "mcmc.core.samplers.swendsen_wang",
-    "hmc": "mcmc.core.samplers.hmc",
-    "hmc-gibbs": "mcmc.core.samplers.hmc_within_gibbs",
-    "markov": "mcmc.core.samplers.markov",
-    "nuts": "mcmc.core.samplers.nuts",
-}
+#: Samplers of a density target (a :class:`~mcmc.core.targets.base.Target`), run by the driver: name -> declaration.
+SAMPLERS: dict[str, Declaration] = {d.name: d for d in DECLARATIONS if d.kind == DENSITY}
 #: The samplers of a Bayesian network target (``NET.bif``), run by
 #: :func:`mcmc.core.samplers.network_driver.sample_network` rather than the
 #: driver: gibbs through each node's Markov blanket, rejection (logic sampling),
 #: likelihood weighting. Names shared with :data:`SAMPLERS` mean the same algorithm.
-NETWORK_SAMPLERS: tuple[str, ...] = ("gibbs", "rejection", "likelihood-weighting")
+NETWORK_SAMPLERS: dict[str, Declaration] = {d.name: d for d in DECLARATIONS if d.kind == NETWORK}
+_BY_KIND = {DENSITY: SAMPLERS, NETWORK: NETWORK_SAMPLERS}
 
 
 class SamplingAlgorithm(Protocol):
@@ -97,12 +98,39 @@ class SamplingAlgorithm(Protocol):
     def step(self, rng: ChainRandom, state: Any, target: Target, **params: Any) -> tuple[Any, Any]: ...
 
 
-def get_sampler(name: str) -> SamplingAlgorithm:
-    """The sampler registered under ``name`` (``rwm``, ``slice``, ``hmc``, ...).
+def get_sampler(name: str, kind: str = DENSITY) -> SamplingAlgorithm:
+    """The module of the sampler registered under ``name`` (``rwm``, ``slice``, ``hmc``, ...) for ``kind`` targets.
 
     Raises
     ------
     KeyError
         For an unknown name (the command line validates names first).
     """
-    return import_module(SAMPLERS[name])  # type: ignore[return-value]
+    return import_module(_BY_KIND[kind][name].module)  # type: ignore[return-value]
+
+
+def sampler_names() -> list[str]:
+    """Every registered name once, in the registry's order (the ``--sampler`` choices)."""
+    return list(dict.fromkeys(d.name for d in DECLARATIONS))
+
+
+def find(name: str, kind: str = DENSITY) -> Declaration | None:
+    """The declaration of ``name`` for ``kind`` targets, else for the other kind, else ``None``.
+
+    The command line checks settings with it before it knows whether the
+    sampler suits the target: a sampler of the other kind is refused later,
+    by the run, with its own message.
+    """
+    for table in (_BY_KIND[kind], *(t for k, t in _BY_KIND.items() if k != kind)):
+        if name in table:
+            return table[name]
+    return None
+
+
+def setting_named(name: str) -> Setting | None:
+    """The setting ``name`` (``step_size``) as the first sampler taking it declares it, or ``None``.
+
+    Its help, type, range and choices are the same for every sampler that
+    takes it (only the default shown differs).
+    """
+    return next((x for d in DECLARATIONS for x in d.settings if x.name == name), None)

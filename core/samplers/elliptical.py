@@ -41,13 +41,15 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import registry
 from mcmc.core.samplers import slice as slice_sampler
 from mcmc.core.samplers.adapt import Adapter, Step, Welford
 from mcmc.core.samplers.base import DensityState as State
 from mcmc.core.samplers.base import density_state
 from mcmc.core.targets.base import Target
 
-NAME = "elliptical-slice"
+DECLARATION = registry.ELLIPTICAL_SLICE
+NAME = DECLARATION.name
 MAX_SHRINK = 200  # shrinkage rounds before a chain keeps its point (only for pathological densities)
 TWO_PI = 2.0 * np.pi
 

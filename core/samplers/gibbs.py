@@ -28,11 +28,13 @@ import numpy as np
 
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import registry
 from mcmc.core.samplers.base import DensityState, density_state
 from mcmc.core.targets.base import Target
 from mcmc.core.targets.protocols import FullConditionals, block_indices, require
 
-NAME = "gibbs"
+DECLARATION = registry.GIBBS
+NAME = DECLARATION.name
 NEEDS = "full conditionals: an Ising lattice (ising), a Potts lattice (potts) or a Gaussian target (gaussian)"
 LATTICE = True  # draws spin lattices too (they implement FullConditionals); the driver keeps other samplers off them
 

@@ -58,6 +58,7 @@ import numpy as np
 
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import registry
 from mcmc.core.samplers.hmc_adapt import (
     WindowAdapter,
     inv_mass_per_chain,
@@ -66,7 +67,8 @@ from mcmc.core.samplers.hmc_adapt import (
 from mcmc.core.samplers.leapfrog import evaluate, gradient_of, integrate, kinetic_energy
 from mcmc.core.targets.base import Target
 
-NAME = "hmc"
+DECLARATION = registry.HMC
+NAME = DECLARATION.name
 
 PATH_LENGTH = np.pi / 2
 """Default integration time, in the units of the adapted metric.

@@ -80,15 +80,16 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from mcmc.core.compiled import CompiledPaths
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
-from mcmc.core.samplers import hmc
+from mcmc.core.samplers import hmc, registry
 from mcmc.core.samplers.adapt import Adapter
-from mcmc.core.compiled import CompiledPaths
 from mcmc.core.targets.base import Target
 from mcmc.core.targets.protocols import FullConditionals, block_indices, require
 
-NAME = "hmc-gibbs"
+DECLARATION = registry.HMC_GIBBS
+NAME = DECLARATION.name
 NEEDS = "Gibbs blocks (FullConditionals with index blocks) and a gradient: the bnn target, or a user file with them"
 
 Info = hmc.Info

@@ -29,11 +29,13 @@ import numpy as np
 
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import registry
 from mcmc.core.samplers.base import DensityState, density_state
 from mcmc.core.samplers.proposals import ProposalAdapter, fixed_proposal, student_t_draw, student_t_logpdf
 from mcmc.core.targets.base import Target
 
-NAME = "isir"
+DECLARATION = registry.ISIR
+NAME = DECLARATION.name
 #: Proposals per i-SIR iteration, the current state included.
 DEFAULT_PARTICLES = 16
 

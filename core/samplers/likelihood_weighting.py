@@ -27,9 +27,11 @@ from __future__ import annotations
 import numpy as np
 
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import registry
 from mcmc.core.samplers.network_tables import NetworkTables, forward_sample
 
-NAME = "likelihood-weighting"
+DECLARATION = registry.LIKELIHOOD_WEIGHTING
+NAME = DECLARATION.name
 CHUNK = 4096  # draws per chain per compiled call
 
 

@@ -24,9 +24,11 @@ from __future__ import annotations
 import numpy as np
 
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import registry
 from mcmc.core.samplers.network_tables import NetworkTables, forward_sample
 
-NAME = "rejection"
+DECLARATION = registry.LOGIC_SAMPLING
+NAME = DECLARATION.name
 ROUND_CAP = 1 << 15  # proposals per chain per round at most (their uniforms: ROUND_CAP * n_nodes doubles)
 
 

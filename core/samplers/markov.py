@@ -23,11 +23,13 @@ from typing import NamedTuple
 import numpy as np
 
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import registry
 from mcmc.core.samplers.base import DensityState, density_state
 from mcmc.core.targets.base import Target
 from mcmc.core.targets.protocols import TransitionKernel, require
 
-NAME = "markov"
+DECLARATION = registry.MARKOV
+NAME = DECLARATION.name
 SIMULATES_CHAIN = True  # the driver runs only this sampler on a transition matrix
 
 State = DensityState  # state codes (chains, 1) as floats, and log pi of them

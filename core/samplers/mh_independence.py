@@ -20,12 +20,14 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import registry
 from mcmc.core.samplers.adapt import Adapter, Welford
 from mcmc.core.samplers.base import DensityState, accept_reject, density_state
 from mcmc.core.samplers.proposals import fixed_proposal, student_t_draw, student_t_logpdf
 from mcmc.core.targets.base import Target
 
-NAME = "mh-independence"
+DECLARATION = registry.MH_INDEPENDENCE
+NAME = DECLARATION.name
 
 State = DensityState  # position and log density
 

@@ -20,12 +20,14 @@ import numpy as np
 
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import registry
 from mcmc.core.samplers.adapt import RobbinsMonroScale, per_chain_scale
 from mcmc.core.samplers.base import DensityState, accept_reject, density_state
 from mcmc.core.samplers.proposals import lognormal_propose
 from mcmc.core.targets.base import Target
 
-NAME = "mh-lognormal"
+DECLARATION = registry.MH_LOGNORMAL
+NAME = DECLARATION.name
 
 State = DensityState  # position and log density
 

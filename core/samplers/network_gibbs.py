@@ -41,10 +41,12 @@ import numba as nb
 import numpy as np
 
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import registry
 from mcmc.core.samplers.network_tables import NEAR_ZERO, NetworkTables, Reducibility, compile_network, reducibility
 from mcmc.core.targets.bayesnet import BayesianNetwork, Evidence
 
-NAME = "gibbs"
+DECLARATION = registry.NETWORK_GIBBS
+NAME = DECLARATION.name
 SWEEP_CHUNK = 256  # sweeps per compiled call: bounds the uniforms held, (chains, chunk, units)
 
 

@@ -78,11 +78,13 @@ import numpy as np
 
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import registry
 from mcmc.core.samplers.hmc_adapt import WindowAdapter, inv_mass_per_chain, per_chain
 from mcmc.core.samplers.leapfrog import ValueAndGrad, evaluate, gradient_of, kinetic_energy, row_dot
 from mcmc.core.targets.base import Target
 
-NAME = "nuts"
+DECLARATION = registry.NUTS
+NAME = DECLARATION.name
 
 MAX_TREE_DEPTH = 10
 EARLY_MAX_TREE_DEPTH = 5

@@ -31,11 +31,13 @@ import numpy as np
 
 from mcmc.core.errors import McmcError
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import registry
 from mcmc.core.samplers.base import DensityState, density_state
 from mcmc.core.samplers.proposals import ProposalAdapter, fixed_proposal, student_t_draw, student_t_logpdf
 from mcmc.core.targets.base import Target
 
-NAME = "rejection"
+DECLARATION = registry.REJECTION
+NAME = DECLARATION.name
 #: Fresh proposals per chain, beside the warm-up draws, over which the rejection envelope is maximised.
 BOUND_PROPOSALS = 400
 #: Added to the largest log ratio seen: ``M`` is 1.2 times the largest ratio found.

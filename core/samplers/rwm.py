@@ -16,11 +16,13 @@ from typing import NamedTuple
 import numpy as np
 
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import registry
 from mcmc.core.samplers.adapt import RobbinsMonroScale, per_chain_scale
 from mcmc.core.samplers.base import DensityState, accept_reject, density_state
 from mcmc.core.targets.base import Target
 
-NAME = "rwm"
+DECLARATION = registry.RWM
+NAME = DECLARATION.name
 
 
 State = DensityState  # position and log density

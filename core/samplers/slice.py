@@ -31,11 +31,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import registry
 from mcmc.core.samplers.adapt import Adapter
 from mcmc.core.samplers.base import DensityState, density_state
 from mcmc.core.targets.base import Target
 
-NAME = "slice"
+DECLARATION = registry.SLICE
+NAME = DECLARATION.name
 MAX_SHRINK = 200  # shrinkage rounds before a chain keeps its point (only for pathological densities)
 
 

@@ -45,11 +45,13 @@ from typing import NamedTuple
 import numpy as np
 
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import registry
 from mcmc.core.samplers.base import DensityState, density_state
 from mcmc.core.targets.base import Target
 from mcmc.core.targets.protocols import PottsLattice, SpinLattice, require
 
-NAME = "swendsen-wang"
+DECLARATION = registry.SWENDSEN_WANG
+NAME = DECLARATION.name
 LATTICE = True  # draws spin lattices (SpinLattice targets); the driver keeps other samplers off them
 
 State = DensityState  # spins -1.0 / +1.0 or states 0.0 .. q-1 (chains, n_spins) and their log density

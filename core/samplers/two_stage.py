@@ -32,13 +32,15 @@ import numpy as np
 
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import registry
 from mcmc.core.samplers.adapt import RobbinsMonroScale, per_chain_scale
 from mcmc.core.samplers.base import select
 from mcmc.core.samplers.proposals import lognormal_propose
 from mcmc.core.targets.base import Target
 
-NAME = "two-stage"
-PROPOSALS = ("rw", "lognormal")
+DECLARATION = registry.TWO_STAGE
+NAME = DECLARATION.name
+PROPOSALS = DECLARATION.setting("proposal").choices  # type: ignore[union-attr]
 
 
 class State(NamedTuple):

@@ -345,3 +345,55 @@ def test_requests_beyond_memory_are_one_line_exit_2(
     line = _one_error_line(r.stderr)
     assert line.startswith("mcmc: error:") and needle in line and "more than this machine can hold" in line, line
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("options", "params"),
+    [
+        (("--step-size", "0.2", "--path-length", "2"), ("-P", "step-size=0.2", "-P", "hmc:path_length=2")),
+        (("--max-tree-depth", "6", "--target-accept", "0.9"), ("-P", "max-tree-depth=6", "-P", "target-accept=0.9")),
+        (("--particles", "8",), ("-P", "particles=8")),
+        (("--proposal", "rw", "--scale", "1"), ("-P", "proposal=rw", "-P", "two-stage:scale=1")),
+    ],
+    ids=["hmc", "nuts", "isir", "two-stage"],
+)
+def test_param_sets_a_setting_as_its_option_does(mcmc, options, params) -> None:
+    sampler = {"--step-size": "hmc", "--max-tree-depth": "nuts", "--particles": "isir", "--proposal": "two-stage"}
+    args = ("-t", "beta-bernoulli", "-s", sampler[options[0]], *FAST, "--seed", "4", "-o", "-")
+    by_option, by_param = mcmc("sample", *args, *options), mcmc("sample", *args, *params)
+    assert by_option.code == 0 and by_param.code == 0, by_option.stderr + by_param.stderr
+    assert by_param.stdout == by_option.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("-s", "rwm", "-P", "step-size=0.1"), "--param 'step-size=0.1': rwm has no option 'step-size' (its options: "
+                                               "scale, target-accept)"),
+        (("-s", "rwm", "-P", "hmc:scale=1"), "--param 'hmc:scale=1': 'hmc' is not --sampler rwm"),
+        (("-s", "rwm", "-P", "scale=-1"), "--param 'scale=-1': must be a number > 0, got -1"),
+        (("-s", "rwm", "-P", "scale=wide"), "--param 'scale=wide': scale must be a number, got 'wide'"),
+        (("-s", "rwm", "-P", "scale"), "--param expects KEY=VALUE or SAMPLER:KEY=VALUE, got 'scale'"),
+        (("-s", "rwm", "--scale", "1", "-P", "scale=2"), "scale is given twice"),
+        (("-s", "two-stage", "-P", "proposal=x"), "must be one of rw, lognormal, got 'x'"),
+        (("-s", "gibbs", "-P", "scale=1"), "gibbs has no option 'scale' (its options: none)"),
+    ],
+)
+def test_bad_params_are_one_line_and_exit_2(mcmc, tmp_path: Path, monkeypatch, args, message) -> None:
+    monkeypatch.chdir(tmp_path)
+    r = mcmc("sample", *args, *FAST, "--seed", "1")
+    assert r.code == 2
+    assert message in _one_error_line(r.stderr)
+    assert not list(tmp_path.iterdir())
+
+
+def test_every_registered_sampler_is_a_choice_and_listed_in_the_help(mcmc, monkeypatch) -> None:
+    from mcmc.core.samplers.registry import DECLARATIONS
+
+    monkeypatch.setenv("COLUMNS", "1000")
+    text = " ".join(mcmc("sample", "-h").out.split())
+    for d in DECLARATIONS:
+        assert f"{d.name} ({d.summary})" in text
+    for name in ("nuts", "markov", "likelihood-weighting"):  # once left out of the hand-written list
+        r = mcmc("sample", "-s", name, "-t", "no-such-target", "--seed", "1")
+        assert "is not one of" not in r.stderr

@@ -18,6 +18,10 @@ the repository root, also under ``--import-mode=importlib``)::
     from tests.core.harness import check_sampler
 
     check_sampler(hmc, get_target("gaussian", dim=5), warmup=500, draws=1000, accept=(0.7, 0.9))
+
+Every registered sampler has a statistical test, listed in
+:data:`STATISTICAL_TESTS`; ``tests/test_registry.py`` fails when one is
+missing or names a test that is not there.
 """
 
 from __future__ import annotations
@@ -29,8 +33,40 @@ import numpy as np
 
 from mcmc.core.chains import Chains
 from mcmc.core.samplers.driver import run
+from mcmc.core.samplers.registry import DENSITY, NETWORK
 from mcmc.core.targets.base import Target
 from mcmc.diagnostics import stats
+
+_EXACT_MOMENTS = "tests/core/test_samplers.py::test_sampler_matches_exact_moments"
+_MH = "tests/core/test_mh_exact.py::"
+
+#: (target kind, sampler name) -> the tests judging its draws against exact answers: moments with this harness,
+#: enumeration of a small lattice, exact marginals of a network, the stationary law of a Markov chain.
+STATISTICAL_TESTS: dict[tuple[str, str], tuple[str, ...]] = {
+    (DENSITY, "rwm"): (_EXACT_MOMENTS,),
+    (DENSITY, "mh-independence"): (_EXACT_MOMENTS,),
+    (DENSITY, "mh-lognormal"): (
+        _EXACT_MOMENTS, _MH + "test_lognormal_without_hastings_term_is_biased_and_with_it_is_not",
+    ),
+    (DENSITY, "two-stage"): (_EXACT_MOMENTS, _MH + "test_enumerated_two_stage_kernel_is_reversible"),
+    (DENSITY, "slice"): (_EXACT_MOMENTS,),
+    (DENSITY, "elliptical-slice"): (_EXACT_MOMENTS,),
+    (DENSITY, "rejection"): (_EXACT_MOMENTS,),
+    (DENSITY, "isir"): (_EXACT_MOMENTS,),
+    (DENSITY, "gibbs"): (_EXACT_MOMENTS, "tests/core/test_ising.py::test_sampler_matches_enumeration",
+                         "tests/core/test_potts.py::test_sampler_matches_enumeration"),
+    (DENSITY, "swendsen-wang"): ("tests/core/test_ising.py::test_sampler_matches_enumeration",
+                                 "tests/core/test_potts.py::test_sampler_matches_enumeration"),
+    (DENSITY, "hmc"): ("tests/core/test_hmc.py::test_hmc_matches_exact_moments",),
+    (DENSITY, "hmc-gibbs"): (
+        "tests/core/test_hmc_within_gibbs.py::test_docs_example_normal_gamma_matches_exact_posterior",
+    ),
+    (DENSITY, "markov"): ("tests/core/test_markov_chain.py::test_simulated_frequencies_match_the_stationary_law",),
+    (DENSITY, "nuts"): ("tests/core/test_nuts.py::test_nuts_matches_exact_moments",),
+    (NETWORK, "gibbs"): ("tests/core/test_networks.py::test_sampler_marginals_within_4_mcse",),
+    (NETWORK, "rejection"): ("tests/core/test_networks.py::test_sampler_marginals_within_4_mcse",),
+    (NETWORK, "likelihood-weighting"): ("tests/core/test_networks.py::test_sampler_marginals_within_4_mcse",),
+}  # fmt: skip
 
 
 @dataclass
