@@ -8,6 +8,7 @@ hide a cycle (``docs/architecture.md``).
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
 
 CORE = Path(__file__).parents[2] / "core"
@@ -23,21 +24,28 @@ def _modules() -> dict[str, Path]:
     return out
 
 
-def _imports(path: Path) -> set[str]:
-    """Every module name ``path`` imports, and ``package.name`` for each ``from package import name``."""
+def _imports(path: Path, modules: Iterable[str] = ()) -> set[str]:
+    """Every module name ``path`` imports.
+
+    ``from package import name`` imports ``package.name`` when that is one of
+    ``modules`` (a submodule), else ``package`` (a name defined in it), as
+    import-linter reads it.
+    """
+    known = set(modules)
     names = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                names.add(sub if sub in known else node.module)
     return names
 
 
 def _graph() -> dict[str, set[str]]:
     modules = _modules()
-    return {name: {m for m in _imports(path) if m in modules and m != name} for name, path in modules.items()}
+    return {name: {m for m in _imports(path, modules) if m in modules and m != name} for name, path in modules.items()}
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
