@@ -4,10 +4,12 @@ Each shared option is an ``Annotated`` alias a command uses as its parameter's
 type (as fastapi-cli does); the parsers of ``KEY=VALUE`` target options and of
 ``[SAMPLER:]KEY=VALUE`` tuning live here too, so ``mcmc sample`` and
 ``mcmc compare`` accept the same words the same way. Everything about
-samplers is read from their registry (:mod:`mcmc.core.samplers.registry`,
-which imports no NumPy): the ``--sampler`` choices, the list of samplers and
-the help of each tuning setting (:func:`sampler_list`, :func:`setting_help`),
-and what ``-P`` may set (:func:`tuning`, :func:`parse_sampler_params`).
+samplers is read from their registry (:mod:`mcmc.core.samplers.registry`),
+loaded only by the commands that read it (``sample``, ``compare``; see
+:func:`mcmc.cli.speedups.lazy_choice`): the ``--sampler`` choices, the list
+of samplers and the help of each tuning setting (:func:`sampler_list`,
+:func:`setting_help`), and what ``-P`` may set (:func:`tuning`,
+:func:`parse_sampler_params`).
 """
 
 from __future__ import annotations
