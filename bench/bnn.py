@@ -51,10 +51,10 @@ from pathlib import Path
 import numpy as np
 
 from mcmc.core.targets import bnn
-from mcmc.diagnostics import stats
-from mcmc.diagnostics.compare import z_scores
 from mcmc.core.targets.bnn import HYPERPARAMETERS
+from mcmc.diagnostics import stats
 from mcmc.diagnostics.readers import read_chains
+from mcmc.diagnostics.report.compare import z_scores
 
 HERE = Path(__file__).resolve().parent
 MCYCLE = HERE.parent / "tests" / "data" / "bnn" / "mcycle.csv"

@@ -1,4 +1,4 @@
-"""Benchmark: :func:`mcmc.diagnostics.classic.classic_report` on AR(1) draws, each diagnostic timed.
+"""Benchmark: :func:`mcmc.diagnostics.stats.classic.classic_report` on AR(1) draws, each diagnostic timed.
 
 The classic diagnostics run only when asked, so they never touch
 ``bench/diagnose.py``'s ratio; this script shows what asking costs. Draws of
@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from mcmc.diagnostics import classic, coda, emcee_tau, nested_rhat, quantiles
+from mcmc.diagnostics.stats import classic, coda, emcee_tau, nested_rhat, quantile_ess
 
 
 def draws(chains: int, n_draws: int, params: int, seed: int = 1) -> np.ndarray:
@@ -57,8 +57,8 @@ def main() -> None:
         "effective_size_ar": lambda: coda.effective_size_ar(x),
         "batch_se + rejection_rate": lambda: (coda.batch_se(x), coda.rejection_rate(x)),
         "rhat_nested": lambda: nested_rhat.rhat_nested(x, ids),
-        "quantile_ess_mcse": lambda: quantiles.quantile_ess_mcse(x),
-        "hdi": lambda: quantiles.hdi(x),
+        "quantile_ess_mcse": lambda: quantile_ess.quantile_ess_mcse(x),
+        "hdi": lambda: quantile_ess.hdi(x),
         "integrated_time (emcee)": lambda: emcee_tau.integrated_time(x),
         "classic_report (all)": lambda: classic.classic_report(x, names, superchains=ids),
     }

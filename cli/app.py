@@ -29,13 +29,17 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from mcmc.cli.console import SIGNALLED, CheckFailed, err_console, numba_compiling, raise_after_compiling
+from mcmc.core.errors import McmcError
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_INTERRUPTED, EXIT_TERMINATED = 128 + 2, 128 + 15  # the shell's 128 + signal number
@@ -73,7 +77,8 @@ def _invoked(argv: Sequence[str]) -> list[str]:
 
 def _version(value: bool) -> None:
     if value:
-        from importlib.metadata import PackageNotFoundError, version  # 40 ms: only for --version
+        # start-up: importlib.metadata (40 ms) only for --version
+        from importlib.metadata import PackageNotFoundError, version
 
         try:
             v = version("mcmc")
@@ -119,8 +124,6 @@ class _Terminated:
         self.interrupted = False  # SIGINT
 
     def __call__(self, signum: int, frame: object) -> None:
-        import signal
-
         SIGNALLED["received"] = True
         if signum == signal.SIGTERM:
             self.received = True
@@ -146,8 +149,6 @@ def _interrupted(terminated: _Terminated) -> int:
 
 def _error(label: str, message: str) -> None:
     """One line on stderr: ``mcmc: error: message``, the message printed verbatim (no markup)."""
-    from rich.markup import escape
-
     err_console.print(f"[bold red]mcmc: {label}:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
 
 
@@ -156,9 +157,6 @@ def main(argv: list[str] | None = None) -> int:
 
     The console-script wrapper calls ``sys.exit(main())``; tests call ``main([...])``.
     """
-    import signal
-    import warnings
-
     if argv is None:
         argv = sys.argv[1:]
         if not os.environ.get("MCMC_DEBUG") and "--debug" not in argv:
@@ -184,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str], terminated: _Terminated) -> int:
-    from mcmc.cli import speedups
+    from mcmc.cli import speedups  # start-up: the speed tricks' module is applied per command, after argv is read
 
     invoked = _invoked(argv)
     speedups.apply(invoked[0] if len(invoked) == 1 else None)
@@ -206,8 +204,6 @@ def _run(argv: list[str], terminated: _Terminated) -> int:
 
 def _failure(exc: Exception) -> int:
     """The exit code of an exception from a command, after its one line on stderr."""
-    from mcmc.core.errors import McmcError
-
     if isinstance(exc, McmcError):
         _error("error", str(exc))
         return EXIT_BAD_INPUT

@@ -1,8 +1,8 @@
 """`mcmc compare`: samplers head to head on one target, a run against another, a run against reference draws.
 
-Parses options and calls one library function:
-:func:`mcmc.diagnostics.sampler_comparison.compare_samplers` (``--target`` and
-``--samplers``) or :func:`mcmc.diagnostics.compare.compare_runs` (``A B``,
+Parses options and calls one command function:
+:func:`mcmc.cli.commands.compare.compare_samplers` (``--target`` and
+``--samplers``) or :func:`mcmc.cli.commands.compare.compare_runs` (``A B``,
 ``RUN --reference REF``), then renders the result: a rich table by default,
 ``--format json`` (schema ``mcmc.compare/1``), ``csv`` or ``md``, and with
 ``--plot`` an image of it. The verdict goes to
@@ -19,7 +19,8 @@ import typer
 
 from mcmc.cli import options
 from mcmc.cli.console import CheckFailed, progress_bar
-from mcmc.cli.render import choices
+from mcmc.cli.render import choices, emit
+from mcmc.cli.render.common import print_verdict
 from mcmc.core.errors import UsageError
 
 CompareFormat = choices("table", "json", "csv", "md")
@@ -170,7 +171,7 @@ def command(
     no_check: options.NoCheck = False,
 ) -> None:
     if plot:
-        from mcmc.cli.render.plot import image_format
+        from mcmc.cli.render.plot import image_format  # start-up: the plot renderer only with --plot
 
         image_format(plot)  # refuse a bad --plot name before the (possibly long) work
     files = list(sources or [])
@@ -187,14 +188,16 @@ def command(
         extra = options.parse_target_options(target_option or [])
         if dim is not None and "dim" in extra:
             raise UsageError("give the dimension once: --dim or --target-option dim=..., not both")
+        # start-up: the registry and the targets' module only when samplers are compared
         from mcmc.core.samplers import DENSITY, NETWORK
         from mcmc.core.targets import is_network_target
 
         kind = NETWORK if is_network_target(target) else DENSITY
         params = options.parse_sampler_params(param or [], names, kind)  # before the target file is loaded and probed
 
+        # start-up: the command layer (NumPy, the samplers, the statistics) only once the options parse
+        from mcmc.cli.commands.compare import compare_samplers
         from mcmc.cli.config import CHECK_KEYS, resolve
-        from mcmc.diagnostics.sampler_comparison import compare_samplers
 
         checks = resolve(
             options.check_options(max_rhat, min_ess, max_divergences, min_ebfmi, strict=strict), keys=CHECK_KEYS
@@ -221,7 +224,7 @@ def command(
         if any(v is not None for v in given.values()) or no_check:
             raise UsageError("the check options judge the draws of --samplers; to judge a chains file, run "
                              "mcmc diagnose on it")  # fmt: skip
-        from mcmc.diagnostics.compare import compare_runs
+        from mcmc.cli.commands.compare import compare_runs  # start-up: as above
 
         result = compare_runs(
             files, reference, max_z=max_z, check_sd=check_sd, var=var, outputs={"-o": output, "--plot": plot},
@@ -229,12 +232,9 @@ def command(
             layout=layout.value if layout is not None else None,
         )
 
-    from mcmc.cli.render import emit
-    from mcmc.cli.render.common import print_verdict
-
     emit(result, fmt.value, output)
     if plot:
-        from mcmc.cli.render import plot as plot_render
+        from mcmc.cli.render import plot as plot_render  # start-up: matplotlib's renderer only with --plot
 
         plot_render.render(result, plot)
     print_verdict(result.verdict(), result.passed, result.notes)

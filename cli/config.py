@@ -4,7 +4,7 @@ Every command that judges draws (``diagnose``, and ``sample``, ``compare`` and
 ``lda`` on the draws they write) applies the same checks with the same limits:
 the options ``--max-rhat``, ``--min-ess``, ... over the ``[tool.mcmc.diagnose]``
 table of the nearest ``pyproject.toml`` (options win), over the defaults of
-:class:`~mcmc.diagnostics.report.Thresholds`. This module reads that table and
+:class:`~mcmc.diagnostics.report.report.Thresholds`. This module reads that table and
 turns both into the library's own types (:class:`Resolved`), as fastapi-cli's
 ``config.py`` resolves ``[tool.fastapi]`` into a typed model before calling
 anything: the library never sees a flag name or the user's config file.
@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from mcmc.core.errors import UsageError
 
-if TYPE_CHECKING:  # the report module loads NumPy: only when a command runs
-    from mcmc.diagnostics.report import Thresholds
+if TYPE_CHECKING:  # start-up: the report module loads NumPy, only when a command runs
+    from mcmc.diagnostics.report.thresholds import Thresholds
 
 __all__ = ["CONFIG_KEYS", "THRESHOLD_KEYS", "Resolved", "load_config", "resolve"]
 
@@ -96,7 +96,8 @@ def resolve(
         A bad value, naming the option or the config file and key; an
         unreadable or invalid ``pyproject.toml``.
     """
-    from mcmc.diagnostics.report import Thresholds
+    # start-up: NumPy and the report types, when a command runs, not for --help
+    from mcmc.diagnostics.report.thresholds import Thresholds
 
     config, config_path = load_config(cwd or Path.cwd())
     config = {k: v for k, v in config.items() if k in keys}
@@ -211,7 +212,7 @@ def load_config(start: Path) -> tuple[dict[str, Any], Path | None]:
             break
     else:
         return {}, None
-    import tomllib  # only when there is a pyproject.toml
+    import tomllib  # start-up: tomllib (20 ms) only when there is a pyproject.toml
 
     try:
         with path.open("rb") as fh:

@@ -9,9 +9,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from mcmc.cli.commands.progress import Progress
 
 err_console = Console(stderr=True)
 out_console = Console()
@@ -28,7 +31,7 @@ def progress_enabled() -> bool:
 
 def write_output(path: str, writer: Callable[[IO[bytes]], None]) -> None:
     """Run ``writer`` on ``path`` (written atomically), or on stdout when ``path`` is ``-``."""
-    from mcmc.core.atomic import atomic_output
+    from mcmc.core.atomic import atomic_output  # start-up: only when an output is written
 
     if path == "-":
         writer(sys.stdout.buffer)
@@ -65,9 +68,9 @@ def raise_after_compiling() -> None:
     kernel, not after all of them.
     """
     if _AfterCompile.listener is None:
-        import threading
+        import threading  # start-up: numba's event hooks only once a signal came while it compiled
 
-        from numba.core import event
+        from numba.core import event  # start-up: as above
 
         class Listener(event.Listener):
             pending = False
@@ -92,34 +95,39 @@ def stop_if_signalled() -> None:
 
 
 @contextmanager
-def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int, int], None] | None]:
+def progress_bar(enabled: bool = True, *, detail: str | None = None) -> Iterator[Progress]:
     """A transient progress bar on stderr, one line per label, while a person watches stderr.
 
-    Yields the callback a library run function takes, ``progress(label, done,
-    total)``; when stderr is not a terminal or ``enabled`` is false it draws
-    nothing. Either way it stops the run once a signal has arrived
-    (:func:`stop_if_signalled`).
+    Yields the :class:`~mcmc.cli.commands.progress.Progress` every command
+    takes, ``progress(label, done, total, **fields)``; ``detail`` formats the
+    fields beside each bar (``"log joint/token {log_joint_per_token:.4f}"``;
+    ``-`` until the first). When stderr is not a terminal or ``enabled`` is
+    false it draws nothing. Either way it stops the run once a signal has
+    arrived (:func:`stop_if_signalled`).
     """
     if not (enabled and progress_enabled()):
 
-        def quiet(label: str, done: int, total: int) -> None:
+        def quiet(label: str, done: int, total: int, /, **fields: Any) -> None:
             stop_if_signalled()
 
         yield quiet
         return
+    # start-up: rich's progress display only when a person watches it
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    bar = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-        console=err_console, transient=True,
-    )  # fmt: skip
+    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn()]
+    if detail is not None:
+        columns.append(TextColumn("{task.fields[detail]}"))
+    bar = Progress(*columns, TimeRemainingColumn(), console=err_console, transient=True)
     tasks: dict[str, Any] = {}
+    blank = "" if detail is None else detail.split("{", 1)[0] + "-"
 
-    def report(label: str, done: int, total: int) -> None:
+    def report(label: str, done: int, total: int, /, **fields: Any) -> None:
         stop_if_signalled()
         if label not in tasks:
-            tasks[label] = bar.add_task(label, total=total)
-        bar.update(tasks[label], completed=done)
+            tasks[label] = bar.add_task(label, total=total, detail=blank)
+        shown = detail.format(**fields) if detail is not None and fields else None
+        bar.update(tasks[label], completed=done, **({} if shown is None else {"detail": shown}))
 
     bar.start()
     try:

@@ -1,10 +1,11 @@
 """`mcmc diagnose`: convergence diagnostics of chain files, for people and for CI.
 
-Parses the options, calls :func:`mcmc.diagnostics.diagnose.diagnose` (which
-merges ``[tool.mcmc.diagnose]`` from the nearest ``pyproject.toml``, reads the
-chains and makes the report), renders the report, prints one verdict line on
-stderr and exits 0 (pass), 1 (a check failed) or 2 (bad usage or unreadable
-input).
+Parses the options, resolves them over ``[tool.mcmc.diagnose]`` from the
+nearest ``pyproject.toml`` (:mod:`mcmc.cli.config`), calls
+:func:`mcmc.cli.commands.diagnose.diagnose` (which reads the chains and makes
+the report), renders the report as the display settings say
+(:class:`~mcmc.cli.render.RenderOptions`), prints one verdict line on stderr
+and exits 0 (pass), 1 (a check failed) or 2 (bad usage or unreadable input).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import typer
 
 from mcmc.cli import options
 from mcmc.cli.console import CheckFailed
-from mcmc.cli.render import Format, choices
+from mcmc.cli.render import Format, RenderOptions, choices, emit
+from mcmc.cli.render.common import print_verdict
 
 DiagnoseFormat = choices("table", "json", "csv", "md")
 PLOT_MAX = 8  # parameters plotted by default: more makes an unreadable figure
@@ -25,7 +27,7 @@ REPORTS = "Reports"  # help panel of the files written beside the terminal table
 
 HELP = """Diagnose convergence of MCMC draws: R-hat, ESS, MCSE, autocorrelation, SSIF, acceptance.
 
-Reads chain files (.npz, ArviZ .nc or .zarr, emcee's HDF5 backend, CmdStan CSV with one file per chain, plain CSV with chain/draw columns, .npy, or - for stdin) and reports, per scalar parameter, mean, sd, quantiles, MCSE, rank-normalized split R-hat, bulk and tail ESS, ESS implied by SSIF, autocorrelations and move rate; and for the sampler: acceptance, divergent transitions, tree-depth saturation and E-BFMI per chain (CmdStan `diagnose` semantics). Failing parameters come first, worst first; each failed check says what to do; the log density (lp) has its own row; estimates show the digits their MCSE supports.
+Reads chain files (chains .npz, .npy of shape (chain, draw[, dim]), ArviZ netCDF .nc or emcee HDF5 backend .h5, ArviZ zarr store .zarr, posteriordb .json, CmdStan CSV with one file per chain, CSV with chain and draw columns, or - for stdin) and reports, per scalar parameter, mean, sd, quantiles, MCSE, rank-normalized split R-hat, bulk and tail ESS, ESS implied by SSIF, autocorrelations and move rate; and for the sampler: acceptance, divergent transitions, tree-depth saturation and E-BFMI per chain (CmdStan `diagnose` semantics). Failing parameters come first, worst first; each failed check says what to do; the log density (lp) has its own row; estimates show the digits their MCSE supports.
 
 The verdict goes to stderr as one line. Exit status: 0 every check passed, 1 a check failed, 2 bad usage or unreadable input. Defaults can be set in a \\[tool.mcmc.diagnose] table of pyproject.toml (current directory or nearest parent); command-line options override it.
 
@@ -202,11 +204,12 @@ def command(
     ] = None,
 ) -> None:
     if plot:
-        from mcmc.cli.render.plot import image_format
+        from mcmc.cli.render.plot import image_format  # start-up: the plot renderer only with --plot
 
         image_format(plot)  # refuse a bad --plot name before the (possibly long) work
+    # start-up: the command layer (NumPy, the readers, the statistics) only once the options parse
+    from mcmc.cli.commands.diagnose import DiagnoseSettings, diagnose
     from mcmc.cli.config import resolve
-    from mcmc.diagnostics.diagnose import DiagnoseSettings, diagnose
 
     given = {
         **options.check_options(max_rhat, min_ess, max_divergences, min_ebfmi, max_treedepth_hits, ssif_ratio, strict,
@@ -227,33 +230,27 @@ def command(
         plot_cap=plot_max, layout=layout.value if layout is not None else None, names=names, discard=discard,
         thin=thin,
     )  # fmt: skip
-    from dataclasses import replace
-
     # How to show it is the command line's business, not the report's judgement.
-    report = replace(report, format=settings.format, wide=settings.wide, sig_figs=settings.sig_figs)
-
-    from mcmc.cli.render import emit
-    from mcmc.cli.render.common import print_verdict
-
-    main = Format(report.format or Format.table)
-    emit(report, main, output)
+    shown = RenderOptions(Format(settings.format or Format.table), settings.wide, settings.sig_figs)
+    main = shown.format
+    emit(report, main, output, shown)
     for kind, path in ((Format.json, output_json), (Format.md, output_md), (Format.junit, junit)):
         if path:
-            emit(report, kind, path)
+            emit(report, kind, path, shown)
     if plot or html:
-        from mcmc.cli.render import plot as plot_render
+        from mcmc.cli.render import plot as plot_render  # start-up: matplotlib's renderer only with a plot
 
         fig = plot_render.figure(report)  # drawn once for both the image file and the page
         if plot:
             plot_render.save(fig, plot)
         if html:
-            from mcmc.cli.console import write_output
-            from mcmc.cli.render import html as html_render
+            from mcmc.cli.console import write_output  # start-up: as above, only with --html
+            from mcmc.cli.render import html as html_render  # start-up: only with --html
 
             page = html_render.document(report, plot_render.png_bytes(fig)).encode()
             write_output(html, lambda fh: fh.write(page))
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        from mcmc.cli.render import github
+        from mcmc.cli.render import github  # start-up: only on GitHub Actions
 
         # GitHub reads workflow commands from stdout; when stdout carries a
         # JSON, CSV or Markdown document they go to stderr, not into the data.

@@ -1,23 +1,21 @@
 """`mcmc lda`: fit latent Dirichlet allocation by Gibbs sampling and show the topics.
 
-Parses the options, calls :func:`mcmc.core.lda.pipeline.load_input` and
-:func:`mcmc.core.lda.pipeline.fit_lda`, writes the files the returned
-:class:`~mcmc.core.lda.pipeline.LdaRun` describes, and renders its report
-(:func:`mcmc.core.lda.report.fit_report`) as tables, JSON or CSV. Random
-streams, evaluation and file contents live in the library.
+Parses the options, calls :func:`mcmc.cli.commands.lda.lda_run` (which reads
+the corpus, fits, writes the files and judges the chains) and renders its
+:class:`~mcmc.cli.commands.lda.LdaResult` as tables, JSON or CSV; with
+``--model``, :func:`mcmc.core.lda.model.infer_documents`. Random streams,
+evaluation and file contents live in the library.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, Any
 
 import typer
 
 from mcmc.cli import options
-from mcmc.cli.console import err_console, progress_enabled, stop_if_signalled
+from mcmc.cli.console import err_console, progress_bar, stop_if_signalled
 from mcmc.cli.render import emit
 from mcmc.core.errors import UsageError
 from mcmc.core.lda.config import (
@@ -30,7 +28,6 @@ from mcmc.core.lda.config import (
     default_optimize_burn_in,
 )
 
-T = TypeVar("T")
 CORPUS_FORMATS = ("ldac", "uci", "text")
 OUTPUT_FORMATS = ("table", "json", "csv")
 
@@ -304,7 +301,7 @@ def command(
     method = _choice(method, METHODS, "--method") or "collapsed"
     kernel = _choice(kernel, KERNELS, "--kernel") or "auto"
     output_format = _choice(output_format, OUTPUT_FORMATS, "--output-format") or "table"
-    from mcmc.core.ranges import check_settings
+    from mcmc.core.ranges import check_settings  # start-up: the settings' ranges only once the options parse
 
     check_settings({"alpha": alpha, "beta": beta, "holdout": holdout, "min_df": min_df, "max_df": max_df})
     if model is not None:
@@ -318,13 +315,13 @@ def command(
             raise UsageError("--model needs a CORPUS of new documents")
         if output_format == "csv":
             raise UsageError("--output-format csv: with --model, write theta with --theta FILE.csv")
-        from mcmc.core.lda.model import infer_documents
+        from mcmc.core.lda.model import infer_documents  # start-up: the saved model's module only with --model
 
         inferred = infer_documents(
             model, corpus_path, sweeps=iterations, burn_in=default_burn_in(iterations) if burn_in is None else burn_in,
             seed=seed, fmt=corpus_format, vocab=vocab, theta_path=theta,
         )  # fmt: skip
-        from mcmc.cli.render import table_lda
+        from mcmc.cli.render import table_lda  # start-up: rich's tables only when the inference is shown
 
         table_lda.inference_summary(inferred, err_console.file)
         emit(inferred, output_format, "-")
@@ -340,7 +337,7 @@ def command(
     if corpus_path is None and (vocab is not None or corpus_format is not None):
         raise UsageError("--vocab and --format need a CORPUS")
     if plot is not None:
-        from mcmc.cli.render.plot import image_format
+        from mcmc.cli.render.plot import image_format  # start-up: the plot renderer only with --plot
 
         image_format(plot)
     config = LdaConfig(
@@ -348,87 +345,40 @@ def command(
         method=method, kernel=kernel, threads=threads, holdout=holdout, coherence=coherence, n_top=n_top,
         optimize_interval=optimize_interval, optimize_burn_in=optimize_burn_in, keep_theta=estimates is not None,
     )  # fmt: skip
-    from mcmc.diagnostics.runs import LdaOutputs, check_lda, failed_advice, lda_run
-
-    outputs = LdaOutputs(chains=output, estimates=estimates, model=save_model, plot=plot)
+    # start-up: the command layer and the config reader only once the options parse
+    from mcmc.cli.commands.lda import CorpusInput, LdaOutputs, lda_run
+    from mcmc.cli.commands.sample import failed_advice
     from mcmc.cli.config import CHECK_KEYS, resolve
+    from mcmc.cli.render import table, table_lda  # start-up: rich's tables only when the fit is shown
+    from mcmc.cli.sample import finish
 
     checks = resolve(options.check_options(None, None, strict=strict, max_ll_gap=max_ll_gap), keys=CHECK_KEYS)
-    check_lda(config, outputs, [corpus_path, vocab])  # before the corpus is read
 
-    from rich.text import Text  # corpus names print verbatim, not as markup
+    with progress_bar(detail="log joint/token {log_joint_per_token:.4f}") as bar:
 
-    from mcmc.core.lda.pipeline import load_input
+        def progress(label: str, done: int, total: int, /, **fields: Any) -> None:
+            if "corpus" in fields:  # read: say what is being fitted while it runs
+                stop_if_signalled()
+                table_lda.lda_banner(fields["corpus"], config, err_console.file)
+            else:
+                bar(label, done, total, **fields)
 
-    data = load_input(corpus_path, fmt=corpus_format, vocab=vocab, min_df=min_df, max_df=max_df)
-    corpus = data.corpus
-    err_console.print(
-        Text(f"corpus: {corpus.n_docs} documents, {corpus.n_tokens} tokens, {corpus.vocab_size} words ({data.source})"
-             + (f"; holding out {holdout * 100:g}% of the documents" if holdout > 0 else "")),
-        highlight=False, soft_wrap=True,
-    )  # fmt: skip
-    alpha_note = " (default)" if alpha == DEFAULT_ALPHA else ""
-    learn_note = (f" to start, learned every {optimize_interval} sweeps after {optimize_burn_in}"
-                  if optimize_interval else "")  # fmt: skip
-    err_console.print(
-        f"model: K={topics}, alpha={alpha:g}{alpha_note}, beta={beta:g}{learn_note}; {method} Gibbs, {chains} chains x "
-        f"{iterations} iterations ({burn_in} burn-in), seed {seed}, {threads} thread{'s' if threads > 1 else ''}",
-        highlight=False, soft_wrap=True,
-    )  # fmt: skip
-
-    result = _with_progress(
-        lambda callback: lda_run(data, config, outputs, thresholds=checks.thresholds, strict=checks.strict,
-                                 all_chains=all_chains, stdout=sys.stdout.buffer, callback=callback,
-                                 scheduler=scheduler),
-        iterations, chains,
-    )  # fmt: skip
-    if plot is not None:
-        from mcmc.cli.render.plot import plot_lda_trace
-
-        fit, report = result.run.fit, result.report
-        plot_lda_trace(
-            fit.log_joint_per_token, fit.burn_in, plot,
-            title=f"{Path(result.run.source).name if result.run.truth is None else 'synthetic corpus'}: K={topics}, "
-            f"{method} Gibbs, {fit.chains} chain{'s' if fit.chains != 1 else ''}",
-            rhat=report["log_joint_per_token_rhat"], ess=report["log_joint_per_token_ess_bulk"],
+        result = lda_run(
+            CorpusInput(corpus_path, corpus_format, vocab, min_df, max_df), config,
+            LdaOutputs(chains=output, estimates=estimates, model=save_model, plot=plot), thresholds=checks.thresholds,
+            strict=checks.strict, all_chains=all_chains, stdout=sys.stdout.buffer, progress=progress,
+            scheduler=scheduler,
         )  # fmt: skip
-    from mcmc.cli.render import table, table_lda
+    if plot is not None:
+        from mcmc.cli.render.plot import plot_lda  # start-up: as above
 
+        plot_lda(result, plot)
     if output == "-":  # the chains file is on stdout: the topics go to stderr
         table.render(result, err_console.file)
     else:
         emit(result, output_format, "-")
     table_lda.lda_summary(result, err_console.file)
-    from mcmc.cli.sample import finish
-
     finish(result.passed, result.verdict(), failed_advice(result.checks) if result.checks else (), no_check=no_check)
-
-
-# -- progress ------------------------------------------------------------------------
-
-
-def _with_progress(call: Callable[[Callable[[int, int, float], None] | None], T], iterations: int, chains: int) -> T:
-    """``call(callback)`` with a progress bar per chain on stderr when a person is watching.
-
-    The callback, called after every sweep, also stops the fit once a signal
-    has arrived (:func:`~mcmc.cli.console.stop_if_signalled`).
-    """
-    if not progress_enabled():
-        return call(lambda chain, iteration, ll: stop_if_signalled())
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    progress = Progress(
-        TextColumn("chain {task.fields[chain]}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("log joint/token {task.fields[ll]}"), TimeElapsedColumn(), console=err_console, transient=True,
-    )  # fmt: skip
-    with progress:
-        tasks = [progress.add_task("", total=iterations, chain=c, ll="-") for c in range(chains)]
-
-        def callback(chain: int, iteration: int, ll: float) -> None:
-            stop_if_signalled()
-            progress.update(tasks[chain], completed=iteration + 1, ll=f"{ll:.4f}")
-
-        return call(callback)
 
 
 command.__doc__ = HELP

@@ -31,7 +31,8 @@ RUN = "Run"
 
 
 def _sampler_names() -> list[str]:
-    from mcmc.core.samplers import sampler_names  # the registry only for sample and compare (see lazy_choice)
+    # start-up: the registry only for sample and compare (see lazy_choice)
+    from mcmc.core.samplers import sampler_names
 
     return sampler_names()
 
@@ -233,7 +234,8 @@ def settings_list(declarations: Sequence[Declaration]) -> str:
 
 def setting_help(name: str) -> str:
     """The help of the tuning option ``--NAME``: which samplers take it, what it is, its range, each one's default."""
-    from mcmc.core.samplers.registry import DECLARATIONS  # the registry only for sample and compare (start-up)
+    # start-up: the registry only for sample and compare (see lazy_choice)
+    from mcmc.core.samplers.registry import DECLARATIONS
 
     users = [(d.name, x) for d in DECLARATIONS for x in d.settings if x.name == name]
     first = users[0][1]
@@ -276,7 +278,8 @@ def tuning(
     Raises :class:`UsageError` for a value out of range, a setting the sampler
     does not take, or one given twice.
     """
-    from mcmc.core.samplers import DENSITY, find, setting_named  # the registry only for sample, compare (start-up)
+    # start-up: the registry only for sample and compare (see lazy_choice)
+    from mcmc.core.samplers import DENSITY, find, setting_named
 
     declaration = find(sampler, kind or DENSITY)
     options = {name: setting_named(name) for name in given}
@@ -333,7 +336,8 @@ def parse_sampler_params(
     or ``target_accept``), as each sampler declares them for ``kind`` targets
     (``None``: a density); values parse as in ``--target-option``.
     """
-    from mcmc.core.samplers import DENSITY, find  # the registry only for sample and compare (start-up)
+    # start-up: the registry only for sample and compare (see lazy_choice)
+    from mcmc.core.samplers import DENSITY, find
 
     out: dict[str, dict[str, Any]] = {name: {} for name in samplers}
     for item in items:

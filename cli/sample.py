@@ -1,7 +1,7 @@
 """`mcmc sample`: draw chains from a built-in or user target with one of the samplers.
 
-Parses the options and calls :func:`mcmc.diagnostics.runs.sample_run`, which
-builds the target, runs the sampler, writes the chains file and summarises the
+Parses the options and calls :func:`mcmc.cli.commands.sample.sample_run`, which
+builds the target, runs the sampler, writes the chains file and judges the
 run; the summary is rendered on stderr (:mod:`mcmc.cli.render.table_sample`).
 """
 
@@ -15,7 +15,8 @@ from typing import Annotated
 import typer
 
 from mcmc.cli import options
-from mcmc.cli.console import progress_bar
+from mcmc.cli.console import CheckFailed, progress_bar
+from mcmc.cli.render.common import print_verdict
 from mcmc.core.errors import UsageError
 from mcmc.core.samplers import DENSITY, NETWORK, NETWORK_SAMPLERS, SAMPLERS
 from mcmc.core.samplers.registry import TWO_STAGE
@@ -229,12 +230,12 @@ def command(
         "path_length": path_length, "target_accept": target_accept, "persistence": persistence,
         "max_energy_error": max_energy_error, "particles": particles, "max_tree_depth": max_tree_depth,
     }  # fmt: skip
-    from mcmc.core.targets import default_sampler, is_network_target
+    from mcmc.core.targets import default_sampler, is_network_target  # start-up: the targets' registry, once parsed
 
     sampler = sampler or default_sampler(target)
     params = options.tuning(sampler, given, param or (), NETWORK if is_network_target(target) else DENSITY)
     if plot:
-        from mcmc.cli.render.plot import image_format
+        from mcmc.cli.render.plot import image_format  # start-up: the plot renderer only with --plot
 
         image_format(plot)  # refuse a bad --plot name before the work
     start = None
@@ -244,13 +245,14 @@ def command(
         except ValueError:
             raise UsageError(f"--init must be comma-separated numbers, got {init!r}") from None
 
-    from mcmc.cli.config import CHECK_KEYS, resolve
+    from mcmc.cli.config import CHECK_KEYS, resolve  # start-up: the config reader only once the options parse
 
     checks = resolve(
         options.check_options(max_rhat, min_ess, max_divergences, min_ebfmi, max_treedepth_hits, strict=strict),
         keys=CHECK_KEYS,
     )
-    from mcmc.diagnostics.runs import SampleSpec, sample_run
+    # start-up: the command layer (NumPy, the samplers) only once the options parse
+    from mcmc.cli.commands.sample import SampleSpec, sample_run
 
     spec = SampleSpec(
         target=target, sampler=sampler, chains=chains, first_chain=first_chain, warmup=warmup, draws=draws,
@@ -264,11 +266,11 @@ def command(
             progress=progress, predict=predict, predictions=predictions, plot=plot,
         )  # fmt: skip
     if plot and result.predictive is not None:
-        from mcmc.cli.render.plot import plot_predictive
+        from mcmc.cli.render.plot import plot_predictive  # start-up: matplotlib's renderer only with --plot
 
         plot_predictive(result.predictive, plot)
     if not quiet:
-        from mcmc.cli.render import render
+        from mcmc.cli.render import render  # start-up: rich's tables only when the summary is shown
 
         render(result, "table", sys.stderr)
     finish(result.passed, result.verdict(), result.advice, no_check=no_check, quiet=quiet)
@@ -276,9 +278,6 @@ def command(
 
 def finish(passed: bool, verdict: str, advice: Sequence[str] = (), *, no_check: bool, quiet: bool = False) -> None:
     """The verdict line of a command that wrote draws, then exit 1 if they failed the checks (not with --no-check)."""
-    from mcmc.cli.console import CheckFailed
-    from mcmc.cli.render.common import print_verdict
-
     if quiet and (passed or no_check):
         return
     notes = [f"what to do: {a}" for a in advice if a] if not passed else []

@@ -33,7 +33,7 @@ Kept elsewhere, noted here so they are found in one place
 The ``typer>=0.28,<0.29`` pin (``pyproject.toml``)
     Typer 0.29 imports pydantic in every command: about 100 ms on each
     ``mcmc diagnose`` (``bench/diagnose.py``) and on ``mcmc --help``.
-The hand-written normal quantile (:func:`mcmc.diagnostics._ranks.norm_ppf`, Wichura's AS241)
+The hand-written normal quantile (:func:`mcmc.diagnostics.stats._ranks.norm_ppf`, Wichura's AS241)
     ``mcmc diagnose`` never imports SciPy (about 0.1-0.2 s): ``bench/diagnose.py``.
 Lazy imports in the subcommand modules and one subcommand registered per run (:mod:`mcmc.cli.app`)
     ``mcmc --help`` stays under 0.3 s; a ``diagnose`` run does not pay about
@@ -82,7 +82,7 @@ def keep_freed_memory() -> None:
     """
     if not sys.platform.startswith("linux") or any(k.startswith("MALLOC_") for k in os.environ):
         return
-    import ctypes
+    import ctypes  # start-up: ctypes only where glibc's allocator is tuned
 
     try:
         mallopt = ctypes.CDLL(None).mallopt
@@ -104,12 +104,13 @@ def defer_rich_markdown() -> None:
     """
     if "rich.markdown" in sys.modules:
         return
-    import types
+    import types  # start-up: only when the stand-in module is made
 
     class Markdown:
         def __new__(cls, *args: object, **kwargs: object):  # noqa: ANN204 - returns the real rich Markdown
             if sys.modules.get("rich.markdown") is stand_in:
                 del sys.modules["rich.markdown"]
+            # start-up: the real module, only when a help text needs Markdown
             from rich.markdown import Markdown as real
 
             return real(*args, **kwargs)
@@ -148,7 +149,7 @@ class _DeferBlasProbe:
     def find_spec(self, name: str, path: object, target: object = None) -> Any:
         if name != _NUMBA_PROBE:
             return None
-        import importlib.util
+        import importlib.util  # start-up: only while the hooked module loads
 
         sys.meta_path.remove(self)  # one use; the normal finders locate the module
         spec = importlib.util.find_spec(name)
@@ -184,7 +185,7 @@ def lazy_choice(load: Callable[[], Iterable[str]]) -> Any:
     help and errors look like any choice's. Before the registry imported no
     NumPy this saved about 90 ms of ``mcmc --help``.
     """
-    from typer._types import TyperChoice
+    from typer._types import TyperChoice  # start-up: Typer's choice type only when an option is declared
 
     class LazyChoice(TyperChoice):
         def __init__(self) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console  # start-up: rich's console only when a renderer draws
 
 
 def clean(value: Any) -> Any:
@@ -136,7 +136,7 @@ def console(out: TextIO) -> Console:
     A file or pipe gets a wide fixed width instead of rich's 80 columns, so
     saved reports keep one row per parameter; ``COLUMNS`` still wins.
     """
-    from rich.console import Console
+    from rich.console import Console  # start-up: rich's console only when a renderer draws
 
     is_tty = hasattr(out, "isatty") and out.isatty()
     width = None if is_tty or os.environ.get("COLUMNS") else 160
@@ -149,9 +149,9 @@ def print_verdict(verdict: str, passed: bool, notes: Iterable[str] = ()) -> None
     Printed as rich ``Text``, never markup: parameter and file names such as
     ``b[lo]`` print verbatim.
     """
-    from rich.text import Text
+    from rich.text import Text  # start-up: rich only when the verdict is printed
 
-    from mcmc.cli.console import err_console
+    from mcmc.cli.console import err_console  # start-up: the console module, once a verdict is printed
 
     head, _, rest = verdict.partition(":")
     style = "bold green" if passed and head == "PASS" else ("bold" if passed else "bold red")

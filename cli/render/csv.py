@@ -10,10 +10,12 @@ from __future__ import annotations
 import csv
 from typing import Any, TextIO
 
+from mcmc.cli.render import RenderOptions
 from mcmc.cli.render.common import csv_cell
 
 
-def render(result: Any, out: TextIO) -> None:
+def render(result: Any, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
+    """``result.to_table()`` as CSV (every result type has one; no display option applies)."""
     columns, rows = result.to_table()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(columns)

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
+from mcmc.cli.render import RenderOptions
+
 if TYPE_CHECKING:
-    from mcmc.diagnostics.report import Report
+    from mcmc.diagnostics.report.report import Report
 
 
 def _data(text: str) -> str:
@@ -23,7 +25,7 @@ def _prop(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def render(report: Report, out: TextIO) -> None:
+def render(report: Report, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
     """Write an annotation line for each failed check of ``report`` to ``out``."""
     src = ", ".join(report.source) or "input"
     for c in report.checks:

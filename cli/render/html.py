@@ -16,10 +16,11 @@ import math
 from html import escape
 from typing import TYPE_CHECKING, Any, TextIO
 
+from mcmc.cli.render import RenderOptions
 from mcmc.cli.render.common import ess, num, rhat
 
 if TYPE_CHECKING:
-    from mcmc.diagnostics.report import Report
+    from mcmc.diagnostics.report.report import Report
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1f2328;background:#fff}
@@ -111,11 +112,11 @@ def _td(text: str, value: Any, bad: bool = False) -> str:
     return f'<td data-v="{_v(value)}"{" class=bad" if bad else ""}>{escape(text)}</td>'
 
 
-def render(report: Report, out: TextIO) -> None:
+def render(report: Report, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
     """Write the page of ``report`` to ``out``, with its plots when it carries plot data."""
     image = None
     if report.plot is not None:
-        from mcmc.cli.render import plot
+        from mcmc.cli.render import plot  # start-up: matplotlib's renderer only when the report carries plot data
 
         image = plot.png_bytes(plot.figure(report))
     out.write(document(report, image))

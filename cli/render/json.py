@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
+from mcmc.cli.render import RenderOptions
 from mcmc.cli.render.common import clean
 
 
-def render(result: Any, out: TextIO) -> None:
+def render(result: Any, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
+    """``result.to_dict()`` as strict JSON (every result type has one; no display option applies)."""
     write_document(clean(result.to_dict()), out)
 
 

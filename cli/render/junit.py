@@ -15,10 +15,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TextIO
 from xml.etree import ElementTree as ET
 
+from mcmc.cli.render import RenderOptions
 from mcmc.cli.render.common import ess, rhat
 
 if TYPE_CHECKING:
-    from mcmc.diagnostics.report import Parameter, Report
+    from mcmc.diagnostics.report.parameters import Parameter
+    from mcmc.diagnostics.report.report import Report
 
 FAILING = ("rhat", "ess", "nan", "inf")  # statuses that fail the run (constant is a warning)
 
@@ -37,7 +39,7 @@ def _why(report: Report, p: Parameter) -> str:
     return "; ".join(parts)
 
 
-def render(report: Report, out: TextIO) -> None:
+def render(report: Report, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
     """Write ``report`` as one JUnit ``<testsuites>`` document to ``out``."""
     suite = ET.Element("testsuite", name="mcmc diagnose")
     failures = 0

@@ -13,15 +13,16 @@ note of how many were left out (the JSON, CSV and HTML outputs have them all).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
+from mcmc.cli.render import RenderOptions
 from mcmc.cli.render.common import count, ess, estimate, mcse, num, rhat, z
-
-if TYPE_CHECKING:
-    from mcmc.diagnostics.compare import Comparison
-    from mcmc.diagnostics.report import Parameter, Report
-    from mcmc.diagnostics.sampler_comparison import SamplerComparison
+from mcmc.diagnostics.report.compare import Comparison
+from mcmc.diagnostics.report.parameters import Parameter
+from mcmc.diagnostics.report.report import Report
+from mcmc.diagnostics.report.samplers import SamplerComparison
 
 LIMIT = 60_000  # characters; GitHub's limit on a comment is 65,536
 WORST = 20  # rows shown before the <details> block
@@ -31,9 +32,10 @@ def _esc(text: str) -> str:
     return text.replace("|", "\\|").replace("<", "&lt;")
 
 
-def render(result: Any, out: TextIO) -> None:
-    """Write ``result`` (a report or a comparison) as Markdown to ``out``."""
-    {"Report": _report, "Comparison": _runs, "SamplerComparison": _samplers}[type(result).__name__](result, out)
+@functools.singledispatch
+def render(result: Any, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008 - frozen
+    """Write ``result`` (a report or a comparison) as Markdown to ``out``, by its type."""
+    raise TypeError(f"no Markdown for a {type(result).__name__}")
 
 
 def _rows(
@@ -60,7 +62,8 @@ def _rows(
     return text
 
 
-def _report(report: Report, out: TextIO) -> None:
+@render.register(Report)
+def _report(report: Report, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
     parts: list[str] = []
     w = parts.append
     src = ", ".join(f"`{s}`" for s in report.source) or "input"
@@ -90,7 +93,7 @@ def _report(report: Report, out: TextIO) -> None:
     q = report.quantile_labels
     cols = ["parameter", "mean", "sd", *q, "mcse_mean", "ess_bulk", "ess_tail", "ess_ssif", "rhat", "status"]
     head = "| " + " | ".join(cols) + " |\n|" + "---|" + "---:|" * (len(cols) - 2) + "---|\n"
-    sig = report.sig_figs
+    sig = options.sig_figs
 
     def row(p: Parameter) -> str:
         r = rhat(p.rhat)
@@ -125,7 +128,8 @@ def _report(report: Report, out: TextIO) -> None:
     out.write(text)
 
 
-def _runs(result: Comparison, out: TextIO) -> None:
+@render.register(Comparison)
+def _runs(result: Comparison, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
     a, b = ", ".join(f"`{s}`" for s in result.a.source) or "A", ", ".join(f"`{s}`" for s in result.b.source) or "B"
     what = "reference" if result.mode == "reference" else "B"
     text = f"## mcmc compare: {a} against {what} {b}\n\n"
@@ -151,7 +155,8 @@ def _runs(result: Comparison, out: TextIO) -> None:
     out.write(text + _rows(head, result.worst_first(), row, LIMIT - len(text)))
 
 
-def _samplers(result: SamplerComparison, out: TextIO) -> None:
+@render.register(SamplerComparison)
+def _samplers(result: SamplerComparison, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
     text = f"## mcmc compare: samplers on `{result.target}` (dim {result.dim})\n\n"
     text += f"{result.chains} chains x {result.draws} draws after {result.warmup} warm-up, seed {result.seed}.\n\n"
     text += f"**{_esc(result.verdict())}**\n\n"

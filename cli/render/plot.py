@@ -1,7 +1,7 @@
 """`mcmc diagnose --plot` and `mcmc compare --plot`: a report's plots, to an image file.
 
 diagnose: one row per plotted parameter, the worst first (the report's
-:class:`~mcmc.diagnostics.plots.PlotData` chooses them and says which were left
+:class:`~mcmc.diagnostics.report.plots.PlotData` chooses them and says which were left
 out): the density of each chain beside its trace (as ArviZ's ``plot_trace``),
 divergent transitions marked under the traces; the rank plot (histogram of
 each chain's ranks in the pooled draws, flat for every chain when the chains
@@ -20,20 +20,25 @@ display needed), imported only when a plot is asked for.
 
 from __future__ import annotations
 
+import functools
 import io
 import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from mcmc.cli.commands.lda import LdaResult
 from mcmc.cli.render.common import count
+from mcmc.core.atomic import atomic_output
 from mcmc.core.errors import UsageError
+from mcmc.diagnostics.report.compare import Comparison
+from mcmc.diagnostics.report.predictive import PredictiveReport
+from mcmc.diagnostics.report.report import Report
+from mcmc.diagnostics.report.samplers import SamplerComparison
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # start-up: matplotlib (0.3 s) loads only when a figure is drawn, not when its name is checked
     from matplotlib.figure import Figure
-
-    from mcmc.diagnostics.compare import Comparison
-    from mcmc.diagnostics.report import Report
-    from mcmc.diagnostics.sampler_comparison import SamplerComparison
 
 FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
 STATUS_COLOUR = {
@@ -59,8 +64,6 @@ def render(result: Any, path: str) -> None:
 
 def save(fig: Figure, path: str) -> None:
     """Write ``fig`` to ``path`` atomically, in the format of its extension."""
-    from mcmc.core.atomic import atomic_output
-
     fmt = image_format(path)
     with atomic_output(path) as fh:
         fig.savefig(fh, format=fmt, dpi=100)
@@ -73,23 +76,19 @@ def png_bytes(fig: Figure, dpi: int = 90) -> bytes:
     return buf.getvalue()
 
 
+@functools.singledispatch
 def figure(result: Any) -> Figure:
-    """The figure of a diagnose report or a comparison."""
-    kind = type(result).__name__
-    if kind == "Report":
-        return _report(result)
-    if kind == "SamplerComparison":
-        return _samplers(result)
-    if kind == "Comparison":
-        return _runs(result)
-    raise TypeError(f"no plot for {kind}")
+    """The figure of a diagnose report or a comparison, by the result's type."""
+    raise TypeError(f"no plot for a {type(result).__name__}")
 
 
-def _new(width: float, height: float) -> Figure:
+def _new(width: float, height: float, **options: Any) -> Figure:
+    """A figure on an Agg canvas: no pyplot, no global state, no display."""
+    # start-up: matplotlib (0.3 s) only when a figure is drawn
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height))
+    fig = Figure(figsize=(width, height), **options)
     FigureCanvasAgg(fig)
     return fig
 
@@ -109,9 +108,8 @@ def _tidy(ax: Any) -> None:
     ax.spines[["top", "right"]].set_visible(False)
 
 
+@figure.register(Report)
 def _report(report: Report) -> Figure:
-    import numpy as np
-
     data = report.plot
     if data is None:
         raise ValueError("the report carries no plot data: diagnose(..., plot=True) makes it")
@@ -207,9 +205,8 @@ def _report(report: Report) -> Figure:
     return fig
 
 
+@figure.register(SamplerComparison)
 def _samplers(result: SamplerComparison) -> Figure:
-    import numpy as np
-
     rows = result.rows
     names = [r.sampler for r in rows]
     panels = [
@@ -240,9 +237,8 @@ def _samplers(result: SamplerComparison) -> Figure:
     return fig
 
 
+@figure.register(Comparison)
 def _runs(result: Comparison) -> Figure:
-    import numpy as np
-
     shown = result.worst_first()[:RUNS_PLOT_MAX]
     n = max(len(shown), 1)
     height = 1.7 + 0.22 * n
@@ -275,6 +271,16 @@ def _runs(result: Comparison) -> Figure:
     return fig
 
 
+def plot_lda(result: LdaResult, path: str) -> None:
+    """``mcmc lda --plot``: :func:`plot_lda_trace` of a fit, titled by its corpus and model."""
+    fit, config = result.run.fit, result.config
+    corpus = Path(result.run.source).name if result.run.truth is None else "synthetic corpus"
+    chains = f"{fit.chains} chain{'s' if fit.chains != 1 else ''}"
+    title = f"{corpus}: K={config.n_topics}, {config.method} Gibbs, {chains}"
+    plot_lda_trace(fit.log_joint_per_token, fit.burn_in, path, title=title, rhat=result.report.rhat,
+                   ess=result.report.ess_bulk)  # fmt: skip
+
+
 def plot_lda_trace(
     per_token: np.ndarray, burn_in: int, path: str, *, title: str, rhat: float | None, ess: float | None
 ) -> None:
@@ -286,17 +292,9 @@ def plot_lda_trace(
     reports and the picture explains.
     """
     fmt = image_format(path)
-
-    import numpy as np
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    from mcmc.core.atomic import atomic_output
-
     c, n = per_token.shape
     iterations = np.arange(1, n + 1)
-    fig = Figure(figsize=(9, 4.6), layout="constrained")
-    FigureCanvasAgg(fig)
+    fig = _new(9, 4.6, layout="constrained")
     full, tail = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.6, 1]})
     for ch in range(c):
         full.plot(iterations, per_token[ch], lw=1.0, color=f"C{ch % 10}", label=f"chain {ch}")
@@ -320,21 +318,17 @@ def plot_lda_trace(
         fig.savefig(fh, format=fmt, dpi=100)
 
 
-def plot_predictive(report: object, path: str) -> None:
+def plot_predictive(report: PredictiveReport, path: str) -> None:
     """``mcmc sample --target bnn --plot``: the training data, the predictive mean and its 5-95 % band."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    curve = report.curve  # type: ignore[attr-defined]
-    names = report.names  # type: ignore[attr-defined]
-    fig = Figure(figsize=(7, 4.5))
-    FigureCanvasAgg(fig)
+    curve: Any = report.curve
+    names = report.names
+    fig = _new(7, 4.5)
     ax = fig.add_subplot(1, 1, 1)
     x = curve.x[:, 0]
     ax.fill_between(x, curve.q5, curve.q95, color="#0969da", alpha=0.2, label="90% predictive band")
     ax.plot(x, curve.mean, color="#0969da", label="predictive mean")
-    ax.scatter(report.train_x[:, 0], report.train_y, s=10, color="black", label="training data")  # type: ignore[attr-defined]
-    test = report.test  # type: ignore[attr-defined]
+    ax.scatter(report.train_x[:, 0], report.train_y, s=10, color="black", label="training data")
+    test: Any = report.test
     if test is not None and test.outcome is not None:
         ax.scatter(test.x[:, 0], test.outcome, s=14, marker="x", color="#cf222e", label="test data")
     ax.set_xlabel(names[0])
@@ -342,8 +336,5 @@ def plot_predictive(report: object, path: str) -> None:
     ax.legend(loc="best", fontsize="small")
     fig.tight_layout()
     fmt = image_format(path)
-
-    from mcmc.core.atomic import atomic_output
-
     with atomic_output(path) as fh:
         fig.savefig(fh, format=fmt)

@@ -1,6 +1,6 @@
 """The terminal output of ``mcmc compare``: samplers head to head, one column each
-(:class:`~mcmc.diagnostics.sampler_comparison.SamplerComparison`), and one run against another or against
-reference draws, one row per parameter (:class:`~mcmc.diagnostics.compare.Comparison`)."""
+(:class:`~mcmc.diagnostics.report.samplers.SamplerComparison`), and one run against another or against
+reference draws, one row per parameter (:class:`~mcmc.diagnostics.report.compare.Comparison`)."""
 
 from __future__ import annotations
 
@@ -9,17 +9,18 @@ from typing import TYPE_CHECKING, Any, TextIO
 from rich.console import Group
 from rich.text import Text
 
+from mcmc.cli.render import RenderOptions
 from mcmc.cli.render.common import console, count, ess, names, z
 
 if TYPE_CHECKING:
-    from mcmc.diagnostics.compare import Comparison
-    from mcmc.diagnostics.sampler_comparison import SamplerComparison
+    from mcmc.diagnostics.report.compare import Comparison
+    from mcmc.diagnostics.report.samplers import SamplerComparison
 
 
-def render_samplers(result: SamplerComparison, out: TextIO) -> None:
+def render_samplers(result: SamplerComparison, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
     """One column per sampler, one row per measure: fits a terminal for any sensible number of samplers."""
-    from rich import box
-    from rich.table import Table
+    from rich import box  # start-up: rich's tables (17 ms) only when this table is drawn
+    from rich.table import Table  # start-up: rich's tables (17 ms) only when this table is drawn
 
     def fixed(digits: int) -> Any:
         return lambda v: "-" if v is None else f"{v:.{digits}f}"
@@ -78,9 +79,9 @@ def render_samplers(result: SamplerComparison, out: TextIO) -> None:
     console(out).print(Group(Text(title, style="bold"), table, Text(caption, style="dim")))
 
 
-def render_runs(result: Comparison, out: TextIO) -> None:
+def render_runs(result: Comparison, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
     """One row per shared parameter: both means, z, the sd ratio and its z, both bulk ESS."""
-    from rich.table import Table
+    from rich.table import Table  # start-up: rich's tables (17 ms) only when this table is drawn
 
     b_label = "ref" if result.mode == "reference" else "B"
     head = Text()

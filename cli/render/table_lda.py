@@ -1,57 +1,61 @@
-"""The terminal output of ``mcmc lda``: a fit (:class:`~mcmc.diagnostics.runs.LdaResult`) and the topics of
-new documents (:class:`~mcmc.core.lda.model.InferenceResult`), each with the summary lines the command prints
-on stderr whatever the format."""
+"""The terminal output of ``mcmc lda``: a fit (:class:`~mcmc.cli.commands.lda.LdaResult`) and the topics of
+new documents (:class:`~mcmc.core.lda.model.InferenceResult`), each with the lines the command prints on stderr
+whatever the format: what was fitted (:func:`lda_banner`), then how it went (:func:`lda_summary`)."""
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, TextIO
 
 from rich.text import Text
 
+from mcmc.cli.render import RenderOptions
 from mcmc.cli.render.common import console, num
+from mcmc.core.lda.config import DEFAULT_ALPHA, LdaConfig
+from mcmc.diagnostics.report.lda import CorpusFacts
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # start-up: the model's module is the inference's to load; the fit's is loaded with the result
+    from mcmc.cli.commands.lda import LdaResult
     from mcmc.core.lda.model import InferenceResult
-    from mcmc.diagnostics.runs import LdaResult
 
 
-def render_lda(result: LdaResult, out: TextIO) -> None:
+def render_lda(result: LdaResult, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
     """The topics of the shown chains, largest share first; the recovery of the true topics (synthetic corpus)."""
-    from rich.table import Table
+    from rich.table import Table  # start-up: rich's tables only when a table is drawn
 
-    report = result.report
     con = console(out)
     for c in result.shown_chains:
-        chain = report["chains"][c]
+        chain = result.report.chains[c]
         table = Table(title=f"Topics (chain {c})", title_justify="left", show_edge=False, pad_edge=False)
-        first = chain["topics"][0]
+        first = chain.topics[0]
         columns = [("topic", "right"), ("share", "right")]
-        columns += [("alpha", "right")] if "alpha" in first else []
-        columns += [("UMass", "right"), ("NPMI", "right"), ("C_V", "right")] if "umass" in first else []
-        columns += [("true", "right"), ("Hellinger", "right")] if "true_topic" in first else []
+        columns += [("alpha", "right")] if first.alpha is not None else []
+        columns += [("UMass", "right"), ("NPMI", "right"), ("C_V", "right")] if first.umass is not None else []
+        columns += [("true", "right"), ("Hellinger", "right")] if first.true_topic is not None else []
         for name, justify in [*columns, ("top words", "left")]:
             table.add_column(name, justify=justify)  # type: ignore[arg-type]
-        for t in sorted(chain["topics"], key=lambda t: -t["share"]):
-            row = [str(t["topic"]), f"{t['share']:.3f}"]
-            if "alpha" in t:
-                row.append(num(t["alpha"], 3))
-            if "umass" in t:
-                row += [num(t["umass"], 3), num(t["npmi"], 3), num(t["cv"], 3)]
-            if "true_topic" in t:
-                row += [str(t["true_topic"]) if t["true_topic"] >= 0 else "-", num(t["hellinger"], 3)]
-            table.add_row(*row, Text(" ".join(t["words"])))
+        for t in sorted(chain.topics, key=lambda t: -t.share):
+            row = [str(t.topic), f"{t.share:.3f}"]
+            if t.alpha is not None:
+                row.append(num(t.alpha, 3))
+            if t.umass is not None:
+                row += [num(t.umass, 3), num(t.npmi, 3), num(t.cv, 3)]
+            if t.true_topic is not None:
+                row += [str(t.true_topic) if t.true_topic >= 0 else "-", num(t.hellinger, 3)]
+            table.add_row(*row, Text(" ".join(t.words)))
         con.print(table)
-    if "recovery" in report["chains"][0]:
+    if result.report.chains[0].recovery is not None:
         table = Table(
             title="Recovery of the true topics (Hungarian matching, Hellinger distance)",
             title_justify="left", show_edge=False, pad_edge=False,
         )  # fmt: skip
         for name in ("chain", "mean Hellinger", "max Hellinger", "min cosine", "unmatched pairs"):
             table.add_column(name, justify="right")
-        for chain in report["chains"]:
-            r = chain["recovery"]
-            table.add_row(str(chain["chain"]), *(num(r[k], 3) for k in
-                          ("mean_hellinger", "max_hellinger", "min_cosine", "unmatched_hellinger")))  # fmt: skip
+        for chain in result.report.chains:
+            r = chain.recovery
+            assert r is not None
+            table.add_row(str(chain.chain), *(num(v, 3) for v in
+                          (r.mean_hellinger, r.max_hellinger, r.min_cosine, r.unmatched_hellinger)))  # fmt: skip
         con.print(table)
         con.print(
             "Hellinger distance 0 = identical topics, 1 = disjoint; 'unmatched pairs' is the mean distance "
@@ -60,50 +64,71 @@ def render_lda(result: LdaResult, out: TextIO) -> None:
         )
 
 
+def lda_banner(corpus: CorpusFacts, config: LdaConfig, out: TextIO) -> None:
+    """The lines ``mcmc lda`` prints on stderr once the corpus is read: the corpus, and the model being fitted."""
+    holdout = config.holdout
+    lines = [
+        f"corpus: {corpus.documents} documents, {corpus.tokens} tokens, {corpus.words} words ({corpus.source})"
+        + (f"; holding out {holdout * 100:g}% of the documents" if holdout > 0 else ""),
+    ]
+    alpha_note = " (default)" if config.alpha == DEFAULT_ALPHA else ""
+    learn_note = (f" to start, learned every {config.optimize_interval} sweeps after {config.optimize_burn_in}"
+                  if config.optimize_interval else "")  # fmt: skip
+    threads = config.threads
+    lines.append(
+        f"model: K={config.n_topics}, alpha={config.alpha:g}{alpha_note}, beta={config.beta:g}{learn_note}; "
+        f"{config.method} Gibbs, {config.chains} chains x {config.iterations} iterations ({config.burn_in} burn-in), "
+        f"seed {config.seed}, {threads} thread{'s' if threads > 1 else ''}"
+    )
+    con = console(out)
+    for line in lines:
+        con.print(Text(line), soft_wrap=True)
+
+
 def lda_summary(result: LdaResult, out: TextIO) -> None:
-    """The lines ``mcmc lda`` prints on stderr after a fit: speed, log joint and R-hat, scores, the gate."""
+    """The lines ``mcmc lda`` prints on stderr after a fit: speed, log joint and R-hat, scores, the chains' trends and modes."""
     report = result.report
-    chains = report["chains"]
+    chains = report.chains
 
     def per_chain(key: str, digits: int = 4) -> str:
-        return ", ".join(num(c[key], digits) for c in chains)
+        return ", ".join(num(getattr(c, key), digits) for c in chains)
 
-    final = ", ".join(f"{c['final_log_joint_per_token']:.4f}" for c in chains)
+    final = ", ".join(f"{c.final_log_joint_per_token:.4f}" for c in chains)
     lines = [
-        f"sampling: {report['sampling_seconds']:.2f} s, {report['tokens_per_second'] / 1e6:.2f} M tokens/s "
-        f"({report['model']['kernel']} kernel, all chains)",
+        f"sampling: {report.sampling_seconds:.2f} s, {report.tokens_per_second / 1e6:.2f} M tokens/s "
+        f"({report.model.kernel} kernel, all chains)",
         f"log joint per token, final iteration: {final} "
-        f"(chains 0..{len(chains) - 1}); post-burn-in R-hat {num(report['log_joint_per_token_rhat'], 4)}, "
-        f"bulk ESS {num(report['log_joint_per_token_ess_bulk'], 3)}",
+        f"(chains 0..{len(chains) - 1}); post-burn-in R-hat {num(report.rhat, 4)}, "
+        f"bulk ESS {num(report.ess_bulk, 3)}",
     ]
-    if "learned_beta" in chains[0]:
+    if chains[0].learned_beta is not None:
         lines.append(
-            f"learned hyperparameters ({report['model']['hyperparameter_updates']} updates): alpha summed over "
+            f"learned hyperparameters ({report.model.hyperparameter_updates} updates): alpha summed over "
             f"topics {per_chain('learned_alpha_sum', 4)}; beta {per_chain('learned_beta', 4)} (per topic alpha in "
             "the topics table and --estimates)"
         )
-    if report["holdout"] is not None:
-        h = report["holdout"]
+    if report.holdout is not None:
+        h = report.holdout
         lines.append(
-            f"held-out perplexity (document completion, {h['documents']} documents, {h['scored_tokens']} tokens "
+            f"held-out perplexity (document completion, {h.documents} documents, {h.scored_tokens} tokens "
             f"scored): {per_chain('heldout_perplexity', 5)}"
         )
-    if "umass" in chains[0]:
+    if chains[0].umass is not None:
         lines.append(
             f"coherence of the top words (training documents, mean over topics): UMass {per_chain('umass', 3)}; "
             f"NPMI {per_chain('npmi', 3)}; C_V {per_chain('cv', 3)} (110-token windows in stored token order)"
         )
-    conv = report["convergence"]
-    trends = conv.get("trends") or []
-    if trends:
-        rises = ", ".join("-" if t["statistic"] is None else f"{100 * t['statistic']:.1f}%" for t in trends)
+    conv = report.convergence
+    rule = conv.rule
+    if rule is not None and rule.trends:
+        rises = ", ".join(f"{100 * t.statistic:.1f}%" if math.isfinite(t.statistic) else "-" for t in rule.trends)
         lines.append(f"post-burn-in rise of each chain's log joint per token, as a share of its climb: {rises} "
-                     f"(still burning in above {100 * conv['max_trend']:.1f}%)")  # fmt: skip
-    if len(chains) > 1 and conv.get("ll_gap"):
-        gaps = ", ".join(num(g, 3) for g in conv["ll_gap"])
-        overlap = conv.get("topic_overlap")
+                     f"(still burning in above {100 * rule.max_trend:.1f}%)")  # fmt: skip
+    if len(chains) > 1 and rule is not None and rule.ll_gap:
+        gaps = ", ".join(num(g if math.isfinite(g) else None, 3) for g in rule.ll_gap)
+        overlap = conv.topic_overlap
         lines.append(f"below the best chain's mean log joint per token: {gaps} (fails beyond "
-                     f"--max-ll-gap {conv['max_ll_gap']:g})" + (
+                     f"--max-ll-gap {rule.max_ll_gap:g})" + (
                          "" if overlap is None else
                          f"; topics matched across chains share {100 * overlap:.0f}% of their top words"))  # fmt: skip
     con = console(out)
@@ -111,9 +136,9 @@ def lda_summary(result: LdaResult, out: TextIO) -> None:
         con.print(Text(line), soft_wrap=True)
 
 
-def render_inference(result: InferenceResult, out: TextIO) -> None:
+def render_inference(result: InferenceResult, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
     """The top topics of the first documents under a saved model (chain 0 of the model)."""
-    from rich.table import Table
+    from rich.table import Table  # start-up: rich's tables only when a table is drawn
 
     table = Table(title="Top topics of the first documents (chain 0 of the model)", title_justify="left",
                   show_edge=False, pad_edge=False)  # fmt: skip

@@ -1,4 +1,4 @@
-"""The terminal output of a diagnose :class:`~mcmc.diagnostics.report.Report`.
+"""The terminal output of a diagnose :class:`~mcmc.diagnostics.report.report.Report`.
 
 The failing parameters first, worst first (as the report ranks them), then the
 scalar variables in one table (the log density leading) and one table per
@@ -19,10 +19,12 @@ from rich.console import Group
 from rich.panel import Panel
 from rich.text import Text
 
+from mcmc.cli.render import RenderOptions
 from mcmc.cli.render.common import console, ess, estimate, mcse, names, num, rhat
 
 if TYPE_CHECKING:
-    from mcmc.diagnostics.report import Parameter, Report
+    from mcmc.diagnostics.report.parameters import Parameter
+    from mcmc.diagnostics.report.report import Report
 
 
 STATUS_STYLE = {
@@ -107,9 +109,8 @@ def layout(columns: list[Column], title: str = "") -> Text:
     return out
 
 
-def parameter_columns(report: Report, params: list[Parameter]) -> list[Column]:
+def parameter_columns(report: Report, params: list[Parameter], sig: int | None = None) -> list[Column]:
     """The columns of a parameter table; estimates rounded to what their MCSE supports (or ``--sig-figs``)."""
-    sig = report.sig_figs
     lag1 = 1 if 1 in report.lags else report.lags[0]
     labels = report.quantile_labels
     middle = len(labels) // 2
@@ -142,9 +143,11 @@ def parameter_columns(report: Report, params: list[Parameter]) -> list[Column]:
     ]
 
 
-def parameter_table(report: Report, title: str, params: list[Parameter], width: int = 10**6) -> tuple[Text, list[str]]:
-    """One parameter table fitted to ``width`` (unless ``report.wide``), and the headers it left out."""
-    kept, dropped = fit(parameter_columns(report, params), width, report.wide)
+def parameter_table(
+    report: Report, title: str, params: list[Parameter], width: int = 10**6, options: RenderOptions = RenderOptions()  # noqa: B008
+) -> tuple[Text, list[str]]:
+    """One parameter table fitted to ``width`` (unless ``options.wide``), and the headers it left out."""
+    kept, dropped = fit(parameter_columns(report, params, options.sig_figs), width, options.wide)
     return layout(kept, title), dropped
 
 
@@ -294,11 +297,11 @@ CLASSIC_LEGEND = (
 )
 
 
-def classic_panel(report: Report, width: int) -> Group:
+def classic_panel(report: Report, width: int, wide: bool = False) -> Group:
     c = report.classic
     assert c is not None
     columns = classic_columns(report)
-    kept, dropped = fit(columns, width, report.wide)
+    kept, dropped = fit(columns, width, wide)
     mp = f"multivariate PSRF {rhat(c.gelman.mpsrf)} (all draws {rhat(c.gelman_all.mpsrf)})"
     sc = "" if c.superchains is None else f"; superchains {' '.join(map(str, c.superchains))}"
     shown = {col.header for col in kept}
@@ -312,7 +315,8 @@ def classic_panel(report: Report, width: int) -> Group:
     )
 
 
-def render_report(report: Report, out: TextIO) -> None:
+def render_report(report: Report, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
+    """The report as tables fitted to the terminal: failing parameters first, then by variable; sampler; classic."""
     con = console(out)
     width = con.width
     failing = report.failing()
@@ -327,11 +331,11 @@ def render_report(report: Report, out: TextIO) -> None:
         moved = sum(1 for p in failing if p.variable == title) if title else 0
         tables.append((f"{title} ({moved} failing, above)" if moved else title, params))
     for title, params in tables:
-        text, left_out = parameter_table(report, title, params, width)
-        shown |= {c.header for c in parameter_columns(report, params[:1])} - set(left_out)
+        text, left_out = parameter_table(report, title, params, width, options)
+        shown |= {c.header for c in parameter_columns(report, params[:1], options.sig_figs)} - set(left_out)
         dropped += [h for h in left_out if h not in dropped]
         con.print(text, soft_wrap=True)
     con.print(_legend(shown, dropped, width), soft_wrap=True)
     con.print(sampler_panel(report))
     if report.classic is not None:
-        con.print(classic_panel(report, width), soft_wrap=True)
+        con.print(classic_panel(report, width, options.wide), soft_wrap=True)

@@ -1,4 +1,4 @@
-"""The terminal output of ``mcmc sample`` (:class:`~mcmc.diagnostics.runs.SampleResult`), a few lines for stderr.
+"""The terminal output of ``mcmc sample`` (:class:`~mcmc.cli.commands.sample.SampleResult`), a few lines for stderr.
 
 The run summary; for a Bayesian network, the evidence, the marginals of the
 shown nodes (estimate, MCSE, the exact value and ``|z|`` when asked for, ESS,
@@ -12,15 +12,16 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from rich.text import Text
 
+from mcmc.cli.render import RenderOptions
 from mcmc.cli.render.common import console, count, ess, estimate, mcse, num, rhat
 
 if TYPE_CHECKING:
-    from mcmc.diagnostics.runs import SampleResult
+    from mcmc.cli.commands.sample import SampleResult
 
 
 def _markov_lines(m: Any) -> list[str]:
     """The exact analysis of a finite chain beside the simulated state frequencies (``mcmc sample --target P.csv``)."""
-    from rich.markup import escape
+    from rich.markup import escape  # start-up: rich's markup only when this summary is drawn
 
     a = m.analysis
     lines = ["  [bold]Markov chain[/]: " + (
@@ -43,9 +44,10 @@ def _markov_lines(m: Any) -> list[str]:
     return lines
 
 
-def render_sample(result: SampleResult, out: TextIO) -> None:
+def render_sample(result: SampleResult, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
     """The run summary: what ran, then R-hat, ESS, acceptance, divergences, then cost and where the chains went."""
-    from rich.markup import escape  # names, options and paths are the user's: print them verbatim
+    # start-up: rich's markup; names, options and paths are the user's: print them verbatim
+    from rich.markup import escape
 
     if result.network is not None:
         _network_sample(result, out)
@@ -106,7 +108,7 @@ def render_sample(result: SampleResult, out: TextIO) -> None:
 
 def _network_sample(result: SampleResult, out: TextIO) -> None:
     """A Bayesian network run: what ran on what evidence, convergence over all indicators, the marginals, warnings."""
-    from rich import box
+    from rich import box  # start-up: rich's tables (17 ms) only when this table is drawn
     from rich.table import Table
 
     n, s, a = result.network, result.summary, result.chains.attrs

@@ -154,7 +154,7 @@ def test_a_log_density_that_has_not_mixed_warns_and_fails_only_when_strict(mcmc,
 
 
 def test_every_failed_check_carries_advice_to_every_renderer(mcmc, tmp_path: Path, wide_env: None) -> None:
-    from mcmc.diagnostics.verdict import ADVICE
+    from mcmc.diagnostics.report.verdict import ADVICE
 
     rng = np.random.default_rng(4)
     div = np.zeros((4, 1000), dtype=bool)
@@ -322,8 +322,8 @@ def four(tmp_path: Path) -> str:
 
 
 def test_classic_diagnostics_in_json_equal_the_library_call(mcmc, four: str) -> None:
-    from mcmc.diagnostics.classic import classic_report
     from mcmc.diagnostics.readers import read_chains
+    from mcmc.diagnostics.stats.classic import classic_report
 
     d = doc(mcmc, "--diagnostics", "classic", "--superchains", "2", four)
     x = read_chains([four]).posterior["x"]
@@ -339,7 +339,7 @@ def test_classic_diagnostics_in_json_equal_the_library_call(mcmc, four: str) -> 
 
 
 def test_the_default_report_never_computes_classic_diagnostics(mcmc, four: str, monkeypatch) -> None:
-    import mcmc.diagnostics.classic as classic
+    import mcmc.diagnostics.stats.classic as classic
 
     calls = []
     real = classic.classic_report

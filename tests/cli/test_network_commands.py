@@ -98,8 +98,8 @@ def test_independent_samplers_report_their_own_figures(mcmc, tmp_path: Path, sam
 
 
 def test_json_document_of_a_network_run(tmp_path: Path) -> None:
+    from mcmc.cli.commands.sample import SampleSpec, sample_run
     from mcmc.cli.render import render
-    from mcmc.diagnostics.runs import SampleSpec, sample_run
 
     spec = SampleSpec(target=EARTHQUAKE, sampler="likelihood-weighting", draws=500, seed=3,
                       observe=("JohnCalls=True",), query=("Burglary,Alarm",), exact=True)  # fmt: skip

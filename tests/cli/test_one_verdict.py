@@ -56,8 +56,8 @@ def test_sample_exits_as_diagnose_judges_the_file(mcmc, tmp_path: Path, args: tu
 
 
 def test_sample_summary_is_the_diagnose_report(tmp_path: Path) -> None:
-    from mcmc.diagnostics.diagnose import diagnose
-    from mcmc.diagnostics.runs import SampleSpec, sample_run
+    from mcmc.cli.commands.diagnose import diagnose
+    from mcmc.cli.commands.sample import SampleSpec, sample_run
 
     out = tmp_path / "run.npz"
     result = sample_run(SampleSpec(target="funnel", sampler="hmc", seed=3, draws=300, warmup=300), str(out))
@@ -196,8 +196,8 @@ def _evidence_sets(network, rng: np.random.Generator) -> list[dict[str, str]]:
 
 @pytest.mark.parametrize("path", NETWORKS, ids=[p.stem for p in NETWORKS])
 def test_default_network_runs_are_right_or_fail_naming_the_nodes(path: Path, tmp_path: Path) -> None:
+    from mcmc.cli.commands.sample import SampleSpec, sample_run
     from mcmc.core.targets.bif import read_bif
-    from mcmc.diagnostics.runs import SampleSpec, sample_run
 
     net = read_bif(path)
     rng = np.random.default_rng(zlib.crc32(path.stem.encode()))  # str hash() changes with every process
@@ -222,7 +222,7 @@ def _all_z(result) -> np.ndarray:
     """|estimate - exact| / MCSE of every state indicator of a network run (0 where both are exact)."""
     from mcmc.core.targets.bif import read_bif
     from mcmc.core.targets.variable_elimination import marginals
-    from mcmc.diagnostics.network import estimate_indicators
+    from mcmc.diagnostics.report.network import estimate_indicators
 
     a = result.chains.attrs
     net = read_bif(a["target"]) if "target" in a else None

@@ -94,7 +94,7 @@ def test_github_escapes_the_message() -> None:
     import io
 
     from mcmc.cli.render import github
-    from mcmc.diagnostics.check import check
+    from mcmc.diagnostics.report.check import check
 
     x = np.random.default_rng(1).standard_normal((4, 100, 1))
     x[0] += 5
@@ -122,8 +122,8 @@ def test_markdown_stays_under_60000_characters_worst_first(mcmc, tmp_path: Path)
 
 
 def test_plot_rows_are_capped_worst_first_with_the_verdict_as_title(tmp_path: Path) -> None:
+    from mcmc.cli.commands.diagnose import diagnose
     from mcmc.cli.render.plot import figure
-    from mcmc.diagnostics.diagnose import diagnose
 
     report = diagnose([EIGHT_NPZ], plot=True, plot_cap=3)
     fig = figure(report)
@@ -161,8 +161,8 @@ def test_compare_md_and_plot_of_runs(mcmc, tmp_path: Path) -> None:
 
 
 def test_compare_samplers_md_and_plot(mcmc, tmp_path: Path) -> None:
+    from mcmc.cli.commands.compare import compare_samplers
     from mcmc.cli.render.plot import figure
-    from mcmc.diagnostics.sampler_comparison import compare_samplers
 
     png = tmp_path / "s.png"
     args = ["-t", "gaussian", "--dim", "3", "-s", "hmc,rwm", "--seed", "1", "--warmup", "200", "--draws", "200",

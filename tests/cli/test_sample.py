@@ -44,7 +44,7 @@ def test_summary_reports_the_largest_rhat_and_the_smallest_ess(mcmc, tmp_path: P
 
     from mcmc.diagnostics import stats
     from mcmc.diagnostics.readers import read_chains
-    from mcmc.diagnostics.selection import flatten, select
+    from mcmc.diagnostics.report.selection import flatten, select
 
     out = tmp_path / "c.npz"
     r = mcmc("sample", "-t", "eight-schools", "-s", "rwm", *FAST, "--seed", "3", "-o", str(out))

@@ -101,10 +101,10 @@ def test_a_run_without_theta_writes_estimates_without_it() -> None:
 
 
 def test_lda_run_refuses_an_estimates_file_without_theta(tmp_path: Path) -> None:
+    from mcmc.cli.commands.lda import CorpusInput, LdaOutputs, lda_run
     from mcmc.core.errors import UsageError
-    from mcmc.diagnostics.runs import LdaOutputs, lda_run
 
     config = LdaConfig(n_topics=3, iterations=4, burn_in=1, chains=1, keep_theta=False)
     with pytest.raises(UsageError, match="keep_theta"):
-        lda_run(load_input(None), config, LdaOutputs(estimates=str(tmp_path / "est.npz")))
+        lda_run(CorpusInput(), config, LdaOutputs(estimates=str(tmp_path / "est.npz")))
     assert list(tmp_path.iterdir()) == []

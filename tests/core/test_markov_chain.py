@@ -23,7 +23,7 @@ from mcmc.core.targets.markov_chain import (
     read_transition_matrix,
 )
 from mcmc.core.targets.protocols import TransitionKernel
-from mcmc.diagnostics.markov import markov_report
+from mcmc.diagnostics.report.markov import markov_report
 from tests.core.harness import evaluate
 
 LECTURE = Path(__file__).parents[1] / "data" / "markov" / "lecture.csv"

@@ -133,7 +133,7 @@ def test_max_tree_depth_hits_are_reported() -> None:
     assert (st["n_steps"] == 7).all()
     assert chains.attrs["max_treedepth"] == 3
     # What `mcmc diagnose` reports from the chains file.
-    from mcmc.diagnostics.sampler import sampler_summary
+    from mcmc.diagnostics.report.sampler import sampler_summary
 
     summary = sampler_summary(chains)
     assert summary.max_treedepth == 3 and summary.treedepth_hits == 10

@@ -325,7 +325,7 @@ def test_rejection_draws_are_independent_and_the_envelope_is_checked() -> None:
     low = run(get_sampler("rejection"), target, chains=2, warmup=0, draws=200, seed=12,
               params={"loc": 0.0, "scale": 1.5, "log_bound": -3.0}).chains  # fmt: skip
     assert low.sample_stats["envelope_exceeded"].sum() > 50
-    from mcmc.diagnostics.summary import summarize_run
+    from mcmc.diagnostics.report.summary import summarize_run
 
     assert summarize_run(low).envelope_exceeded == int(low.sample_stats["envelope_exceeded"].sum())
 

@@ -10,13 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mcmc.cli.commands.compare import read_reference
 from mcmc.core.chains import Chains
 from mcmc.core.errors import InputError
 from mcmc.core.samplers.driver import Run
 from mcmc.diagnostics import stats
-from mcmc.diagnostics.compare import compare_draws, read_reference, z_scores
 from mcmc.diagnostics.readers import read_posteriordb
-from mcmc.diagnostics.sampler_comparison import best_by_column, sampler_row, samplers_verdict
+from mcmc.diagnostics.report.compare import compare_draws, z_scores
+from mcmc.diagnostics.report.samplers import best_by_column, sampler_row, samplers_verdict
 
 REF = Path(__file__).parents[1] / "data" / "compare" / "eight_schools-eight_schools_noncentered.json"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcmc.diagnostics import lda_gate as G
+from mcmc.diagnostics.report import lda_gate as G
 
 DATA = Path(__file__).parents[1] / "data" / "lda_gate"
 
@@ -105,7 +105,8 @@ def test_thresholds_have_margin_on_both_sides() -> None:
 
 def test_old_rules_would_fail_accepted_runs() -> None:
     """Why a new rule: rank-normalized R-hat across chains, and significance tests within a chain, fail them."""
-    from mcmc.diagnostics import coda, stats
+    from mcmc.diagnostics import stats
+    from mcmc.diagnostics.stats import coda
 
     d = load("reuters50_k50_it200_s1")  # the issue's example: mcmc lda reuters50.ldac -k 50, all defaults
     post = d["trace"][:2, int(d["burn_in"]) :]

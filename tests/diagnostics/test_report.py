@@ -11,12 +11,12 @@ import pytest
 from mcmc.core.chains import Chains, scalar_names
 from mcmc.core.errors import UsageError
 from mcmc.diagnostics import stats
-from mcmc.diagnostics.check import check
-from mcmc.diagnostics.plots import rank_histograms
 from mcmc.diagnostics.readers import read_chains
-from mcmc.diagnostics.report import Thresholds
-from mcmc.diagnostics.sampler import ACCEPTANCE_FROM_DRAWS, ACCEPTANCE_FROM_STATS, ebfmi, sampler_summary
-from mcmc.diagnostics.selection import select
+from mcmc.diagnostics.report.check import check
+from mcmc.diagnostics.report.plots import rank_histograms
+from mcmc.diagnostics.report.sampler import ACCEPTANCE_FROM_DRAWS, ACCEPTANCE_FROM_STATS, ebfmi, sampler_summary
+from mcmc.diagnostics.report.selection import select
+from mcmc.diagnostics.report.thresholds import Thresholds
 
 CMDSTAN = Path(__file__).parents[1] / "data" / "fixtures" / "cmdstan"
 
@@ -252,7 +252,7 @@ def test_treedepth_hits_use_each_files_own_maximum() -> None:
 def test_rank_band_covers_the_binomial_99_percent_interval() -> None:
     from scipy.stats import binom
 
-    from mcmc.diagnostics.plots import rank_band
+    from mcmc.diagnostics.report.plots import rank_band
 
     for draws, bins in [(1000, 20), (400, 10), (4000, 50)]:
         expected, half = rank_band(draws, bins)

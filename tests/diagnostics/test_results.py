@@ -7,9 +7,9 @@ import pytest
 
 from mcmc.core.chains import Chains
 from mcmc.diagnostics import stats
-from mcmc.diagnostics.check import check
-from mcmc.diagnostics.plots import rank_histograms
-from mcmc.diagnostics.report import Thresholds
+from mcmc.diagnostics.report.check import check
+from mcmc.diagnostics.report.plots import rank_histograms
+from mcmc.diagnostics.report.thresholds import Thresholds
 
 
 def _ar1(rng: np.random.Generator, chains: int, draws: int, phi: np.ndarray) -> np.ndarray:
@@ -45,7 +45,7 @@ def test_ebfmi_check_names_the_low_chains() -> None:
 
 
 def test_plot_data_is_the_acf_and_rank_histograms_of_the_plotted_parameters(tmp_path) -> None:
-    from mcmc.diagnostics.diagnose import diagnose
+    from mcmc.cli.commands.diagnose import diagnose
 
     rng = np.random.default_rng(5)
     x = _ar1(rng, 2, 300, np.array([0.5, 0.8, 0.1]))
@@ -67,7 +67,7 @@ def test_plot_data_is_the_acf_and_rank_histograms_of_the_plotted_parameters(tmp_
 
 
 def test_worst_first_orders_by_status_then_by_how_badly() -> None:
-    from mcmc.diagnostics.report import worst_first
+    from mcmc.diagnostics.report.parameters import worst_first
 
     rng = np.random.default_rng(8)
     x = _ar1(rng, 4, 500, np.array([0.0, 0.6, 0.0, 0.0, 0.0]))
@@ -82,7 +82,7 @@ def test_worst_first_orders_by_status_then_by_how_badly() -> None:
 
 
 def test_one_chain_rank_plot_compares_its_halves() -> None:
-    from mcmc.diagnostics.plots import plot_data
+    from mcmc.diagnostics.report.plots import plot_data
 
     rng = np.random.default_rng(9)
     x = rng.standard_normal((1, 400, 1))
@@ -98,7 +98,7 @@ def test_one_chain_rank_plot_compares_its_halves() -> None:
 def test_density_per_chain_equals_the_exact_gaussian_kde() -> None:
     from scipy.stats import gaussian_kde
 
-    from mcmc.diagnostics.plots import kde
+    from mcmc.diagnostics.report.plots import kde
 
     rng = np.random.default_rng(10)
     x = np.stack([rng.standard_normal(3000), 1.5 + 0.5 * rng.standard_normal(3000)])
@@ -113,7 +113,7 @@ def test_density_per_chain_equals_the_exact_gaussian_kde() -> None:
 
 
 def test_plot_data_carries_divergences_and_the_energy_densities() -> None:
-    from mcmc.diagnostics.plots import kde, plot_data
+    from mcmc.diagnostics.report.plots import kde, plot_data
 
     rng = np.random.default_rng(12)
     energy = rng.standard_normal((2, 300)).cumsum(axis=1) * 0.1 + 5.0

@@ -18,10 +18,10 @@ import xarray as xr
 
 from mcmc.core.chains import Chains, scalar_names
 from mcmc.core.errors import InputError, UsageError
-from mcmc.diagnostics.check import check
-from mcmc.diagnostics.compare import compare_draws
 from mcmc.diagnostics.readers import read_chains
-from mcmc.diagnostics.selection import select
+from mcmc.diagnostics.report.check import check
+from mcmc.diagnostics.report.compare import compare_draws
+from mcmc.diagnostics.report.selection import select
 
 DATA = Path(__file__).parents[1] / "data"
 SRC = DATA / "diagnose"

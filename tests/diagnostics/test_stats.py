@@ -19,10 +19,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcmc.diagnostics import _autocov as A
-from mcmc.diagnostics import _blocks
-from mcmc.diagnostics import _ranks as R
-from mcmc.diagnostics import stats as S
+from mcmc.diagnostics.stats import _autocov as A
+from mcmc.diagnostics.stats import _blocks
+from mcmc.diagnostics.stats import _ranks as R
+from mcmc.diagnostics.stats import batched as S
 
 FIXTURES = Path(__file__).parents[1] / "data" / "fixtures"
 RTOL = 1e-8

@@ -7,8 +7,8 @@ import pytest
 
 from mcmc.core.chains import Chains
 from mcmc.diagnostics import stats
-from mcmc.diagnostics.report import Thresholds
-from mcmc.diagnostics.summary import summarize_lda, summarize_run
+from mcmc.diagnostics.report.thresholds import Thresholds
+from mcmc.diagnostics.report.summary import summarize_lda, summarize_run
 
 
 def _disagreeing_chains(rng: np.random.Generator) -> Chains:

@@ -123,8 +123,9 @@ def dense_phi(d: dict[str, np.ndarray]) -> np.ndarray:
 
 def table() -> str:
     """Markdown table: every statistic the rule was chosen from, per stored run (4 chains; 2 = the first two)."""
-    from mcmc.diagnostics import coda, stats
-    from mcmc.diagnostics.lda_gate import judge_topic_model
+    from mcmc.diagnostics import stats
+    from mcmc.diagnostics.stats import coda
+    from mcmc.diagnostics.report.lda_gate import judge_topic_model
 
     head = ("| run | iter | rise / climb, max (min) | z of rise, min / max | 1-chain split R-hat, max "
             "| Geweke abs z, max | R-hat across 2 / 4 chains | gap - 2 se, max | gap, max | top-10 overlap 2 / 4 "

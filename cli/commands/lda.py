@@ -1,0 +1,217 @@
+"""The one call of ``mcmc lda``: read the corpus, fit, write the outputs, judge the chains.
+
+:func:`lda_run` refuses options that do not fit and outputs that are inputs
+before the corpus is read (:func:`check_lda`), reads it
+(:func:`mcmc.core.lda.pipeline.load_input`), fits
+(:func:`mcmc.core.lda.pipeline.fit_lda`), writes the chains file, the
+estimates and the saved model through ``core``'s writers, and returns an
+:class:`LdaResult`: the run, its typed report
+(:class:`~mcmc.diagnostics.report.lda.LdaReport`, schema ``mcmc.lda/1``),
+the diagnose report of the chains as written (the one verdict: the one
+``mcmc diagnose`` gives of the chains file) and the facts the command line
+shows while the fit runs (the corpus as read, the model asked for). It never
+prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from mcmc.cli.commands.files import write_chains_to
+from mcmc.cli.commands.progress import Progress, lda_sweeps
+from mcmc.core.chains import CHAINS_SUFFIXES
+from mcmc.core.errors import UsageError
+from mcmc.core.lda.config import LdaConfig
+from mcmc.core.paths import check_paths
+from mcmc.diagnostics.report.check import check
+from mcmc.diagnostics.report.lda import CorpusFacts, LdaReport, lda_report
+from mcmc.diagnostics.report.report import Report
+from mcmc.diagnostics.report.thresholds import Thresholds
+
+__all__ = ["CorpusInput", "LdaOutputs", "LdaResult", "check_lda", "lda_run"]
+
+
+@dataclass(frozen=True)
+class CorpusInput:
+    """Where the corpus is and how to read it (:func:`mcmc.core.lda.pipeline.load_input`).
+
+    ``path`` ``None`` is the built-in synthetic corpus; ``format`` ``None``
+    tells it from the name and the first lines; ``vocab`` is the vocabulary
+    file of an LDA-C or UCI corpus when it is not beside it; ``min_df`` and
+    ``max_df`` prune rare and common words.
+    """
+
+    path: str | None = None
+    format: str | None = None
+    vocab: str | None = None
+    min_df: float | None = None
+    max_df: float | None = None
+
+
+@dataclass(frozen=True)
+class LdaOutputs:
+    """Where ``mcmc lda`` writes: the chains file (``-``: npz on stdout), the estimates, the saved model."""
+
+    chains: str | None = None
+    estimates: str | None = None
+    model: str | None = None
+    plot: str | None = None  # drawn by the caller from the result; checked here with the others
+
+
+@dataclass(frozen=True)
+class LdaResult:
+    """A finished ``mcmc lda`` fit: the run, its report (schema ``mcmc.lda/1``) and its verdict.
+
+    Attributes
+    ----------
+    run
+        The :class:`~mcmc.core.lda.pipeline.LdaRun` (trace, estimates, scores).
+    report
+        What every output format shows (:func:`mcmc.diagnostics.report.lda.lda_report`),
+        whose ``convergence`` is the topic-model verdict with the matched topics' overlap.
+    config
+        The settings of the fit, as asked for.
+    corpus
+        The corpus as read, before documents were held out.
+    all_chains
+        The table and the CSV carry every chain's topics (``--all-chains``), not only chain 0's.
+    checks
+        The diagnose report of the chains as written: the one verdict, the
+        one ``mcmc diagnose`` gives of the chains file
+        (:func:`mcmc.diagnostics.report.check.check_topic_model`).
+    """
+
+    run: Any
+    report: LdaReport
+    config: LdaConfig
+    corpus: CorpusFacts
+    all_chains: bool = False
+    checks: Report | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.checks is None or self.checks.passed
+
+    def verdict(self) -> str:
+        return "" if self.checks is None else self.checks.verdict()
+
+    @property
+    def shown_chains(self) -> range:
+        return range(len(self.report.chains)) if self.all_chains else range(1)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.report.to_dict()
+
+    def to_table(self) -> tuple[list[str], list[list[Any]]]:
+        """One row per top word of every topic of the shown chains.
+
+        A topic's own scores, when the run made them (learned ``alpha``,
+        ``umass``/``npmi``/``cv`` coherence, ``true_topic``/``hellinger`` on a
+        synthetic corpus), are columns repeated on each of its word rows, so a
+        ``csv`` reader can filter by them without regrouping.
+        """
+        first = self.report.chains[0].topics[0].to_dict()
+        scores = [k for k in ("alpha", "umass", "npmi", "cv", "true_topic", "hellinger") if k in first]
+        rows = []
+        for c in self.shown_chains:
+            for t in self.report.chains[c].topics:
+                own = [getattr(t, k) for k in scores]
+                for rank, (word, p) in enumerate(zip(t.words, t.probabilities, strict=True)):
+                    rows.append([c, t.topic, t.share, *own, rank + 1, word, p])
+        return ["chain", "topic", "share", *scores, "rank", "word", "probability"], rows
+
+
+def check_lda(config: LdaConfig, outputs: LdaOutputs, inputs: list[str | None]) -> None:
+    """Refuse, before the corpus is read, options that do not fit and outputs that are inputs or unwritable."""
+    if not 0 <= config.burn_in < config.iterations:
+        raise UsageError(
+            f"--burn-in must be in 0 .. --iterations - 1 = {config.iterations - 1}, got {config.burn_in}"
+        )
+
+    check_paths(
+        {"-o": outputs.chains, "--estimates": outputs.estimates, "--plot": outputs.plot,
+         "--save-model": outputs.model},
+        inputs,
+    )  # fmt: skip
+    if outputs.estimates is not None and not config.keep_theta:
+        raise UsageError("--estimates writes theta: the configuration must keep it (LdaConfig.keep_theta)")
+    for option, name in (("--estimates", outputs.estimates), ("--save-model", outputs.model)):
+        if name is not None and not name.lower().endswith(".npz"):
+            raise UsageError(f"{name}: {option} writes .npz; give a name ending in .npz")
+    if outputs.chains not in (None, "-") and Path(outputs.chains).suffix.lower() not in CHAINS_SUFFIXES:
+        raise UsageError(f"{outputs.chains}: unknown chains file format; use .npz or .nc")
+
+
+def lda_run(
+    corpus: CorpusInput,
+    config: LdaConfig,
+    outputs: LdaOutputs,
+    *,
+    thresholds: Thresholds | None = None,
+    strict: bool = False,
+    all_chains: bool = False,
+    stdout: IO[bytes] | None = None,
+    progress: Progress | None = None,
+    scheduler: str | None = None,
+) -> LdaResult:
+    """Read the corpus, fit ``config``, write the outputs and judge the chains: the one call of ``mcmc lda``.
+
+    Parameters
+    ----------
+    corpus
+        The corpus to read (the synthetic one when its ``path`` is ``None``).
+    config
+        The :class:`~mcmc.core.lda.config.LdaConfig` of the run.
+    outputs
+        Files to write; the chains file and the estimates hold the post-burn-in
+        and the full trace respectively (docs/formats.md).
+    thresholds, strict
+        The limits of the checks (``max_ll_gap`` is the topic models' own;
+        ``diagnose``'s defaults when ``None``): the chains are judged as
+        ``mcmc diagnose`` judges the chains file, each chain for a remaining
+        trend and the chains against each other as modes
+        (:func:`mcmc.diagnostics.report.check.check_topic_model`).
+    all_chains
+        The result's table shows every chain (``--all-chains``).
+    progress
+        Told ``progress("corpus", 1, 1, corpus=CorpusFacts(...))`` once the
+        corpus is read, before the fit (what is being fitted is worth showing
+        while it runs), then ``progress("chain C", sweeps_done, iterations,
+        log_joint_per_token=...)`` after every sweep.
+    scheduler
+        A Dask scheduler (``tcp://HOST:PORT`` or ``local:N``): chains run as
+        tasks on its workers, same bytes as here (:mod:`mcmc.core.scaleout`).
+
+    Raises
+    ------
+    UsageError
+        Options that do not fit (:func:`check_lda`), before the corpus is read.
+    InputError
+        An unreadable corpus.
+    """
+    # start-up: the LDA pipeline loads numba (0.3 s), past the checks of options and outputs
+    from mcmc.core.lda import pipeline
+
+    check_lda(config, outputs, [corpus.path, corpus.vocab])
+    data = pipeline.load_input(corpus.path, fmt=corpus.format, vocab=corpus.vocab, min_df=corpus.min_df,
+                               max_df=corpus.max_df)  # fmt: skip
+    read = data.corpus
+    facts = CorpusFacts(data.source, read.n_docs, read.n_tokens, read.vocab_size)
+    if progress is not None:
+        progress("corpus", 1, 1, corpus=facts)
+    run = pipeline.fit_lda(data, config, callback=lda_sweeps(progress, config.iterations), scheduler=scheduler)
+    chains_file = run.to_chains()
+    if outputs.chains is not None:
+        write_chains_to(chains_file, outputs.chains, stdout)  # .npz or .nc, by the name
+    if outputs.estimates is not None:
+        run.write_estimates(outputs.estimates)
+    if outputs.model is not None:
+        # start-up: the saved model's module, only when one is saved
+        from mcmc.core.lda.model import model_of
+
+        model_of(run).save(outputs.model)
+    source = outputs.chains if outputs.chains not in (None, "-") else run.source
+    checks = check(chains_file, thresholds=thresholds or Thresholds(), strict=strict, source=[source])
+    return LdaResult(run, lda_report(run, checks), config, facts, all_chains, checks)

@@ -1,0 +1,364 @@
+"""The one call of ``mcmc sample``: sample, write the chains file, judge the draws as ``diagnose`` would.
+
+``core`` samples and never imports ``diagnostics``; a command that samples
+and then reports whether the run converged needs both, so its one call lives
+in the command layer. :func:`sample_run` checks the outputs and the starting
+point before any work, builds the target, runs the driver, writes the chains
+file through :func:`mcmc.core.chains.write_chains` and returns the chains,
+their timings, the report :func:`mcmc.diagnostics.report.check.check` makes
+of them and its :class:`~mcmc.diagnostics.report.summary.RunSummary`. A
+target with a posterior predictive (``bnn``) adds its
+:class:`~mcmc.diagnostics.report.predictive.PredictiveReport` and the
+predictions file; a transition matrix (``P.csv``) its
+:class:`~mcmc.diagnostics.report.markov.MarkovReport`. On a Bayesian network
+file (``NET.bif``) it hands over to :func:`network_run`, whose result also
+carries the marginals (:mod:`mcmc.diagnostics.report.network`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from mcmc.cli.commands.files import check_chains_output, write_chains_to
+from mcmc.cli.commands.progress import Progress
+from mcmc.core.atomic import write_text_atomic
+from mcmc.core.chains import Chains
+from mcmc.core.errors import UsageError
+from mcmc.core.paths import check_paths
+from mcmc.core.random import entropy_seed
+from mcmc.core.targets import is_network_target, is_transition_matrix, is_user_target
+from mcmc.diagnostics.report.check import check
+from mcmc.diagnostics.report.markov import MarkovReport, markov_report
+from mcmc.diagnostics.report.network import (
+    NetworkSummary,
+    estimate_indicators,
+    network_advice,
+    network_summary,
+    query_nodes,
+)
+from mcmc.diagnostics.report.predictive import PredictiveReport, predictive_report
+from mcmc.diagnostics.report.report import Report
+from mcmc.diagnostics.report.summary import RunSummary
+from mcmc.diagnostics.report.thresholds import Thresholds
+
+__all__ = ["SampleResult", "SampleSpec", "failed_advice", "network_run", "sample_run"]
+
+
+@dataclass(frozen=True)
+class SampleSpec:
+    """What to sample: ``mcmc sample``'s options, parsed.
+
+    ``target_options`` are the target's keyword options (``dim``, ``rho``,
+    ``data``, ...; ``None`` values count as not given); ``params`` the
+    sampler's keyword tuning (``scale``, ``step_size``, ...); ``init`` a
+    starting point for every chain, in the target's dimension. A Bayesian
+    network target (``NET.bif``) takes ``observe`` (``NODE=STATE`` items or
+    comma lists), ``query`` (node names or comma lists: the marginals to show)
+    and ``exact`` (show exact marginals beside them).
+    """
+
+    target: str = "gaussian"
+    sampler: str = "hmc"
+    chains: int = 4
+    first_chain: int = 0
+    warmup: int = 1000
+    draws: int = 1000
+    thin: int = 1
+    seed: int | None = None
+    init: tuple[float, ...] | None = None
+    target_options: Mapping[str, Any] = field(default_factory=dict)
+    params: Mapping[str, Any] = field(default_factory=dict)
+    #: Dask scheduler (``tcp://HOST:PORT`` or ``local:N``) to run blocks of chains on; ``None``: here.
+    scheduler: str | None = None
+    observe: tuple[str, ...] = ()
+    query: tuple[str, ...] = ()
+    exact: bool = False
+
+
+@dataclass(frozen=True)
+class SampleResult:
+    """A finished ``mcmc sample`` run.
+
+    Attributes
+    ----------
+    chains
+        The draws ``(chain, draw, *shape)``, sampler statistics and attributes
+        as written to ``output``.
+    timings
+        ``warmup_time_s``, ``sampling_time_s``, ``wall_time_s`` of the run and
+        ``write_time_s`` of the chains file: never in the file (same seed,
+        same bytes).
+    summary
+        Max R-hat, min ESS, acceptance, divergences, derived from ``report``.
+    seed_given
+        False when the seed was drawn from OS entropy (shown so the run can be repeated).
+    output
+        Where the chains went (``-``: standard output).
+    predictive
+        For a target with a posterior predictive (``bnn``): the
+        :class:`~mcmc.diagnostics.report.predictive.PredictiveReport` (quantities to
+        judge, test scores, where the predictions went); else ``None``.
+    network
+        For a Bayesian network target: the
+        :class:`~mcmc.diagnostics.report.network.NetworkSummary` (marginals with
+        MCSE, exact values when asked, warnings); ``summary`` is then over the
+        state indicators ``NODE[STATE]``. Else ``None``.
+    markov
+        For a transition matrix target (``P.csv``): the
+        :class:`~mcmc.diagnostics.report.markov.MarkovReport` (the exact stationary
+        law both ways, classes, periods, detailed balance, spectral gap, and
+        the simulated state frequencies with MCSE). Else ``None``.
+    report
+        The report :func:`mcmc.diagnostics.report.check.check` makes of the draws as
+        written, which is what ``mcmc diagnose`` says of the file: one verdict.
+    advice
+        What to do when the report fails: each failed check's advice, or for
+        a network the nodes that did not mix and the remedies.
+    """
+
+    chains: Chains
+    timings: Mapping[str, float]
+    summary: RunSummary | None
+    seed_given: bool
+    output: str
+    predictive: PredictiveReport | None = None
+    network: NetworkSummary | None = None
+    markov: MarkovReport | None = None
+    report: Report | None = None
+    advice: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        """The draws pass the checks of ``mcmc diagnose`` (the report's verdict)."""
+        return self.report is None or self.report.passed
+
+    def verdict(self) -> str:
+        """The report's verdict line, saying where the evidence is when it fails."""
+        if self.report is None:
+            return ""
+        line = self.report.verdict()
+        if not self.report.passed:
+            where = "standard output" if self.output == "-" else self.output
+            line += f" (the draws are in {where}"
+            shown = self.output != "-" and self.report.kind != "weighted"  # diagnose reads no weighted draws yet
+            line += f": mcmc diagnose {self.output} shows every parameter)" if shown else ")"
+        return line
+
+    def to_dict(self) -> dict[str, Any]:
+        """The run as a JSON document: attributes, timings, the run summary and the network part when there is one."""
+        summary = None if self.summary is None else dataclasses.asdict(self.summary)
+        return {
+            "schema": "mcmc.sample/1", "output": self.output, "seed_given": self.seed_given,
+            "attrs": dict(self.chains.attrs), "timings": dict(self.timings), "summary": summary,
+            "passed": self.passed, "verdict": self.verdict(), "advice": self.advice,
+            "network": None if self.network is None else self.network.to_dict(),
+        }  # fmt: skip
+
+    @property
+    def seconds(self) -> float:
+        """Wall time of sampling and writing."""
+        return self.timings.get("wall_time_s", 0.0) + self.timings.get("write_time_s", 0.0)
+
+
+def sample_run(
+    spec: SampleSpec,
+    output: str,
+    *,
+    stdout: IO[bytes] | None = None,
+    thresholds: Thresholds | None = None,
+    strict: bool = False,
+    progress: Progress | None = None,
+    predict: str | None = None,
+    predictions: str | None = None,
+    plot: str | None = None,
+) -> SampleResult:
+    """Sample ``spec``, write the chains to ``output`` and judge them as ``mcmc diagnose`` judges the file.
+
+    Parameters
+    ----------
+    spec
+        The run.
+    output
+        A ``.npz`` or ``.nc`` path (written atomically), or ``-`` for npz on ``stdout``.
+    thresholds, strict
+        The limits of the checks (``diagnose``'s defaults when ``None``) and
+        whether warnings fail: the report of the written draws is
+        :func:`mcmc.diagnostics.report.check.check`'s, the one judge of every command.
+    progress
+        Told ``progress(label, done, total)`` during the run, a label per block of chains.
+    predict, predictions, plot
+        ``bnn``: test inputs to predict at, where to write the predictions CSV
+        (written here, atomically, once the chains are), and the plot the
+        caller will draw (checked with the other outputs; the predictive on a
+        grid is computed for it).
+
+    Raises
+    ------
+    UsageError
+        An output that is an input or that cannot be written, an output
+        format other than npz or nc, an ``init`` of the wrong length, a
+        target option the target does not take; with ``scheduler``, no
+        scheduler answering or distributed not installed.
+    ScaleOutError
+        With ``scheduler``, workers that kept dying.
+
+    With ``spec.scheduler`` the chains run as blocks on a Dask cluster
+    (:mod:`mcmc.core.scaleout`) and the file is the same, byte for byte.
+    """
+    # start-up: the sampling machinery (driver, scale-out, user targets: about 20 ms) is not a network run's
+    from mcmc.core import scaleout
+    from mcmc.core.samplers import NETWORK_SAMPLERS, SAMPLERS
+    from mcmc.core.targets import get_target
+    from mcmc.core.targets.protocols import TransitionKernel
+    from mcmc.core.targets.user import read_source
+
+    if is_network_target(spec.target):
+        if predict or predictions or plot:
+            raise UsageError("--predict, --predictions and --plot apply to the bnn target, not to a Bayesian network")
+        return network_run(spec, output, stdout=stdout, thresholds=thresholds, strict=strict)
+    if spec.observe or spec.query or spec.exact:
+        raise UsageError("--observe, --query and --exact apply to a Bayesian network target (--target NET.bif)")
+    if spec.sampler not in SAMPLERS:
+        kind = "a Bayesian network target (--target NET.bif)" if spec.sampler in NETWORK_SAMPLERS else "no target"
+        raise UsageError(f"--sampler {spec.sampler} applies to {kind}")
+    data = spec.target_options.get("data")
+    user_file = spec.target.split(":", 1)[0] if is_user_target(spec.target) else None
+    check_paths(
+        {"-o": output, "--predictions": predictions, "--plot": plot},
+        [data if isinstance(data, str) else None, user_file, predict,
+         spec.target if is_transition_matrix(spec.target) else None],
+    )  # fmt: skip
+    check_chains_output(output)
+    ids = range(spec.first_chain, spec.first_chain + spec.chains)
+    # Built here too (a bad option fails before any work, and the predictive
+    # needs it), except a user file bound for a cluster: the workers load it.
+    remote_file = user_file is not None and spec.scheduler is not None
+    tgt = None if remote_file else get_target(spec.target, **spec.target_options)
+    if remote_file and (predict or predictions or plot):
+        raise UsageError("--predict, --predictions and --plot need the target here; run them without --scheduler")
+    job = scaleout.ChainsJob(
+        target=spec.target, sampler=spec.sampler, warmup=spec.warmup, draws=spec.draws, thin=spec.thin,
+        # Every block of a run given no seed must share the one recorded in the file.
+        seed=entropy_seed() if spec.seed is None and spec.scheduler is not None else spec.seed,  # type: ignore[arg-type]
+        init=spec.init, target_options=dict(spec.target_options), params=dict(spec.params),
+    )  # fmt: skip
+    if spec.scheduler is None:
+        chains, run_timings = scaleout.run_block(job, ids, progress)
+    else:
+        if user_file is not None:
+            # Its source, not its path: the workers need not see this machine's files,
+            # nor import it here (it may need what only the workers have).
+            job = dataclasses.replace(job, target_text=read_source(spec.target))
+        chains, run_timings = scaleout.run_blocks(job, ids, spec.scheduler, progress=progress)
+    # Timings come beside the chains, never in the file (same seed, same bytes).
+    timings = dict(run_timings._asdict())
+    t0 = time.perf_counter()
+    write_chains_to(chains, output, stdout)
+    predictive = None
+    if tgt is not None:
+        predictive = predictive_report(chains, tgt, test=predict, predictions=predictions is not None,
+                                       curve=plot is not None)  # fmt: skip
+    if predictive is not None and predictions and predictive.test is not None:
+        # start-up: the network target's module loads SciPy; predictive_report has loaded it already
+        from mcmc.core.targets.bnn import predictions_csv
+
+        write_text_atomic(predictions, predictions_csv(tgt, predictive.test))
+        predictive = dataclasses.replace(predictive, predictions_path=predictions)
+    markov = None
+    if isinstance(tgt, TransitionKernel):
+        markov = markov_report(chains, tgt.analysis, spec.target)
+    timings["write_time_s"] = time.perf_counter() - t0
+    report = check(chains, thresholds=thresholds or Thresholds(), strict=strict, source=[output])
+    summary = RunSummary.from_report(report, chains)
+    return SampleResult(
+        chains, timings, summary, spec.seed is not None, output, predictive, markov=markov, report=report,
+        advice=failed_advice(report),
+    )  # fmt: skip
+
+
+def failed_advice(report: Report) -> tuple[str, ...]:
+    """The advice of every check that fails ``report`` (each once, in the checks' order)."""
+    failing = [c for c in report.checks if not c.passed and (c.severity == "error" or report.strict)]
+    return tuple(dict.fromkeys(c.advice for c in failing if c.advice))
+
+
+def network_run(
+    spec: SampleSpec,
+    output: str,
+    *,
+    stdout: IO[bytes] | None = None,
+    thresholds: Thresholds | None = None,
+    strict: bool = False,
+) -> SampleResult:
+    """``mcmc sample --target NET.bif``: sample a Bayesian network given evidence, write the chains, summarise.
+
+    Reads the BIF file (:func:`mcmc.core.targets.bif.read_bif`), parses
+    ``spec.observe`` and ``spec.query`` against it and, with ``spec.exact``,
+    computes the exact marginals by variable elimination, all before sampling;
+    then :func:`mcmc.core.samplers.network_driver.sample_network` runs
+    ``spec.sampler`` (gibbs, rejection or likelihood-weighting) and the chains
+    file is written from :func:`~mcmc.core.samplers.network_driver.to_chains`.
+
+    Returns
+    -------
+    SampleResult
+        ``summary`` over every state indicator ``NODE[STATE]`` (for likelihood
+        weighting no R-hat and the Kish ESS of the weights) and ``network``,
+        the :class:`~mcmc.diagnostics.report.network.NetworkSummary`.
+
+    Raises
+    ------
+    InputError
+        An unreadable BIF file; an unknown node or state in ``observe`` or
+        ``query`` (the message lists the valid ones); evidence of probability
+        zero; a queried node that is observed.
+    UsageError
+        A sampler that does not sample networks; a target option, ``--init``
+        or tuning option (none applies); an output that is the input.
+    """
+    # start-up: the network samplers load numba (0.4 s), only for a network target
+    from mcmc.core.samplers import NETWORK_SAMPLERS
+    from mcmc.core.samplers.network_driver import sample_network, to_chains
+    from mcmc.core.targets.bayesnet import parse_evidence
+    from mcmc.core.targets.bif import read_bif
+    from mcmc.core.targets.variable_elimination import marginals
+
+    if spec.sampler not in NETWORK_SAMPLERS:
+        raise UsageError(
+            f"--sampler {spec.sampler} does not sample a Bayesian network; use {', '.join(NETWORK_SAMPLERS)}"
+        )
+    given = sorted(k for k, v in spec.target_options.items() if v is not None)
+    if given:
+        raise UsageError(f"option(s) {', '.join(given)} do not apply to a Bayesian network target")
+    if spec.init is not None or spec.params:
+        raise UsageError("--init and sampler tuning options do not apply to a Bayesian network target")
+    check_paths({"-o": output}, [spec.target])
+    check_chains_output(output)
+    net = read_bif(spec.target)
+    evidence = parse_evidence(net, list(spec.observe))
+    shown, queried = query_nodes(net, evidence, spec.query)
+    exact = None
+    if spec.exact:
+        exact = dict(zip(net.nodes, marginals(net, evidence), strict=True))  # refuses impossible evidence too
+    t0 = time.perf_counter()
+    run = sample_network(
+        net, evidence, spec.sampler, chains=spec.chains, warmup=spec.warmup, draws=spec.draws, thin=spec.thin,
+        seed=spec.seed, chain_ids=range(spec.first_chain, spec.first_chain + spec.chains),
+    )  # fmt: skip
+    timings = {**run.timings, "wall_time_s": time.perf_counter() - t0}
+    chains = to_chains(run)
+    t0 = time.perf_counter()
+    write_chains_to(chains, output, stdout)
+    timings["write_time_s"] = time.perf_counter() - t0
+    estimates = estimate_indicators(chains, exact, thresholds=thresholds or Thresholds(), strict=strict,
+                                    source=[output])  # fmt: skip
+    network = network_summary(run, estimates, shown, queried=queried)
+    report = estimates.report
+    return SampleResult(
+        chains, timings, estimates.summary, spec.seed is not None, output, network=network, report=report,
+        advice=() if report is None or report.passed else (network_advice(report, spec.sampler),),
+    )  # fmt: skip

@@ -1,0 +1,162 @@
+"""This project's ``.npz`` chains files, ArviZ's ``.npz`` examples and bare ``.npy``/``.npz`` arrays.
+
+Loaded without ``allow_pickle`` (an object array is refused), every member's
+header checked against the file's size and the machine's memory before NumPy
+allocates it. A bare array carries no axis names: :class:`Bare` says how to
+read it (see :func:`mcmc.diagnostics.readers.read_chains`).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import zipfile
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+from numpy.lib import format as npy_format
+
+from mcmc.core.chains import ATTRS_KEY, STATS_PREFIX, Chains
+from mcmc.core.errors import InputError
+from mcmc.core.memory import require_memory
+from mcmc.diagnostics.readers.base import Bare, Format, load_error, name_last_axis, not_bare
+
+_BARE_NAME = re.compile(r"arr_[0-9]+")  # np.savez(path, a, b): positional arrays
+
+
+def read_npz(data: bytes | Path, label: str, bare: Bare = Bare()) -> Chains:  # noqa: B008 - frozen
+    """A chains ``.npz`` (variables by name, ``sample_stats__NAME``, JSON ``__attrs__``) or one of bare arrays."""
+    posterior: dict[str, np.ndarray] = {}
+    stats: dict[str, np.ndarray] = {}
+    attrs: dict[str, Any] = {}
+    # the file is ours to close, also when NumPy rejects it
+    with data.open("rb") if isinstance(data, Path) else io.BytesIO(data) as fh:
+        try:
+            archive = np.load(fh, allow_pickle=False)
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+            raise load_error(label, "npz archive", exc) from None
+        with archive:
+            _check_npz_headers(archive, label)
+            for key in archive.files:
+                try:
+                    array = archive[key]
+                except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+                    raise load_error(label, f"array {key!r} of the npz archive", exc) from None
+                if not isinstance(array, np.ndarray):
+                    raise InputError(label, f"member {key!r} of the archive is not a NumPy array")
+                if key == ATTRS_KEY:
+                    attrs = _attrs_from_json(array, label)
+                elif key.startswith(STATS_PREFIX):
+                    stats[key[len(STATS_PREFIX) :]] = array
+                else:
+                    posterior[key] = array
+    unnamed = bool(posterior) and not stats and not attrs and all(_BARE_NAME.fullmatch(k) for k in posterior)
+    if unnamed:
+        posterior = {key: orient(array, label, bare.layout, key) for key, array in posterior.items()}
+        posterior = name_last_axis(posterior, bare.names, label)
+    elif bare.given:
+        raise InputError(label, not_bare(bare))
+    return Chains(posterior, stats, attrs).validate(label)
+
+
+def read_npy(data: bytes, label: str, bare: Bare = Bare()) -> Chains:  # noqa: B008 - frozen
+    """A bare ``.npy`` array ``(chain, draw[, dim])`` as the variable ``x`` (or ``bare.names``)."""
+    _check_npy_header(io.BytesIO(data), len(data), label, ".npy array")
+    try:
+        array = np.load(io.BytesIO(data), allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise load_error(label, ".npy array", exc) from None
+    if array.ndim < 2:
+        raise InputError(label, f".npy array has shape {array.shape}; expected (chain, draw) or (chain, draw, dim)")
+    posterior = name_last_axis({"x": orient(array, label, bare.layout)}, bare.names, label)
+    return Chains(posterior).validate(label)
+
+
+def orient(array: np.ndarray, label: str, layout: str | None, name: str = "x") -> np.ndarray:
+    """A bare array as ``(chain, draw, ...)``, by ``layout`` (see :func:`mcmc.diagnostics.readers.read_chains`)."""
+    if array.ndim < 2:
+        return array  # Chains.validate names the shape
+    if layout == "draw,chain":
+        return np.swapaxes(array, 0, 1)
+    if layout is None and array.shape[0] > array.shape[1]:
+        chains, draws = array.shape[:2]
+        raise InputError(
+            label,
+            f"bare array {name!r} of shape {array.shape} would be {chains} chains of only {draws} draws; "
+            "if it is (draw, chain, ...), as emcee's sampler.get_chain() saves it, pass --layout draw,chain "
+            "(--layout chain,draw reads it as it is)",
+        )
+    return array
+
+
+def _check_npy_header(fh: BinaryIO, available: int | None, label: str, what: str) -> int:
+    """Read an ``.npy`` header from ``fh`` and refuse a shape the data or the machine cannot hold.
+
+    ``available`` is the number of bytes after the header (``None``: unknown).
+    Returns the bytes the array needs. Only the header is read, so a hostile
+    shape (``(10**10,)`` float64 in a 200-byte file) never reaches
+    ``np.load``, which allocates the whole array before reading it.
+    """
+    try:
+        version = npy_format.read_magic(fh)
+        read_header = {(1, 0): npy_format.read_array_header_1_0, (2, 0): npy_format.read_array_header_2_0}.get(version)
+        if read_header is None:  # version 3.0 (UTF-8 field names), rare: np.load judges it
+            return 0
+        shape, _, dtype = read_header(fh)
+    except (ValueError, OSError, EOFError) as exc:
+        raise load_error(label, what, exc) from None
+    if dtype.hasobject:
+        return 0  # refused as a pickle when loaded
+    count = 1
+    for n in shape:
+        count *= int(n)  # Python ints: a hostile shape must not overflow
+    needed = count * dtype.itemsize
+    if available is not None and needed > available - fh.tell():
+        raise InputError(
+            label,
+            f"corrupt or truncated {what}: its header claims shape {tuple(shape)} {dtype} "
+            f"({needed} bytes) but it holds {max(available - fh.tell(), 0)}",
+        )
+    require_memory(count, dtype.itemsize, f"{what} of shape {tuple(shape)} {dtype}", label)
+    return needed
+
+
+def _check_npz_headers(archive: Any, label: str) -> None:
+    """Check every member's header against its size in the zip directory and against memory."""
+    zf = archive.zip
+    names = set(zf.namelist())
+    total = 0
+    for key in archive.files:
+        member = key + ".npy" if key + ".npy" in names else key
+        try:
+            info = zf.getinfo(member)
+            with zf.open(info) as fh:
+                total += _check_npy_header(fh, info.file_size, label, f"array {key!r} of the npz archive")
+        except (OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+            raise load_error(label, f"array {key!r} of the npz archive", exc) from None
+    require_memory(total, 1, "the arrays of the npz archive", label)
+
+
+def _attrs_from_json(array: np.ndarray, label: str) -> dict[str, Any]:
+    if array.ndim != 0 or array.dtype.kind not in "US":
+        raise InputError(label, f"{ATTRS_KEY} must be a 0-d string array, not {array.dtype} {array.shape}")
+    try:
+        attrs = json.loads(str(array[()].decode() if array.dtype.kind == "S" else array[()]))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(label, f"{ATTRS_KEY} is not valid JSON ({exc})") from None
+    if not isinstance(attrs, dict):
+        raise InputError(label, f"{ATTRS_KEY} is JSON but not an object")
+    return attrs
+
+
+NPZ = Format(
+    "npz", "chains .npz", "an .npz (zip) archive", read_npz,
+    magic=(b"PK\x03\x04", b"PK\x05\x06"),  # a zip archive; the second an empty one
+    extensions=(".npz",), bare=True, from_path=True,  # NumPy reads the members straight into their arrays
+)  # fmt: skip
+NPY = Format(
+    "npy", ".npy of shape (chain, draw[, dim])", "a NumPy .npy array", read_npy, magic=(b"\x93NUMPY",),
+    extensions=(".npy",), bare=True,
+)  # fmt: skip

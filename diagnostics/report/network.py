@@ -1,0 +1,379 @@
+"""Bayesian network runs judged: marginals of the state indicators with MCSE, the sample summary.
+
+A network's chains file stores integer state codes per unobserved node; the
+reader turns them into the indicators ``NODE[STATE]``, whose means are the
+marginal posterior probabilities
+(:func:`mcmc.diagnostics.readers.network_codes.indicator_chains`).
+
+* :func:`estimate_indicators` gives every indicator's estimate, MCSE and ESS,
+  for a Markov chain (gibbs) or independent draws (rejection) from the
+  ordinary statistics of :mod:`mcmc.diagnostics.stats`; for the weighted
+  draws of likelihood weighting the self-normalised mean with its
+  delta-method MCSE (Owen 2013, ch. 9) and Kish's ESS of the weights, with no
+  R-hat (a weighted sample is not a chain).
+* :class:`NetworkSummary` is what ``mcmc sample --target NET.bif`` shows:
+  the asked-for marginals, exact values beside them on request (variable
+  elimination), the warnings and the sampler's own figures.
+
+References
+----------
+Owen, A. B. (2013). *Monte Carlo theory, methods and examples*, ch. 9
+(importance sampling; the self-normalised estimator and its delta-method variance).
+Kish, L. (1965). *Survey Sampling*. Wiley (the effective sample size of weights).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from mcmc.core.chains import Chains
+from mcmc.core.errors import InputError
+from mcmc.core.targets.bayesnet import format_evidence
+from mcmc.diagnostics.readers.network_codes import indicator_chains
+from mcmc.diagnostics.report.check import check, check_weighted
+from mcmc.diagnostics.report.report import Report
+from mcmc.diagnostics.report.selection import flatten, select
+from mcmc.diagnostics.report.summary import RunSummary
+from mcmc.diagnostics.report.thresholds import Thresholds
+
+__all__ = [
+    "IndicatorEstimates", "NetworkSummary", "NodeMarginals", "StateMarginal", "estimate_indicators",
+    "failing_nodes", "network_advice", "network_summary", "query_nodes",
+]  # fmt: skip
+
+#: Without ``--query``, the summary shows every unobserved node when there are at most this many.
+DEFAULT_QUERY_MAX = 8
+#: The name under which a weighted run's ESS is reported: it is the weights', not a parameter's.
+WEIGHTS_ESS = "the weights (Kish)"
+
+
+@dataclass(frozen=True)
+class IndicatorEstimates:
+    """Estimates of every state indicator of a network run, in the file's node order.
+
+    Attributes
+    ----------
+    nodes, states
+        The node and state of each indicator ``(n,)``; its name is ``NODE[STATE]``.
+    mean, mcse
+        ``(n,)``: the marginal probability estimate and its Monte Carlo standard
+        error (0 for an indicator constant over every draw).
+    ess
+        ``(n,)``: bulk ESS; for a weighted run the Kish ESS of the weights, the
+        same for every indicator.
+    rhat
+        ``(n,)``: rank-normalized split R-hat; NaN for a weighted run.
+    exact
+        ``(n,)`` exact marginals when asked for, else ``None``.
+    summary
+        The run summary over all indicators (worst R-hat, smallest ESS); for a
+        weighted run no R-hat and the Kish ESS as both ESS.
+    weighted
+        Likelihood weighting's self-normalised estimates.
+    report
+        The diagnose report of the indicators (the one verdict of the run).
+    """
+
+    nodes: tuple[str, ...]
+    states: tuple[str, ...]
+    mean: np.ndarray
+    mcse: np.ndarray
+    ess: np.ndarray
+    rhat: np.ndarray
+    exact: np.ndarray | None
+    summary: RunSummary
+    weighted: bool
+    report: Report | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        # start-up: the network sampler's module loads numba (0.4 s); its runs have loaded it already
+        from mcmc.core.samplers.network_driver import indicator_name
+
+        return tuple(indicator_name(n, s) for n, s in zip(self.nodes, self.states, strict=True))
+
+    @property
+    def z(self) -> np.ndarray | None:
+        """``|mean - exact| / MCSE`` per indicator (0 where both agree exactly; ``None`` without exact values)."""
+        if self.exact is None:
+            return None
+        diff = np.abs(self.mean - self.exact)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(diff == 0, 0.0, diff / self.mcse)
+
+
+def estimate_indicators(
+    chains: Chains,
+    exact: Sequence[np.ndarray] | Mapping[str, np.ndarray] | None = None,
+    *,
+    thresholds: Thresholds = Thresholds(),  # noqa: B008 - frozen
+    strict: bool = False,
+    source: Sequence[str] = (),
+) -> IndicatorEstimates:
+    """Marginal estimates, MCSE, ESS and R-hat of every state indicator of a network run, and its report.
+
+    The indicators are judged once, by :func:`mcmc.diagnostics.report.check.check`
+    (the report ``mcmc diagnose`` makes of the same file), and the estimates
+    are read off that report; weighted draws by
+    :func:`~mcmc.diagnostics.report.check.check_weighted`.
+
+    Parameters
+    ----------
+    chains
+        A network run in its chains-file form (:func:`mcmc.core.samplers.network_driver.to_chains`).
+    exact
+        Exact marginals ``{node: (n_states,)}`` of (at least) the stored nodes, or ``None``.
+    thresholds, strict
+        The limits of the checks (``diagnose``'s defaults) and whether warnings fail.
+    source
+        The chains file, recorded in the report.
+    """
+    ind = indicator_chains(chains, weighted_ok=True)
+    selection = select(ind)
+    nodes = selection.variables
+    states = tuple(ind.coords[v][0][i] for v, idx in selection.items for i in idx)
+    truth = None
+    if exact is not None:
+        truth = np.array([float(exact[v][i]) for v, idx in selection.items for i in idx])
+    weighted = bool(chains.attrs.get("weighted"))
+    n = len(nodes)
+    if weighted:
+        # start-up: the network samplers' package loads numba (0.4 s), only for a weighted run
+        from mcmc.core.samplers.likelihood_weighting import kish_ess, weighted_mean
+
+        x = flatten(ind, selection)
+        log_weight = chains.sample_stats["log_weight"]
+        mean, mcse = weighted_mean(x, log_weight)
+        kish = float(kish_ess(log_weight))
+        ess, rhat = np.full(n, kish), np.full(n, np.nan)
+        report = check_weighted(x.shape[0], x.shape[1], kish, thresholds=thresholds, source=source, strict=strict)
+        summary = RunSummary.from_report(report, ind)
+        summary = replace(summary, ess_bulk_min=kish, ess_bulk_argmin=WEIGHTS_ESS, ess_tail_min=kish,
+                          ess_tail_argmin=WEIGHTS_ESS, ess_bulk_ok=report.passed)  # fmt: skip
+    else:
+        report = check(ind, thresholds=thresholds, source=source, strict=strict)
+        params = report.parameters
+        mean = np.array([p.mean for p in params])
+        # a state seen in every draw, or never, has no Monte Carlo spread
+        mcse = np.array([0.0 if p.sd == 0 else p.mcse_mean for p in params])
+        ess = np.array([p.ess_bulk for p in params])
+        rhat = np.array([p.rhat for p in params])
+        summary = RunSummary.from_report(report, ind)
+        rates = chains.attrs.get("acceptance_rate")
+        if rates is not None:  # rejection: accepted / proposed, per chain
+            by_chain = tuple(float(r) for r in rates)
+            summary = replace(summary, acceptance=float(np.mean(by_chain)), acceptance_by_chain=by_chain)
+    return IndicatorEstimates(
+        tuple(nodes), states, np.asarray(mean, dtype=float), np.asarray(mcse, dtype=float),
+        np.asarray(ess, dtype=float), np.asarray(rhat, dtype=float), truth, summary, weighted, report,
+    )  # fmt: skip
+
+
+def failing_nodes(report: Report) -> tuple[str, ...]:
+    """The nodes whose indicators fail ``report``'s checks, the worst first (each node once)."""
+    return tuple(dict.fromkeys(p.variable for p in report.failing()))
+
+
+def network_advice(report: Report, sampler: str) -> str:
+    """What to do when a network run's draws fail the checks: the nodes, and the remedies that fit ``sampler``."""
+    if report.kind == "weighted":
+        return report.checks[0].advice
+    nodes = failing_nodes(report)
+    if not nodes:
+        return ""
+
+    def shown(names: Sequence[str]) -> str:
+        return ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+
+    apart = tuple(dict.fromkeys(p.variable for p in report.failing() if p.status == "rhat"))
+    if apart and sampler == "gibbs":
+        return (f"the chains have not mixed on {shown(apart)}: run longer (--draws, --warmup); chains that stay "
+                "apart are trapped by near-deterministic tables, which single-site moves cannot cross: "
+                "-s likelihood-weighting gives independent weighted draws instead")  # fmt: skip
+    if apart:
+        return f"the chains disagree on {shown(apart)}: draw more (--draws)"
+    return f"too few effective draws for {shown(nodes)}: draw more (--draws)"
+
+
+# --------------------------------------------------------------------------- the sample summary
+
+
+@dataclass(frozen=True)
+class StateMarginal:
+    """One state of a shown node: ``p(NODE = STATE | e)`` estimated, its MCSE, ESS, R-hat and the exact value.
+
+    ``rhat`` is ``None`` for a weighted run; ``exact`` and ``z`` (``|estimate
+    - exact| / mcse``) are ``None`` unless exact values were asked for.
+    """
+
+    state: str
+    estimate: float
+    mcse: float
+    ess: float
+    rhat: float | None
+    exact: float | None = None
+    z: float | None = None
+
+
+@dataclass(frozen=True)
+class NodeMarginals:
+    """The marginal of one node, state by state."""
+
+    node: str
+    states: tuple[StateMarginal, ...]
+
+
+@dataclass(frozen=True)
+class NetworkSummary:
+    """What ``mcmc sample --target NET.bif`` shows about the network beside the run summary.
+
+    Attributes
+    ----------
+    network, sampler, evidence
+        The network's file, the sampler and the evidence as ``NODE=STATE,...``.
+    log_evidence
+        ``log p(e)``, exact.
+    n_nodes, n_unobserved
+        Nodes of the network and nodes sampled.
+    marginals
+        The shown nodes (``--query``; every unobserved node when there are few).
+    queried
+        The nodes were asked for; otherwise chosen by default (and ``marginals``
+        may be empty, with ``n_unobserved`` too many to show).
+    exact
+        Exact values were asked for (``--exact``): each state carries one.
+    z_max, z_argmax
+        The largest ``|estimate - exact| / MCSE`` over the shown states and
+        where (``None`` without exact values); ``z_ok`` is ``z_max <= max_z``.
+    weighted
+        Likelihood weighting: estimates are self-normalised and ``ess_weights``
+        (pooled) and ``ess_weights_by_chain`` are Kish's ESS of the weights.
+    acceptance, acceptance_by_chain
+        Rejection: accepted / proposed overall and per chain.
+    warnings
+        Messages for stderr: deterministic tables that can freeze single-site
+        Gibbs (the nodes involved and what was done), and ``blocks`` the node
+        groups gibbs updated jointly.
+    """
+
+    network: str
+    sampler: str
+    evidence: str
+    log_evidence: float
+    n_nodes: int
+    n_unobserved: int
+    marginals: tuple[NodeMarginals, ...]
+    queried: bool
+    exact: bool
+    z_max: float | None
+    z_argmax: str | None
+    z_ok: bool | None
+    max_z: float
+    weighted: bool
+    ess_weights: float | None
+    ess_weights_by_chain: tuple[float, ...] | None
+    acceptance: float | None
+    acceptance_by_chain: tuple[float, ...] | None
+    warnings: tuple[str, ...]
+    blocks: tuple[tuple[str, ...], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON record (``network`` in ``mcmc sample``'s JSON document)."""
+        return {
+            "network": self.network, "sampler": self.sampler, "evidence": self.evidence,
+            "log_evidence": self.log_evidence, "n_nodes": self.n_nodes, "n_unobserved": self.n_unobserved,
+            "queried": self.queried, "exact": self.exact, "z_max": self.z_max, "z_argmax": self.z_argmax,
+            "z_ok": self.z_ok, "max_z": self.max_z, "weighted": self.weighted, "ess_weights": self.ess_weights,
+            "ess_weights_by_chain": None if self.ess_weights_by_chain is None else list(self.ess_weights_by_chain),
+            "acceptance": self.acceptance,
+            "acceptance_by_chain": None if self.acceptance_by_chain is None else list(self.acceptance_by_chain),
+            "warnings": list(self.warnings), "blocks": [list(b) for b in self.blocks],
+            "marginals": {
+                m.node: {
+                    s.state: {"estimate": s.estimate, "mcse": s.mcse, "ess": s.ess, "rhat": s.rhat,
+                              "exact": s.exact, "z": s.z}
+                    for s in m.states
+                }
+                for m in self.marginals
+            },
+        }  # fmt: skip
+
+
+def query_nodes(network: Any, evidence: Mapping[int, int], query: Sequence[str]) -> tuple[tuple[str, ...], bool]:
+    """The nodes the summary shows, and whether the user chose them.
+
+    ``query`` items may be comma lists (``--query A,B --query C``). Without
+    any, every unobserved node when there are at most :data:`DEFAULT_QUERY_MAX`.
+
+    Raises
+    ------
+    InputError
+        An unknown node (the message lists the nodes), or an observed one.
+    """
+    names = [p.strip() for q in query for p in str(q).split(",") if p.strip()]
+    if not names:
+        free = [network.nodes[v] for v in range(network.n_nodes) if v not in evidence]
+        return (tuple(free) if len(free) <= DEFAULT_QUERY_MAX else ()), False
+    for name in names:
+        i = network.index(name)  # unknown: InputError listing the nodes
+        if i in evidence:
+            raise InputError(
+                network.source,
+                f"--query {name}: the node is observed ({name}={network.states[i][evidence[i]]}); "
+                "query unobserved nodes",
+            )
+    return tuple(dict.fromkeys(names)), True
+
+
+def network_summary(
+    run: Any,
+    estimates: IndicatorEstimates,
+    shown: Sequence[str],
+    *,
+    queried: bool,
+    max_z: float = 4.0,
+) -> NetworkSummary:
+    """The :class:`NetworkSummary` of a :class:`~mcmc.core.samplers.network_driver.NetworkRun`.
+
+    ``shown`` are the nodes whose marginals are listed (:func:`query_nodes`);
+    ``max_z`` judges ``|estimate - exact| / MCSE`` when exact values were computed.
+    """
+    net, a = run.network, run.attrs
+    z = estimates.z
+    by_node: dict[str, list[StateMarginal]] = {}
+    for k, (node, state) in enumerate(zip(estimates.nodes, estimates.states, strict=True)):
+        if node not in shown:
+            continue
+        rhat = float(estimates.rhat[k])
+        by_node.setdefault(node, []).append(
+            StateMarginal(
+                state, float(estimates.mean[k]), float(estimates.mcse[k]), float(estimates.ess[k]),
+                None if estimates.weighted or np.isnan(rhat) else rhat,
+                None if estimates.exact is None else float(estimates.exact[k]),
+                None if z is None else float(z[k]),
+            )  # fmt: skip
+        )
+    marginals = tuple(NodeMarginals(node, tuple(by_node[node])) for node in shown)
+    z_max = z_arg = None
+    shown_z = [(s.z, f"{m.node}[{s.state}]") for m in marginals for s in m.states if s.z is not None]
+    if shown_z:
+        finite = [(v if np.isfinite(v) else np.inf, name) for v, name in shown_z]  # NaN (0/0 cannot occur)
+        z_max, z_arg = max(finite, key=lambda t: t[0])
+    ess_w = a.get("ess_weights")
+    rates = a.get("acceptance_rate")
+    return NetworkSummary(
+        network=str(a.get("target", net.source or net.name)), sampler=str(a["sampler"]),
+        evidence=format_evidence(net, run.evidence), log_evidence=float(a["log_evidence"]),
+        n_nodes=net.n_nodes, n_unobserved=len(run.nodes), marginals=marginals, queried=queried,
+        exact=estimates.exact is not None, z_max=None if z_max is None else float(z_max), z_argmax=z_arg,
+        z_ok=None if z_max is None else bool(z_max <= max_z), max_z=float(max_z), weighted=estimates.weighted,
+        ess_weights=None if ess_w is None else float(a["ess_weights_total"]),
+        ess_weights_by_chain=None if ess_w is None else tuple(float(v) for v in ess_w),
+        acceptance=None if rates is None else float(np.mean(rates)),
+        acceptance_by_chain=None if rates is None else tuple(float(r) for r in rates),
+        warnings=tuple(run.warnings), blocks=tuple(tuple(b) for b in a.get("blocks", ())),
+    )  # fmt: skip
