@@ -4,7 +4,7 @@ Every command that judges draws (``diagnose``, and ``sample``, ``compare`` and
 ``lda`` on the draws they write) applies the same checks with the same limits:
 the options ``--max-rhat``, ``--min-ess``, ... over the ``[tool.mcmc.diagnose]``
 table of the nearest ``pyproject.toml`` (options win), over the defaults of
-:class:`~mcmc.diagnostics.report.report.Thresholds`. This module reads that table and
+:class:`~mcmc.diagnostics.report.thresholds.Thresholds`. This module reads that table and
 turns both into the library's own types (:class:`Resolved`), as fastapi-cli's
 ``config.py`` resolves ``[tool.fastapi]`` into a typed model before calling
 anything: the library never sees a flag name or the user's config file.

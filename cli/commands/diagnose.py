@@ -42,7 +42,7 @@ class DiagnoseSettings:
     ----------
     thresholds
         The limits of the checks (``None``: the defaults of
-        :class:`~mcmc.diagnostics.report.report.Thresholds`).
+        :class:`~mcmc.diagnostics.report.thresholds.Thresholds`).
     strict
         Warnings fail the run too.
     var

@@ -1,7 +1,7 @@
 """The checks of a report in words: each check's message and, when it failed, advice.
 
 :func:`report_checks` turns judged parameters and the sampler's facts into
-:class:`~mcmc.diagnostics.report.report.Check` objects whose messages make up the
+:class:`Check` objects whose messages make up the
 verdict line. Every failed check carries advice, as CmdStan's ``diagnose`` and
 ArviZ give it (:data:`ADVICE`).
 """
