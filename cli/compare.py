@@ -232,6 +232,9 @@ def command(
             layout=layout.value if layout is not None else None,
         )
 
+    # start-up: the renderers of comparisons (they register their result types' table and Markdown)
+    from mcmc.cli.render import md_compare, table_compare  # noqa: F401
+
     emit(result, fmt.value, output)
     if plot:
         from mcmc.cli.render import plot as plot_render  # start-up: matplotlib's renderer only with --plot

@@ -321,9 +321,9 @@ def command(
             model, corpus_path, sweeps=iterations, burn_in=default_burn_in(iterations) if burn_in is None else burn_in,
             seed=seed, fmt=corpus_format, vocab=vocab, theta_path=theta,
         )  # fmt: skip
-        from mcmc.cli.render import table_lda  # start-up: rich's tables only when the inference is shown
+        from mcmc.cli.render import table_inference  # start-up: rich's tables only when the inference is shown
 
-        table_lda.inference_summary(inferred, err_console.file)
+        table_inference.inference_summary(inferred, err_console.file)
         emit(inferred, output_format, "-")
         return
     if theta is not None:

@@ -270,7 +270,8 @@ def command(
 
         plot_predictive(result.predictive, plot)
     if not quiet:
-        from mcmc.cli.render import render  # start-up: rich's tables only when the summary is shown
+        # start-up: rich's tables only when the summary is shown
+        from mcmc.cli.render import render, table_sample  # noqa: F401 - table_sample registers SampleResult's table
 
         render(result, "table", sys.stderr)
     finish(result.passed, result.verdict(), result.advice, no_check=no_check, quiet=quiet)

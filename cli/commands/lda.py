@@ -17,18 +17,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from mcmc.cli.commands.files import write_chains_to
 from mcmc.cli.commands.progress import Progress, lda_sweeps
 from mcmc.core.chains import CHAINS_SUFFIXES
 from mcmc.core.errors import UsageError
-from mcmc.core.lda.config import LdaConfig
 from mcmc.core.paths import check_paths
 from mcmc.diagnostics.report.check import check
 from mcmc.diagnostics.report.lda import CorpusFacts, LdaReport, lda_report
 from mcmc.diagnostics.report.report import Report
 from mcmc.diagnostics.report.thresholds import Thresholds
+
+if TYPE_CHECKING:  # start-up: the LDA configuration's module loads the kernel registry; the CLI has loaded it
+    from mcmc.core.lda.config import LdaConfig
 
 __all__ = ["CorpusInput", "LdaOutputs", "LdaResult", "check_lda", "lda_run"]
 

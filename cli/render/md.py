@@ -18,27 +18,25 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from mcmc.cli.render import RenderOptions
-from mcmc.cli.render.common import count, ess, estimate, mcse, num, rhat, z
-from mcmc.diagnostics.report.compare import Comparison
+from mcmc.cli.render.common import ess, estimate, mcse, num, rhat
 from mcmc.diagnostics.report.parameters import Parameter
 from mcmc.diagnostics.report.report import Report
-from mcmc.diagnostics.report.samplers import SamplerComparison
 
 LIMIT = 60_000  # characters; GitHub's limit on a comment is 65,536
 WORST = 20  # rows shown before the <details> block
 
 
-def _esc(text: str) -> str:
+def esc(text: str) -> str:
     return text.replace("|", "\\|").replace("<", "&lt;")
 
 
 @functools.singledispatch
 def render(result: Any, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008 - frozen
     """Write ``result`` (a report or a comparison) as Markdown to ``out``, by its type."""
-    raise TypeError(f"no Markdown for a {type(result).__name__}")
+    raise TypeError(f"no Markdown for a {type(result).__name__}: import the module that shows it")
 
 
-def _rows(
+def table_rows(
     head: str, items: Sequence[Any], row: Callable[[Any], str], budget: int, what: str = "parameters"
 ) -> str:
     """A table of the first :data:`WORST` items, the rest in ``<details>`` while ``budget`` lasts."""
@@ -69,15 +67,15 @@ def _report(report: Report, out: TextIO, options: RenderOptions = RenderOptions(
     src = ", ".join(f"`{s}`" for s in report.source) or "input"
     w(f"## mcmc diagnose: {src}\n\n")
     w(f"{report.n_chains} chains x {report.n_draws} draws, {len(report.parameters)} parameters.\n\n")
-    w(f"**{_esc(report.verdict())}**\n\n")
+    w(f"**{esc(report.verdict())}**\n\n")
     w("### Checks\n\n")
     for c in report.checks:
         mark = "pass" if c.passed else ("FAIL" if c.severity == "error" or report.strict else "warn")
-        w(f"- **{mark}** `{c.name}`: {_esc(c.message)}\n")
+        w(f"- **{mark}** `{c.name}`: {esc(c.message)}\n")
         if c.advice:
-            w(f"  - what to do: {_esc(c.advice)}\n")
+            w(f"  - what to do: {esc(c.advice)}\n")
     for note in report.notes:
-        w(f"- note: {_esc(note)}\n")
+        w(f"- note: {esc(note)}\n")
     s = report.sampler
     w(f"\n### Sampler\n\n| chain | {s.acceptance.label} | divergences | E-BFMI |\n|---:|---:|---:|---:|\n")
     for c in range(report.n_chains):
@@ -120,66 +118,11 @@ def _report(report: Report, out: TextIO, options: RenderOptions = RenderOptions(
     ids = {id(p) for p in failing}
     items = [*failing, *lp, *(p for p in report.worst_first() if id(p) not in ids)]
     text = "".join(parts)
-    text += _rows(head, items, row, LIMIT - len(text) - len(footer)) + footer
+    text += table_rows(head, items, row, LIMIT - len(text) - len(footer)) + footer
     if report.classic_rows:
         classic: list[str] = []
         _classic(report, classic.append)
         text += "".join(classic)
-    out.write(text)
-
-
-@render.register(Comparison)
-def _runs(result: Comparison, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
-    a, b = ", ".join(f"`{s}`" for s in result.a.source) or "A", ", ".join(f"`{s}`" for s in result.b.source) or "B"
-    what = "reference" if result.mode == "reference" else "B"
-    text = f"## mcmc compare: {a} against {what} {b}\n\n"
-    text += f"A: {result.a.n_chains} chains x {result.a.n_draws} draws; B: {result.b.n_chains} x {result.b.n_draws}. "
-    text += f"{len(result.parameters)} shared parameters.\n\n**{_esc(result.verdict())}**\n\n"
-    for note in result.notes:
-        text += f"- note: {_esc(note)}\n"
-    for side, names in (("A", result.only_in_a), ("B", result.only_in_b)):
-        if names:
-            shown = ", ".join(f"`{n}`" for n in names[:20])
-            shown += f" and {len(names) - 20} more" if len(names) > 20 else ""
-            text += f"- only in {side}: {_esc(shown)}\n"
-    text += "\n### Parameters, largest |z| first\n\n"
-    head = "| parameter | mean A | mean B | z | sd ratio | z sd | ESS A | ESS B | |\n|---|" + "---:|" * 7 + "---|\n"
-
-    def row(p: Any) -> str:
-        zc = z(p.z) if not p.mean_differs else f"**{z(p.z)}**"
-        zs = z(p.z_sd) if not p.sd_differs else f"**{z(p.z_sd)}**"
-        cells = [f"`{p.name}`", num(p.mean_a), num(p.mean_b), zc, num(p.sd_ratio, 3), zs,
-                 ess(p.ess_bulk_a), ess(p.ess_bulk_b), "ok" if p.passed else "FAIL"]  # fmt: skip
-        return "| " + " | ".join(cells) + " |\n"
-
-    out.write(text + _rows(head, result.worst_first(), row, LIMIT - len(text)))
-
-
-@render.register(SamplerComparison)
-def _samplers(result: SamplerComparison, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
-    text = f"## mcmc compare: samplers on `{result.target}` (dim {result.dim})\n\n"
-    text += f"{result.chains} chains x {result.draws} draws after {result.warmup} warm-up, seed {result.seed}.\n\n"
-    text += f"**{_esc(result.verdict())}**\n\n"
-    cols = [
-        ("wall time (s)", "wall_time_s", count), ("ESS/s", "ess_per_s", count),
-        ("ESS/1k evals", "ess_per_1k_evals", count), ("ESS/1k grads", "ess_per_1k_grads", count),
-        ("max R-hat", "rhat_max", rhat),
-        ("min ESS bulk", "ess_bulk_min", ess), ("min ESS tail", "ess_tail_min", ess),
-        ("acceptance", "acceptance", lambda v: num(v, 3)), ("divergences", "divergences", lambda v: num(v)),
-        ("max mean z", "mean_z_max", lambda v: num(v, 3)),
-    ]  # fmt: skip
-    text += "| sampler | " + " | ".join(c[0] for c in cols) + " |\n|---|" + "---:|" * len(cols) + "\n"
-    for r in result.rows:
-        d = r.to_dict()
-        cells = []
-        for _, key, fmt in cols:
-            cell = fmt(d[key]) if d[key] is not None else ""
-            cells.append(f"**{cell}**" if r.sampler in result.best.get(key, ()) else cell)
-        text += f"| {r.sampler} | " + " | ".join(cells) + " |\n"
-    text += f"\nBest of each column in bold. Evaluations count a gradient as {result.grad_cost:g} density evaluation"
-    text += f"{'s' if result.grad_cost != 1 else ''}.\n"
-    for note in result.notes:
-        text += f"- note: {_esc(note)}\n"
     out.write(text)
 
 

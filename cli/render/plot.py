@@ -28,17 +28,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mcmc.cli.commands.lda import LdaResult
 from mcmc.cli.render.common import count
 from mcmc.core.atomic import atomic_output
 from mcmc.core.errors import UsageError
 from mcmc.diagnostics.report.compare import Comparison
-from mcmc.diagnostics.report.predictive import PredictiveReport
 from mcmc.diagnostics.report.report import Report
 from mcmc.diagnostics.report.samplers import SamplerComparison
 
 if TYPE_CHECKING:  # start-up: matplotlib (0.3 s) loads only when a figure is drawn, not when its name is checked
     from matplotlib.figure import Figure
+
+    from mcmc.cli.commands.lda import LdaResult
+    from mcmc.diagnostics.report.predictive import PredictiveReport
 
 FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
 STATUS_COLOUR = {

@@ -1,22 +1,23 @@
 """The terminal output of ``mcmc compare``: samplers head to head, one column each
 (:class:`~mcmc.diagnostics.report.samplers.SamplerComparison`), and one run against another or against
-reference draws, one row per parameter (:class:`~mcmc.diagnostics.report.compare.Comparison`)."""
+reference draws, one row per parameter (:class:`~mcmc.diagnostics.report.compare.Comparison`); both registered
+on :func:`mcmc.cli.render.table.render`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 from rich.console import Group
 from rich.text import Text
 
 from mcmc.cli.render import RenderOptions
 from mcmc.cli.render.common import console, count, ess, names, z
+from mcmc.cli.render.table import render
+from mcmc.diagnostics.report.compare import Comparison
+from mcmc.diagnostics.report.samplers import SamplerComparison
 
-if TYPE_CHECKING:
-    from mcmc.diagnostics.report.compare import Comparison
-    from mcmc.diagnostics.report.samplers import SamplerComparison
 
-
+@render.register(SamplerComparison)
 def render_samplers(result: SamplerComparison, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
     """One column per sampler, one row per measure: fits a terminal for any sensible number of samplers."""
     from rich import box  # start-up: rich's tables (17 ms) only when this table is drawn
@@ -79,6 +80,7 @@ def render_samplers(result: SamplerComparison, out: TextIO, options: RenderOptio
     console(out).print(Group(Text(title, style="bold"), table, Text(caption, style="dim")))
 
 
+@render.register(Comparison)
 def render_runs(result: Comparison, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
     """One row per shared parameter: both means, z, the sd ratio and its z, both bulk ESS."""
     from rich.table import Table  # start-up: rich's tables (17 ms) only when this table is drawn

@@ -1,6 +1,6 @@
-"""The terminal output of ``mcmc lda``: a fit (:class:`~mcmc.cli.commands.lda.LdaResult`) and the topics of
-new documents (:class:`~mcmc.core.lda.model.InferenceResult`), each with the lines the command prints on stderr
-whatever the format: what was fitted (:func:`lda_banner`), then how it went (:func:`lda_summary`)."""
+"""The terminal output of ``mcmc lda``'s fit (:class:`~mcmc.cli.commands.lda.LdaResult`), and the lines the command
+prints on stderr whatever the format: what is being fitted (:func:`lda_banner`), then how it went
+(:func:`lda_summary`). The topics of new documents under a saved model are :mod:`.table_inference`'s."""
 
 from __future__ import annotations
 
@@ -9,16 +9,17 @@ from typing import TYPE_CHECKING, TextIO
 
 from rich.text import Text
 
+from mcmc.cli.commands.lda import LdaResult
 from mcmc.cli.render import RenderOptions
 from mcmc.cli.render.common import console, num
-from mcmc.core.lda.config import DEFAULT_ALPHA, LdaConfig
-from mcmc.diagnostics.report.lda import CorpusFacts
+from mcmc.cli.render.table import render
 
-if TYPE_CHECKING:  # start-up: the model's module is the inference's to load; the fit's is loaded with the result
-    from mcmc.cli.commands.lda import LdaResult
-    from mcmc.core.lda.model import InferenceResult
+if TYPE_CHECKING:  # start-up: types only; the command that renders them has loaded them
+    from mcmc.core.lda.config import LdaConfig
+    from mcmc.diagnostics.report.lda import CorpusFacts
 
 
+@render.register(LdaResult)
 def render_lda(result: LdaResult, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
     """The topics of the shown chains, largest share first; the recovery of the true topics (synthetic corpus)."""
     from rich.table import Table  # start-up: rich's tables only when a table is drawn
@@ -66,6 +67,8 @@ def render_lda(result: LdaResult, out: TextIO, options: RenderOptions = RenderOp
 
 def lda_banner(corpus: CorpusFacts, config: LdaConfig, out: TextIO) -> None:
     """The lines ``mcmc lda`` prints on stderr once the corpus is read: the corpus, and the model being fitted."""
+    from mcmc.core.lda.config import DEFAULT_ALPHA  # start-up: the LDA configuration only for an LDA banner
+
     holdout = config.holdout
     lines = [
         f"corpus: {corpus.documents} documents, {corpus.tokens} tokens, {corpus.words} words ({corpus.source})"
@@ -86,7 +89,7 @@ def lda_banner(corpus: CorpusFacts, config: LdaConfig, out: TextIO) -> None:
 
 
 def lda_summary(result: LdaResult, out: TextIO) -> None:
-    """The lines ``mcmc lda`` prints on stderr after a fit: speed, log joint and R-hat, scores, the chains' trends and modes."""
+    """The lines ``mcmc lda`` prints on stderr after a fit: speed, log joint and R-hat, scores, trends and modes."""
     report = result.report
     chains = report.chains
 
@@ -134,31 +137,3 @@ def lda_summary(result: LdaResult, out: TextIO) -> None:
     con = console(out)
     for line in lines:
         con.print(Text(line), soft_wrap=True)
-
-
-def render_inference(result: InferenceResult, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
-    """The top topics of the first documents under a saved model (chain 0 of the model)."""
-    from rich.table import Table  # start-up: rich's tables only when a table is drawn
-
-    table = Table(title="Top topics of the first documents (chain 0 of the model)", title_justify="left",
-                  show_edge=False, pad_edge=False)  # fmt: skip
-    for name, justify in (("doc", "right"), ("tokens", "right"), ("topic", "right"), ("theta", "right"),
-                          ("top words", "left")):  # fmt: skip
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for doc in result.report["documents"]:
-        for i, t in enumerate(doc["topics"]):
-            table.add_row(str(doc["document"]) if i == 0 else "", str(doc["tokens"]) if i == 0 else "",
-                          str(t["topic"]), f"{t['theta']:.3f}", Text(" ".join(t["words"])))  # fmt: skip
-    console(out).print(table)
-
-
-def inference_summary(result: InferenceResult, out: TextIO) -> None:
-    """The line ``mcmc lda --model`` prints on stderr: the model, the corpus, unknown words, the fold-in."""
-    c, m = result.report["corpus"], result.report["model"]
-    console(out).print(
-        Text(f"model: {m['topics']} topics, {m['chains']} chain{'s' if m['chains'] != 1 else ''}, {m['words']} words "
-             f"({result.model_path}); corpus: {c['documents']} documents, {c['tokens']} known tokens; "
-             f"{c['unknown_tokens']} tokens of {c['unknown_words']} words unknown to the model ignored "
-             f"({c['source']}); fold-in: {result.sweeps} sweeps ({result.burn_in} burn-in), seed {result.seed}"),
-        soft_wrap=True,
-    )  # fmt: skip

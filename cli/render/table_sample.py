@@ -3,20 +3,20 @@
 The run summary; for a Bayesian network, the evidence, the marginals of the
 shown nodes (estimate, MCSE, the exact value and ``|z|`` when asked for, ESS,
 R-hat) and the warnings about deterministic tables; for a finite Markov chain,
-its exact analysis beside the simulated frequencies.
+its exact analysis beside the simulated frequencies. Registered on
+:func:`mcmc.cli.render.table.render`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 from rich.text import Text
 
+from mcmc.cli.commands.sample import SampleResult
 from mcmc.cli.render import RenderOptions
 from mcmc.cli.render.common import console, count, ess, estimate, mcse, num, rhat
-
-if TYPE_CHECKING:
-    from mcmc.cli.commands.sample import SampleResult
+from mcmc.cli.render.table import render
 
 
 def _markov_lines(m: Any) -> list[str]:
@@ -44,6 +44,7 @@ def _markov_lines(m: Any) -> list[str]:
     return lines
 
 
+@render.register(SampleResult)
 def render_sample(result: SampleResult, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
     """The run summary: what ran, then R-hat, ESS, acceptance, divergences, then cost and where the chains went."""
     # start-up: rich's markup; names, options and paths are the user's: print them verbatim

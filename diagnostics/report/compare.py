@@ -46,7 +46,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -189,6 +188,8 @@ class Comparison:
 
     def bonferroni_z(self, familywise: float = 0.01) -> float:
         """The ``|z|`` threshold keeping the chance of any false alarm at ``familywise`` (Bonferroni)."""
+        from statistics import NormalDist  # start-up: statistics loads decimal and fractions (2 ms), only here
+
         tests = max(1, len(self.parameters) * (2 if self.check_sd else 1))
         return NormalDist().inv_cdf(1.0 - familywise / (2.0 * tests))
 

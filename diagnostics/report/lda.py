@@ -25,12 +25,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mcmc.core.lda.config import sampler_class
-from mcmc.diagnostics.report.lda_gate import TopicModelVerdict, topic_agreement
 from mcmc.diagnostics.report.report import Report
 
-if TYPE_CHECKING:  # start-up: the LDA pipeline loads numba; the fit that made the run has loaded it
+if TYPE_CHECKING:  # start-up: types only; the fit that makes a report has loaded them
     from mcmc.core.lda.pipeline import LdaRun
+    from mcmc.diagnostics.report.lda_gate import TopicModelVerdict
 
 __all__ = [
     "SCHEMA", "ChainReport", "Convergence", "CorpusFacts", "HoldoutReport", "LdaReport", "ModelFacts", "Recovery",
@@ -256,6 +255,10 @@ class LdaReport:
 
 def lda_report(run: LdaRun, checks: Report) -> LdaReport:
     """The report of a fitted run beside ``checks``, the diagnose report of its chains file (the verdict)."""
+    # start-up: the LDA registry and the topic matching, only when a fit is reported (not for a table of one)
+    from mcmc.core.lda.config import sampler_class
+    from mcmc.diagnostics.report.lda_gate import topic_agreement
+
     result, corpus, holdout = run.fit, run.train, run.config.holdout
     top, shares, umass, npmi, cv, recoveries, completion = (
         run.top, run.shares, run.umass, run.npmi, run.cv, run.recoveries, run.completion

@@ -32,7 +32,6 @@ import numpy as np
 
 from mcmc.core.chains import Chains
 from mcmc.core.errors import InputError
-from mcmc.core.targets.bayesnet import format_evidence
 from mcmc.diagnostics.readers.network_codes import indicator_chains
 from mcmc.diagnostics.report.check import check, check_weighted
 from mcmc.diagnostics.report.report import Report
@@ -342,6 +341,8 @@ def network_summary(
     ``shown`` are the nodes whose marginals are listed (:func:`query_nodes`);
     ``max_z`` judges ``|estimate - exact| / MCSE`` when exact values were computed.
     """
+    from mcmc.core.targets.bayesnet import format_evidence  # start-up: the network model, only for its runs
+
     net, a = run.network, run.attrs
     z = estimates.z
     by_node: dict[str, list[StateMarginal]] = {}

@@ -15,13 +15,16 @@ and mean log predictive density. ``mcmc sample`` calls it for
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mcmc.core.chains import Chains
 from mcmc.core.errors import UsageError
-from mcmc.core.targets.base import Target
 from mcmc.diagnostics import stats
+
+if TYPE_CHECKING:  # start-up: the target's type only; the run that is judged has loaded it
+    from mcmc.core.targets.base import Target
 
 GRID = 200  # points of the curve drawn for a 1-D input
 
