@@ -34,9 +34,8 @@ from mcmc.diagnostics.report.compare import DEFAULT_MAX_Z, Comparison, compare_d
 from mcmc.diagnostics.report.network import estimate_indicators
 from mcmc.diagnostics.report.samplers import (
     SamplerComparison,
-    SamplerRow,
     best_by_column,
-    finite_arg,
+    network_sampler_row,
     off_truth,
     sampler_row,
     samplers_verdict,
@@ -308,29 +307,13 @@ def compare_network_samplers(
                          "(mcmc sample names the nodes); judge it by R-hat")  # fmt: skip
         est = estimate_indicators(to_chains(run), exact, thresholds=thresholds or Thresholds(), strict=strict)
         n_indicators = len(est.nodes)
-        s = est.summary
-        both = (s.ess_bulk_min, s.ess_tail_min)
-        ess_min = None if None in both else min(both)  # type: ignore[type-var]
         n_chains = run.codes.shape[0]
         if name == "rejection":
             sampling = int(np.sum(run.sample_stats["n_evals"]))
         else:
             sampling = n_chains * draws * int(run.attrs.get("thin", 1))
         warm = n_chains * int(run.attrs.get("warmup", 0))
-        t_warm, t_sampling = run.timings["warmup_time_s"], run.timings["sampling_time_s"]
-        z = est.z
-        mean_z = (None, None) if z is None else finite_arg(z, est.names, np.nanargmax)
-        rows.append(
-            SamplerRow(
-                sampler=name, summary=s, wall_time_s=t_warm + t_sampling, warmup_time_s=t_warm,
-                sampling_time_s=t_sampling, n_density_evals=sampling + warm, n_gradient_evals=0,
-                n_density_evals_warmup=warm, n_gradient_evals_warmup=0, cost=float(sampling + warm),
-                sampling_cost=float(sampling), ess_min=ess_min,
-                ess_per_s=ess_min / t_sampling if ess_min is not None and t_sampling > 0 else None,
-                ess_per_1k_evals=1000.0 * ess_min / sampling if ess_min is not None and sampling > 0 else None,
-                mean_z_max=mean_z[0], mean_z_argmax=mean_z[1], sd_z_max=None, sd_z_argmax=None,
-            )  # fmt: skip
-        )
+        rows.append(network_sampler_row(name, est, sampling, warm, run.timings))
     rows.sort(key=lambda r: -(r.ess_per_s if r.ess_per_s is not None else -np.inf))
     ranking = " > ".join(f"{r.sampler} {r.ess_per_s:,.0f}" for r in rows if r.ess_per_s is not None)
     notes.insert(0, f"ranked by ESS per second (the smallest over the {n_indicators} state indicators): {ranking}")

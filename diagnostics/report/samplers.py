@@ -34,8 +34,9 @@ from mcmc.diagnostics.report.selection import flat_draws
 from mcmc.diagnostics.report.summary import RunSummary
 from mcmc.diagnostics.report.thresholds import Thresholds
 
-if TYPE_CHECKING:  # start-up: the driver's module is the sampling commands' to load
+if TYPE_CHECKING:  # start-up: types only; the runs that are tabulated have loaded their modules
     from mcmc.core.samplers.driver import Timings
+    from mcmc.diagnostics.report.network import IndicatorEstimates
 
 
 @dataclass(frozen=True)
@@ -175,6 +176,36 @@ def sampler_row(
         cost=float(cost), sampling_cost=float(sampling_cost),
         ess_min=ess_min, ess_per_s=ess_per_s, ess_per_1k_evals=ess_per_1k, ess_per_1k_grads=ess_per_1k_grads,
         mean_z_max=mean_z[0], mean_z_argmax=mean_z[1], sd_z_max=sd_z[0], sd_z_argmax=sd_z[1],
+    )  # fmt: skip
+
+
+def network_sampler_row(
+    sampler: str, estimates: IndicatorEstimates, sampling_evals: int, warmup_evals: int, timings: Mapping[str, float]
+) -> SamplerRow:
+    """The row of a Bayesian network sampler's run, from its indicators' estimates (``network.estimate_indicators``).
+
+    Its ESS is the smallest ``min(bulk, tail)`` over every state indicator
+    (for likelihood weighting the Kish ESS of the weights); an evaluation is
+    one pass over the network (a Gibbs sweep or one forward sample),
+    ``sampling_evals`` of them in the sampling phase and ``warmup_evals`` in
+    warm-up; ``timings`` has the run's ``warmup_time_s`` and ``sampling_time_s``.
+    The worst ``|estimate - exact| / MCSE`` is there when exact marginals were given.
+    """
+    s = estimates.summary
+    both = (s.ess_bulk_min, s.ess_tail_min)
+    ess_min = None if None in both else min(both)  # type: ignore[type-var]
+    t_warm, t_sampling = timings["warmup_time_s"], timings["sampling_time_s"]
+    z = estimates.z
+    mean_z = (None, None) if z is None else finite_arg(z, estimates.names, np.nanargmax)
+    total = sampling_evals + warmup_evals
+    return SamplerRow(
+        sampler=sampler, summary=s, wall_time_s=t_warm + t_sampling, warmup_time_s=t_warm,
+        sampling_time_s=t_sampling, n_density_evals=total, n_gradient_evals=0,
+        n_density_evals_warmup=warmup_evals, n_gradient_evals_warmup=0, cost=float(total),
+        sampling_cost=float(sampling_evals), ess_min=ess_min,
+        ess_per_s=ess_min / t_sampling if ess_min is not None and t_sampling > 0 else None,
+        ess_per_1k_evals=1000.0 * ess_min / sampling_evals if ess_min is not None and sampling_evals > 0 else None,
+        mean_z_max=mean_z[0], mean_z_argmax=mean_z[1], sd_z_max=None, sd_z_argmax=None,
     )  # fmt: skip
 
 

@@ -12,7 +12,18 @@ from mcmc.diagnostics.readers import read_chains
 from mcmc.diagnostics.readers.registry import FORMATS, SUPPORTED, named, sniff
 
 DOCS = Path(__file__).parents[2] / "docs" / "formats.md"
+DATA = Path(__file__).parents[1] / "data"
 SUPPORTED_FORMATS = [f for f in FORMATS if f.supported]
+#: A real file of every supported format: a new format is not done until it has one here.
+EXAMPLES = {
+    "npz": "fixtures/centered_eight_posterior.npz",
+    "npy": "diagnose/emcee_chain.npy",
+    "hdf5": "diagnose/pymc_eight_schools.nc",
+    "zarr": "diagnose/numpyro_eight_schools.zarr",
+    "posteriordb": "compare/eight_schools-eight_schools_noncentered.json",
+    "cmdstan": "fixtures/cmdstan/eight_schools_output.csv",
+    "draws-csv": "readers/as_draws_df.csv",
+}
 
 
 def docs_rows() -> list[str]:
@@ -55,6 +66,17 @@ def test_each_format_declares_how_it_is_recognised(fmt) -> None:
 def test_magic_bytes_name_their_format(fmt) -> None:
     for magic in fmt.magic:
         assert sniff(magic + b"\0" * 8) is fmt
+
+
+@pytest.mark.parametrize("fmt", SUPPORTED_FORMATS, ids=lambda f: f.name)
+def test_every_format_has_a_real_example_told_and_read_as_it(fmt) -> None:
+    path = DATA / EXAMPLES[fmt.name]
+    if fmt.store_files:
+        assert fmt.is_store(path)
+    else:
+        assert sniff(path.read_bytes()) is fmt and (not fmt.extensions or fmt in named(path.suffix))
+    layout = "draw,chain" if fmt.name == "npy" else None  # emcee's get_chain() is (draw, walker, dim)
+    assert read_chains([str(path)], layout=layout).n_chains >= 1
 
 
 def test_an_unknown_format_lists_the_registry(tmp_path: Path) -> None:
