@@ -31,7 +31,6 @@ from mcmc.core.ranges import check_settings
 from mcmc.core.targets import is_network_target
 from mcmc.diagnostics.readers import read_chains
 from mcmc.diagnostics.report.compare import DEFAULT_MAX_Z, Comparison, compare_draws
-from mcmc.diagnostics.report.network import estimate_indicators
 from mcmc.diagnostics.report.samplers import (
     SamplerComparison,
     best_by_column,
@@ -269,12 +268,13 @@ def compare_network_samplers(
     UsageError
         A sampler that does not sample networks, or one listed twice; an output that is the input.
     """
-    # start-up: the network samplers load numba (0.4 s), only for a network target
+    # start-up: the network samplers load numba (0.4 s), and the network's report the readers, only for a network
     from mcmc.core.samplers import NETWORK_SAMPLERS
     from mcmc.core.samplers.network_driver import sample_network, to_chains
     from mcmc.core.targets.bayesnet import format_evidence, parse_evidence
     from mcmc.core.targets.bif import read_bif
     from mcmc.core.targets.variable_elimination import marginals
+    from mcmc.diagnostics.report.network import estimate_indicators
 
     check_paths(outputs or {}, [target])
     check_settings({"max_z": max_z})

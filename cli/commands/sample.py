@@ -21,7 +21,7 @@ import dataclasses
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from mcmc.cli.commands.files import check_chains_output, write_chains_to
 from mcmc.cli.commands.progress import Progress
@@ -32,18 +32,14 @@ from mcmc.core.paths import check_paths
 from mcmc.core.random import entropy_seed
 from mcmc.core.targets import is_network_target, is_transition_matrix, is_user_target
 from mcmc.diagnostics.report.check import check
-from mcmc.diagnostics.report.markov import MarkovReport, markov_report
-from mcmc.diagnostics.report.network import (
-    NetworkSummary,
-    estimate_indicators,
-    network_advice,
-    network_summary,
-    query_nodes,
-)
 from mcmc.diagnostics.report.predictive import PredictiveReport, predictive_report
 from mcmc.diagnostics.report.report import Report
 from mcmc.diagnostics.report.summary import RunSummary
 from mcmc.diagnostics.report.thresholds import Thresholds
+
+if TYPE_CHECKING:  # start-up: a network's and a Markov chain's reports load only for their runs
+    from mcmc.diagnostics.report.markov import MarkovReport
+    from mcmc.diagnostics.report.network import NetworkSummary
 
 __all__ = ["SampleResult", "SampleSpec", "failed_advice", "network_run", "sample_run"]
 
@@ -270,6 +266,8 @@ def sample_run(
         predictive = dataclasses.replace(predictive, predictions_path=predictions)
     markov = None
     if isinstance(tgt, TransitionKernel):
+        from mcmc.diagnostics.report.markov import markov_report  # start-up: only for a Markov chain's run
+
         markov = markov_report(chains, tgt.analysis, spec.target)
     timings["write_time_s"] = time.perf_counter() - t0
     report = check(chains, thresholds=thresholds or Thresholds(), strict=strict, source=[output])
@@ -320,12 +318,13 @@ def network_run(
         A sampler that does not sample networks; a target option, ``--init``
         or tuning option (none applies); an output that is the input.
     """
-    # start-up: the network samplers load numba (0.4 s), only for a network target
+    # start-up: the network samplers load numba (0.4 s), and the network's report the readers, only for a network
     from mcmc.core.samplers import NETWORK_SAMPLERS
     from mcmc.core.samplers.network_driver import sample_network, to_chains
     from mcmc.core.targets.bayesnet import parse_evidence
     from mcmc.core.targets.bif import read_bif
     from mcmc.core.targets.variable_elimination import marginals
+    from mcmc.diagnostics.report.network import estimate_indicators, network_advice, network_summary, query_nodes
 
     if spec.sampler not in NETWORK_SAMPLERS:
         raise UsageError(
