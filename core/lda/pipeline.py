@@ -37,7 +37,7 @@ import numpy as np
 
 from mcmc.core.atomic import atomic_output
 from mcmc.core.chains import Chains
-from mcmc.core.lda import evaluate
+from mcmc.core.lda import evaluate, map_estimates
 from mcmc.core.lda.config import LdaConfig, sampler_class
 from mcmc.core.lda.corpus import Corpus, SyntheticCorpus, synthetic_corpus
 from mcmc.core.lda.gibbs import LdaFit, fit
@@ -162,7 +162,8 @@ class LdaRun:
         and ``beta`` (chain,), the last values; ``alpha_start``,
         ``beta_start`` the starting values; ``trace_alpha`` (chain, update, K),
         ``trace_beta`` (chain, update) and ``trace_optimize_iteration``
-        (update,) the sweep after which each update was made.
+        (update,) the sweep after which each update was made. Beside the
+        Bayes estimates, the MAP estimates :meth:`map_estimates`.
         """
         f = self.fit
         learned = f.learned
@@ -180,9 +181,32 @@ class LdaRun:
         if learned is not None:
             arrays.update(alpha_start=np.array(f.alpha), beta_start=np.array(f.beta), trace_alpha=learned.alpha,
                           trace_beta=learned.beta, trace_optimize_iteration=learned.iterations)
+        arrays.update(self.map_estimates())
         if self.truth is not None:
             arrays["true_phi"] = self.truth.phi
             arrays["true_theta"] = self.truth.theta
+        return arrays
+
+    def map_estimates(self) -> dict[str, np.ndarray]:
+        """The MAP estimates: the modes of theta's and phi's Dirichlets given each chain's last state.
+
+        ``map_phi`` (chain, K, V) and, when theta is kept and the method is
+        LDA's (the mixture's theta is a membership, not a Dirichlet),
+        ``map_theta`` (chain, D_train, K): ``max(n + eta - 1, 0)``
+        renormalised, the chain's last alpha and beta
+        (:mod:`mcmc.core.lda.map_estimates` derives the clipping and says
+        why the last state's counts).
+        """
+        f, corpus = self.fit, self.train
+        k, v = f.n_topics, corpus.vocab_size
+        learned = f.learned
+        alphas = np.full((f.chains, k), f.alpha) if learned is None else learned.final_alpha
+        betas = np.full(f.chains, f.beta) if learned is None else learned.final_beta
+        arrays = {"map_phi": np.stack([map_estimates.map_phi(corpus.words, f.z[c], k, v, betas[c])
+                                       for c in range(f.chains)])}
+        if f.theta is not None and not sampler_class(f.method).one_topic_per_document:
+            arrays["map_theta"] = np.stack([map_estimates.map_theta(corpus.doc_ptr, f.z[c], k, alphas[c])
+                                            for c in range(f.chains)])
         return arrays
 
     def write_estimates(self, path: str | os.PathLike[str]) -> None:
