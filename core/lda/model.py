@@ -29,7 +29,7 @@ from mcmc.core.atomic import atomic_output
 from mcmc.core.errors import InputError, UsageError
 from mcmc.core.lda import evaluate
 from mcmc.core.lda.corpus import Corpus
-from mcmc.core.lda.readers import load_corpus
+from mcmc.core.lda.readers import detect_format, load_corpus
 from mcmc.core.random import generator
 
 FORMAT = "mcmc.lda-model"
@@ -48,7 +48,8 @@ class LdaModel:
     phi : float (chains, K, V), rows summing to 1.
     alpha : float (chains, K); beta : float (chains,).
     method : the sampler that fitted it.
-    reading : how the training corpus was read (``format``, ``min_df``, ``max_df``; NaN = not given).
+    reading : how the training corpus was read (``format``, ``min_df``, ``max_df``, NaN = not given;
+        ``keep_all_words``).
     source : the training corpus.
     """
 
@@ -78,6 +79,7 @@ class LdaModel:
             "corpus_format": np.array(self.reading.get("format") or ""),
             "min_df": np.array(_nan_if_none(self.reading.get("min_df"))),
             "max_df": np.array(_nan_if_none(self.reading.get("max_df"))),
+            "keep_all_words": np.array(bool(self.reading.get("keep_all_words", False))),
         }
 
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -133,6 +135,8 @@ def load_model(path: str | os.PathLike[str]) -> LdaModel:
         "format": str(arrays.get("corpus_format", "")) or None,
         "min_df": _none_if_nan(arrays.get("min_df")),
         "max_df": _none_if_nan(arrays.get("max_df")),
+        # absent from files written before --keep-all-words existed: their text was read without it
+        "keep_all_words": bool(arrays.get("keep_all_words", False)),
     }
     return LdaModel(tuple(vocab.tolist()), phi.astype(np.float64), alpha.astype(np.float64),
                     beta.astype(np.float64), str(arrays["method"]), reading, str(arrays.get("source", "")))
@@ -207,11 +211,14 @@ def infer(
     """Topic proportions of the documents at ``path`` under ``model`` (fold-in Gibbs, phi fixed).
 
     The corpus is read like any ``mcmc lda`` input but never pruned (the
-    model's vocabulary decides which words count); the fold-in runs ``sweeps``
+    model's vocabulary decides which words count), text with the tokenizer the
+    model was trained with (``keep_all_words``); the fold-in runs ``sweeps``
     sweeps per chain of the model, the last ``sweeps - burn_in`` averaged,
     from the stream ``SeedSequence(seed, spawn_key=INFER_KEY)``.
     """
-    corpus = load_corpus(path, fmt=fmt, vocab=vocab)
+    fmt = fmt or detect_format(path)
+    keep_all_words = fmt == "text" and bool(model.reading.get("keep_all_words", False))
+    corpus = load_corpus(path, fmt=fmt, vocab=vocab, keep_all_words=keep_all_words)
     mapped, unknown_tokens, unknown_words = map_to_vocabulary(corpus, model.vocab)
     theta = evaluate.fold_in(model.phi, mapped, model.alpha, generator(seed, INFER_KEY), sweeps=sweeps,
                              burn_in=burn_in)

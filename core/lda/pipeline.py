@@ -56,7 +56,8 @@ class LdaInput:
     corpus: Corpus
     source: str
     truth: SyntheticCorpus | None = None
-    #: how the corpus was read (``format``, ``min_df``, ``max_df``; ``None`` = not given), kept with a saved model
+    #: how the corpus was read (``format``, ``min_df``, ``max_df``, ``None`` = not given; ``keep_all_words``),
+    #: kept with a saved model
     reading: dict[str, Any] = field(default_factory=dict)
 
 
@@ -67,13 +68,15 @@ def load_input(
     vocab: str | os.PathLike[str] | None = None,
     min_df: float | None = None,
     max_df: float | None = None,
+    keep_all_words: bool = False,
 ) -> LdaInput:
     """The corpus at ``path`` (:func:`mcmc.core.lda.readers.load_corpus`), or the synthetic one when ``None``."""
     if path is None:
         truth = synthetic_corpus(np.random.default_rng(SYNTHETIC_SEED))
         return LdaInput(truth.corpus, SYNTHETIC_SOURCE, truth)
-    corpus = load_corpus(path, fmt=fmt, vocab=vocab, min_df=min_df, max_df=max_df)
-    reading = {"format": fmt or detect_format(path), "min_df": min_df, "max_df": max_df}
+    corpus = load_corpus(path, fmt=fmt, vocab=vocab, min_df=min_df, max_df=max_df, keep_all_words=keep_all_words)
+    reading = {"format": fmt or detect_format(path), "min_df": min_df, "max_df": max_df,
+               "keep_all_words": keep_all_words}
     return LdaInput(corpus, os.fspath(path), reading=reading)
 
 

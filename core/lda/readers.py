@@ -10,7 +10,8 @@ Each reader returns a :class:`~mcmc.core.lda.corpus.Corpus`.
   one file with one document per line; lower-cased, letters only, tokens of at
   least three letters, English stop words removed (the Glasgow Information
   Retrieval Group list, as shipped by scikit-learn), then document-frequency
-  pruning.
+  pruning. ``keep_all_words`` keeps every run of letters, short words and stop
+  words too: a toy corpus such as ``a b a c`` is all short words.
 
 Every file is read through one function that decompresses gzip, bzip2 and xz
 transparently (told by the magic bytes, whatever the name: ``corpus.ldac.gz``,
@@ -92,6 +93,7 @@ _KNOWN_BINARY = (
 )
 
 _TOKEN = re.compile(r"[^\W\d_]{3,}")  # maximal runs of letters (any script), >= 3 long
+_ANY_TOKEN = re.compile(r"[^\W\d_]+")  # every maximal run of letters (keep_all_words)
 _MAX_DIGITS = 18  # every integer up to 10**18 - 1 fits int64
 _POW10 = 10 ** np.arange(_MAX_DIGITS + 1, dtype=np.int64)
 _STRAY, _DIGIT, _NEWLINE, _COLON, _SPACE = range(5)
@@ -493,8 +495,14 @@ def read_uci(path: str | os.PathLike[str], vocab: str | os.PathLike[str] | None 
 # -- plain text --------------------------------------------------------------------
 
 
-def tokenize(text: str, stop_words: frozenset[str] = ENGLISH_STOP_WORDS) -> list[str]:
-    """Lower-case, keep maximal runs of letters of length >= 3, drop ``stop_words``."""
+def tokenize(text: str, stop_words: frozenset[str] = ENGLISH_STOP_WORDS, *, keep_all_words: bool = False) -> list[str]:
+    """Lower-case, keep maximal runs of letters of length >= 3, drop ``stop_words``.
+
+    With ``keep_all_words`` every maximal run of letters is a token, whatever
+    its length, and no stop word is dropped.
+    """
+    if keep_all_words:
+        return _ANY_TOKEN.findall(text.lower())
     return [t for t in _TOKEN.findall(text.lower()) if t not in stop_words]
 
 
@@ -504,13 +512,15 @@ def read_text(
     min_df: float = 1,
     max_df: float = 1.0,
     stop_words: frozenset[str] = ENGLISH_STOP_WORDS,
+    keep_all_words: bool = False,
 ) -> Corpus:
     """Documents from a directory (one per file, recursively, sorted) or a file (one per line).
 
     Hidden files are skipped. Text is decoded as UTF-8 with undecodable bytes
     replaced. The vocabulary is sorted; ``min_df``/``max_df`` prune it as in
     :func:`filter_vocabulary`. Empty documents are kept (document ``d`` is
-    file ``d`` or line ``d``).
+    file ``d`` or line ``d``). ``keep_all_words``: :func:`tokenize` keeps
+    short words and stop words.
     """
     source = str(path)
     p = Path(path)
@@ -520,16 +530,20 @@ def read_text(
         )
         if not files:
             raise InputError(source, "empty corpus: the directory has no files")
-        docs = [tokenize(_read_bytes(f).decode("utf-8", errors="replace"), stop_words) for f in files]
+        docs = [tokenize(_read_bytes(f).decode("utf-8", errors="replace"), stop_words, keep_all_words=keep_all_words)
+                for f in files]
     else:
         lines = _read_bytes(p).decode("utf-8", errors="replace").splitlines()
         while lines and not lines[-1].strip():
             lines.pop()  # trailing blank lines are not documents
-        docs = [tokenize(line, stop_words) for line in lines]
+        docs = [tokenize(line, stop_words, keep_all_words=keep_all_words) for line in lines]
     index: dict[str, int] = {}
     ids = [[index.setdefault(t, len(index)) for t in doc] for doc in docs]
     if not index:
-        raise InputError(source, "empty corpus: no word of three or more letters outside the stop list")
+        if keep_all_words:
+            raise InputError(source, "empty corpus: no word (a run of letters) in any document")
+        raise InputError(source, "empty corpus: no word of three or more letters outside the stop list "
+                         "(--keep-all-words keeps short words and stop words)")
     lengths = np.array([len(d) for d in ids], dtype=np.int64)
     flat = np.fromiter((i for d in ids for i in d), dtype=np.int64, count=int(lengths.sum()))
     # Sorted vocabulary: ids follow alphabetical order so outputs are easy to scan.
@@ -552,12 +566,20 @@ def load_corpus(
     vocab: str | os.PathLike[str] | None = None,
     min_df: float | None = None,
     max_df: float | None = None,
+    keep_all_words: bool = False,
 ) -> Corpus:
     """Read a corpus in any supported format (``fmt=None`` detects it).
 
     For LDA-C and UCI the vocabulary file fixes ``V`` and nothing is pruned
     unless ``min_df``/``max_df`` are given; text is always pruned with the
     defaults ``min_df=1``, ``max_df=1.0`` (i.e. nothing beyond stop words).
+    ``keep_all_words`` (text only) keeps short words and stop words
+    (:func:`tokenize`).
+
+    Raises
+    ------
+    UsageError
+        An unknown format; ``vocab`` or ``keep_all_words`` for a format they do not apply to.
     """
     fmt = fmt or detect_format(path)
     if fmt not in FORMATS:
@@ -567,7 +589,10 @@ def load_corpus(
     if fmt == "text":
         if vocab is not None:
             raise UsageError("--vocab applies to LDA-C and UCI corpora; text input builds its own vocabulary")
-        return read_text(path, min_df=1 if min_df is None else min_df, max_df=1.0 if max_df is None else max_df)
+        return read_text(path, min_df=1 if min_df is None else min_df, max_df=1.0 if max_df is None else max_df,
+                         keep_all_words=keep_all_words)
+    if keep_all_words:
+        raise UsageError(f"--keep-all-words applies to text corpora; {path} is {fmt}, whose words are the vocabulary's")
     corpus = read_ldac(path, vocab) if fmt == "ldac" else read_uci(path, vocab)
     if min_df is not None or max_df is not None:
         corpus = filter_vocabulary(

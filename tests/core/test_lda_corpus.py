@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcmc.core.errors import InputError
+from mcmc.core.errors import InputError, UsageError
 from mcmc.core.lda.corpus import Corpus, document_frequency, filter_vocabulary, synthetic_corpus
 from mcmc.core.lda.readers import ENGLISH_STOP_WORDS, detect_format, load_corpus, read_ldac, tokenize
 
@@ -69,6 +69,25 @@ def test_text_directory_one_document_per_file(lda_dir: Path) -> None:
 def test_tokenize_rules() -> None:
     assert tokenize("Über-Bayes's MCMC, x2 ab abc; THE them") == ["über", "bayes", "mcmc", "abc"]
     assert "the" in ENGLISH_STOP_WORDS and "them" in ENGLISH_STOP_WORDS and len(ENGLISH_STOP_WORDS) > 300
+
+
+def test_keep_all_words_keeps_short_words_and_stop_words() -> None:
+    assert tokenize("Über-Bayes's MCMC, x2 ab abc; THE them", keep_all_words=True) == [
+        "über", "bayes", "s", "mcmc", "x", "ab", "abc", "the", "them"]  # fmt: skip
+
+
+def test_the_notes_five_word_example_is_refused_without_keep_all_words_and_read_with_it(lda_dir: Path) -> None:
+    path = lda_dir / "five_words.txt"
+    with pytest.raises(InputError, match="empty corpus.*--keep-all-words"):
+        load_corpus(path)
+    c = load_corpus(path, keep_all_words=True)
+    assert c.vocab == ("a", "b", "c", "d", "e") and c.n_docs == 5 and c.n_tokens == 25
+    assert docs(c)[0] == ["a", "b", "a", "b", "c"]
+
+
+def test_keep_all_words_is_for_text_only(lda_dir: Path) -> None:
+    with pytest.raises(UsageError, match="--keep-all-words applies to text corpora"):
+        load_corpus(lda_dir / "tiny.ldac", keep_all_words=True)
 
 
 def test_min_df_and_max_df(lda_dir: Path) -> None:

@@ -108,3 +108,17 @@ def test_lda_run_refuses_an_estimates_file_without_theta(tmp_path: Path) -> None
     with pytest.raises(UsageError, match="keep_theta"):
         lda_run(CorpusInput(), config, LdaOutputs(estimates=str(tmp_path / "est.npz")))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_model_trained_with_keep_all_words_reads_new_text_the_same_way(data_dir: Path, tmp_path: Path) -> None:
+    from mcmc.core.lda.model import infer, load_model, model_of
+
+    path = data_dir / "lda" / "five_words.txt"
+    data = load_input(path, keep_all_words=True)
+    assert data.reading["keep_all_words"] is True
+    run = fit_lda(data, LdaConfig(n_topics=2, iterations=6, burn_in=2, chains=1, seed=1))
+    model_of(run).save(tmp_path / "model.npz")
+    model = load_model(tmp_path / "model.npz")
+    assert model.reading["keep_all_words"] is True
+    inferred = infer(model, path, sweeps=4, burn_in=2)
+    assert inferred.n_tokens == 25 and inferred.unknown_tokens == 0  # short words kept on the way in too
