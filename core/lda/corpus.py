@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mcmc.core.errors import InputError, UsageError
+from mcmc.core.memory import require_memory
 
 if TYPE_CHECKING:
     import scipy.sparse
@@ -129,6 +130,10 @@ class SyntheticCorpus:
     beta: float
 
 
+#: Tokens whose topics :func:`synthetic_corpus` draws at once (a block is a tokens x K table).
+_BLOCK_TOKENS = 1 << 16
+
+
 def synthetic_corpus(
     rng: np.random.Generator,
     *,
@@ -168,6 +173,9 @@ def synthetic_corpus(
     if np.ndim(alpha) > 0 and np.shape(alpha) != (n_topics,):
         raise UsageError(f"synthetic corpus: alpha needs one value per topic ({n_topics}), got {np.shape(alpha)}")
     k, v, d = n_topics, vocab_size, n_docs
+    # per token a document index, two uniforms, a topic and a word (8-byte units, rounded up); theta and phi
+    require_memory(4 * d * doc_length + d * k + k * v, 8, f"a synthetic corpus of {d} documents x {doc_length} "
+                   f"tokens, K = {k}, V = {v}", None)
     phi = rng.dirichlet(np.full(v, beta), size=k)
     theta = rng.dirichlet(np.broadcast_to(np.asarray(alpha, dtype=np.float64), (k,)), size=d)
     n = d * doc_length
@@ -175,7 +183,12 @@ def synthetic_corpus(
     u_topic = rng.random(n)
     u_word = rng.random(n)
     # Inverse-CDF draws; the clip guards against cumulative sums ending a hair below 1.
-    z = np.minimum((u_topic[:, None] >= np.cumsum(theta, axis=1)[doc]).sum(axis=1), k - 1).astype(np.int32)
+    # In blocks of tokens: the comparison is a (tokens, K) table.
+    cum_theta = np.cumsum(theta, axis=1)
+    z = np.empty(n, dtype=np.int32)
+    for start in range(0, n, _BLOCK_TOKENS):
+        block = slice(start, start + _BLOCK_TOKENS)
+        z[block] = np.minimum((u_topic[block, None] >= cum_theta[doc[block]]).sum(axis=1), k - 1)
     words = np.empty(n, dtype=np.int32)
     cum_phi = np.cumsum(phi, axis=1)
     for topic in range(k):  # K is small; a token x V table would not be
