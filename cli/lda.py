@@ -39,8 +39,9 @@ HELP = "\n\n".join(
         "CORPUS is an LDA-C file (M id:count ... per line, 0-based ids; vocabulary X.vocab.txt or X.vocab beside "
         "it, or --vocab), a UCI bag-of-words docword.X.txt (with vocab.X.txt), a directory of text files (one "
         "document each), or a text file with one document per line (lower-cased, letters only, words of 3+ "
-        "letters, English stop words removed). Without CORPUS, a synthetic corpus drawn from the LDA generative "
-        "process (10 topics, 500 words, 500 documents of 100 tokens; always the same data) is fitted and the "
+        "letters, English stop words removed; --keep-all-words keeps short words and stop words). Without "
+        "CORPUS, a synthetic corpus drawn from the LDA generative process (10 topics, 500 words, 500 documents of "
+        "100 tokens; always the same data) is fitted and the "
         "fitted topics are matched to the true ones (Hungarian matching on Hellinger distance).",
         "Samplers: collapsed Gibbs (Griffiths & Steyvers 2004; SparseLDA bucket decomposition of Yao, Mimno & "
         "McCallum 2009 for large K), partially collapsed (phi | z, then z | phi with theta integrated out; "
@@ -50,7 +51,12 @@ HELP = "\n\n".join(
         " stderr. -o writes the chains file for `mcmc diagnose`: the collapsed log joint log p(w, z) and its "
         "per-token value after each post-burn-in iteration, shaped (chain, draw). That quantity is invariant to "
         "relabelling topics, so R-hat and ESS across chains are meaningful; topics themselves are not comparable "
-        "across chains (label switching), so theta and phi are averaged within each chain.",
+        "across chains (label switching), so theta and phi are averaged within each chain. --estimates writes "
+        "them, and beside them the MAP estimates: the modes of theta's and phi's Dirichlets given each chain's last "
+        "state.",
+        "Synthetic data: --generate X.ldac writes a corpus drawn from LDA's generative process (-k topics, --docs "
+        "documents of --doc-length tokens over --vocab-size words, --alpha, --beta, --seed), its vocabulary "
+        "X.vocab.txt and the true theta and phi in X.truth.npz, and fits nothing.",
         "Examples:",
         "\n".join(
             [
@@ -61,6 +67,8 @@ HELP = "\n\n".join(
                 "  mcmc lda tweets.txt -k 8 --method dmm --output-format json > topics.json",
                 "  mcmc lda ap.ldac -k 50 --optimize-interval 10 --save-model ap-model.npz",
                 "  mcmc lda new.ldac --model ap-model.npz --theta theta.csv",
+                "  mcmc lda --generate syn.ldac -k 10 --docs 500 --alpha 0.1 --beta 0.05",
+                "  mcmc lda toy.txt -k 2 --keep-all-words --estimates est.npz",
             ]
         ),
     ]
@@ -120,6 +128,46 @@ def command(
             metavar="F",
             help="Drop words in more than this fraction of the documents. Default: 1.0 (keep all).",
             show_default=False,
+        ),
+    ] = None,
+    keep_all_words: Annotated[
+        bool,
+        typer.Option(
+            "--keep-all-words",
+            help="Text corpora: keep every run of letters as a word, short words and stop words too (a toy corpus "
+            "of one-letter words is otherwise empty). Recorded in a saved model, which reads new text the same way.",
+        ),
+    ] = False,
+    generate: Annotated[
+        str | None,
+        typer.Option(
+            metavar="X.ldac",
+            rich_help_panel="Synthetic data",
+            help="Write a corpus drawn from LDA's generative process instead of fitting one: X.ldac, its "
+            "vocabulary X.vocab.txt and the true theta and phi in X.truth.npz (docs/formats.md). Takes -k, "
+            "--alpha, --beta, --seed and the three options below; the same seed writes the same bytes.",
+            show_default=False,
+        ),
+    ] = None,
+    docs: Annotated[
+        int | None,
+        typer.Option(
+            min=1, metavar="D", rich_help_panel="Synthetic data",
+            help="With --generate: documents. \\[default: 500]", show_default=False,
+        ),
+    ] = None,
+    vocab_size: Annotated[
+        int | None,
+        typer.Option(
+            min=1, metavar="V", rich_help_panel="Synthetic data",
+            help="With --generate: words in the vocabulary. \\[default: 500]", show_default=False,
+        ),
+    ] = None,
+    doc_length: Annotated[
+        int | None,
+        typer.Option(
+            min=0, metavar="N", rich_help_panel="Synthetic data",
+            help="With --generate: tokens of every document. \\[default: 100]", show_default=False,
         ),
     ] = None,
     topics: Annotated[int, typer.Option("--topics", "-k", min=1, metavar="K", help="Number of topics.")] = 10,
@@ -242,8 +290,9 @@ def command(
         str | None,
         typer.Option(
             metavar="FILE.npz",
-            help="Write the estimates: theta (chain, doc, K), phi (chain, K, V), vocab, alpha, beta, the full "
-            "log-joint trace with burn-in, and the document indices (no pickled objects).",
+            help="Write the estimates: theta (chain, doc, K), phi (chain, K, V), their MAP estimates map_theta and "
+            "map_phi (the modes given each chain's last state, zero where a count is), vocab, alpha, beta, the "
+            "full log-joint trace with burn-in, and the document indices (no pickled objects).",
             show_default=False,
         ),
     ] = None,
@@ -304,13 +353,27 @@ def command(
     from mcmc.core.ranges import check_settings  # start-up: the settings' ranges only once the options parse
 
     check_settings({"alpha": alpha, "beta": beta, "holdout": holdout, "min_df": min_df, "max_df": max_df})
+    synthetic = {"--docs": docs, "--vocab-size": vocab_size, "--doc-length": doc_length}
+    if generate is not None:
+        _generate(generate, corpus_path, topics, alpha, beta, seed, synthetic, output_format, {
+            "-o": output, "--estimates": estimates, "--save-model": save_model, "--plot": plot, "--model": model,
+            "--theta": theta, "--vocab": vocab, "--format": corpus_format, "--min-df": min_df, "--max-df": max_df,
+            "--holdout": holdout or None, "--optimize-interval": optimize_interval or None,
+            "--coherence": coherence or None, "--keep-all-words": keep_all_words or None,
+        })  # fmt: skip
+        return
+    given = [option for option, value in synthetic.items() if value is not None]
+    if given:
+        raise UsageError(f"{', '.join(given)} applies to --generate X.ldac")
     if model is not None:
         fitting = {"-o": output, "--estimates": estimates, "--save-model": save_model, "--plot": plot,
                    "--holdout": holdout or None, "--optimize-interval": optimize_interval or None,
-                   "--coherence": coherence or None, "--min-df": min_df, "--max-df": max_df}  # fmt: skip
+                   "--coherence": coherence or None, "--min-df": min_df, "--max-df": max_df,
+                   "--keep-all-words": keep_all_words or None}  # fmt: skip
         given = [option for option, value in fitting.items() if value is not None]
         if given:
-            raise UsageError(f"--model infers the topics of new documents; {', '.join(given)} applies to fitting")
+            raise UsageError(f"--model infers the topics of new documents; {', '.join(given)} applies to fitting"
+                             + (" (new text is read as the model's corpus was)" if keep_all_words else ""))
         if corpus_path is None:
             raise UsageError("--model needs a CORPUS of new documents")
         if output_format == "csv":
@@ -334,8 +397,8 @@ def command(
         optimize_burn_in = default_optimize_burn_in(iterations)
     if output == "-" and output_format != "table":
         raise UsageError("-o - and --output-format json/csv would both write to stdout; pick one")
-    if corpus_path is None and (vocab is not None or corpus_format is not None):
-        raise UsageError("--vocab and --format need a CORPUS")
+    if corpus_path is None and (vocab is not None or corpus_format is not None or keep_all_words):
+        raise UsageError("--vocab, --format and --keep-all-words need a CORPUS")
     if plot is not None:
         from mcmc.cli.render.plot import image_format  # start-up: the plot renderer only with --plot
 
@@ -364,7 +427,7 @@ def command(
                 bar(label, done, total, **fields)
 
         result = lda_run(
-            CorpusInput(corpus_path, corpus_format, vocab, min_df, max_df), config,
+            CorpusInput(corpus_path, corpus_format, vocab, min_df, max_df, keep_all_words), config,
             LdaOutputs(chains=output, estimates=estimates, model=save_model, plot=plot), thresholds=checks.thresholds,
             strict=checks.strict, all_chains=all_chains, stdout=sys.stdout.buffer, progress=progress,
             scheduler=scheduler,
@@ -379,6 +442,34 @@ def command(
         emit(result, output_format, "-")
     table_lda.lda_summary(result, err_console.file)
     finish(result.passed, result.verdict(), failed_advice(result.checks) if result.checks else (), no_check=no_check)
+
+
+def _generate(path: str, corpus_path: str | None, topics: int, alpha: float, beta: float, seed: int,
+              synthetic: dict[str, int | None], output_format: str, fitting: dict[str, Any]) -> None:
+    """``--generate X.ldac``: draw and write the synthetic corpus; a summary on stderr, or JSON on stdout."""
+    given = [option for option, value in fitting.items() if value is not None]
+    if corpus_path is not None:
+        given.insert(0, "CORPUS")
+    if given:
+        raise UsageError(f"--generate writes a synthetic corpus and fits nothing; {', '.join(given)} applies to "
+                         "fitting")
+    if output_format == "csv":
+        raise UsageError("--output-format csv: --generate writes its files; show them as table or json")
+    # start-up: the generator (NumPy) and its summary only with --generate
+    from mcmc.cli.render.table_lda import generate_summary
+    from mcmc.core.lda.generate import GenerateConfig, generate_corpus
+
+    defaults = GenerateConfig()
+    config = GenerateConfig(
+        n_topics=topics, n_docs=synthetic["--docs"] or defaults.n_docs,
+        vocab_size=synthetic["--vocab-size"] or defaults.vocab_size,
+        doc_length=defaults.doc_length if synthetic["--doc-length"] is None else synthetic["--doc-length"],
+        alpha=alpha, beta=beta, seed=seed,
+    )  # fmt: skip
+    result = generate_corpus(path, config)
+    generate_summary(result, err_console.file)
+    if output_format == "json":
+        emit(result, "json", "-")
 
 
 command.__doc__ = HELP

@@ -70,6 +70,7 @@ model likelihoods with an automated Monte Carlo EM algorithm. *JRSS B* 61, 265-2
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
 import os
@@ -82,6 +83,7 @@ import numpy as np
 
 from mcmc.core.atomic import atomic_output
 from mcmc.core.errors import InputError, UsageError
+from mcmc.core.random import entropy_seed
 from mcmc.core.targets.latent import LatentModel, fd_steps
 
 #: The first spawn key of the E-steps' streams: iteration t reads SeedSequence(seed, spawn_key=(MCEM_KEY, t)).
@@ -109,7 +111,7 @@ class McemSettings:
     params
         The sampler's settings (``{"step_size": 0.1}``).
     seed
-        The run's seed.
+        The run's seed; ``None``: one from OS entropy, recorded in the result.
     """
 
     iterations: int = 30
@@ -119,7 +121,7 @@ class McemSettings:
     warmup: int = 100
     sampler: str | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
-    seed: int = 1
+    seed: int | None = 1
 
     def schedule(self) -> np.ndarray:
         """int64 (iterations,): the draws of each E-step, ``ceil(draws growth^t)``."""
@@ -135,7 +137,7 @@ def default_sampler(model: LatentModel) -> str:
 
 
 def iteration_seed(seed: int, t: int) -> int:
-    """The driver's seed for the E-step of iteration ``t``: 63 bits of ``SeedSequence(seed, spawn_key=(MCEM_KEY, t))``."""
+    """The driver's seed for iteration ``t``'s E-step: 63 bits of ``SeedSequence(seed, spawn_key=(MCEM_KEY, t))``."""
     state = np.random.SeedSequence(int(seed), spawn_key=(MCEM_KEY, int(t))).generate_state(1, np.uint64)[0]
     return int(state) >> 1
 
@@ -269,6 +271,8 @@ def mcem(
     from mcmc.core.samplers import SAMPLERS, get_sampler
     from mcmc.core.samplers.driver import run
 
+    if settings.seed is None:
+        settings = dataclasses.replace(settings, seed=entropy_seed())
     _check(settings)
     name = settings.sampler or default_sampler(model)
     if name not in SAMPLERS:
@@ -303,7 +307,7 @@ def mcem(
         seconds["m_step"] += time.perf_counter() - t1
         if progress is not None:
             progress("MCEM", t + 1, settings.iterations)
-    resolved = McemSettings(**{**settings.__dict__, "sampler": name, "params": dict(settings.params)})
+    resolved = dataclasses.replace(settings, sampler=name, params=dict(settings.params))
     return McemResult(model.name, name, model.parameters, resolved, theta, schedule, mcse, objective, converged,
                       seconds)
 
@@ -359,7 +363,8 @@ def _m_step_mcse(model: LatentModel, z: np.ndarray, theta: np.ndarray,
     for k in range(p):
         e = np.zeros(p)
         e[k] = h[k]
-        hess[:, k] = (model.scores(flat, theta + e).mean(axis=0) - model.scores(flat, theta - e).mean(axis=0)) / (2 * h[k])
+        up, down = model.scores(flat, theta + e).mean(axis=0), model.scores(flat, theta - e).mean(axis=0)
+        hess[:, k] = (up - down) / (2 * h[k])
     hess = 0.5 * (hess + hess.T)
     if not np.all(np.linalg.eigvalsh(hess) < 0):
         return np.full(p, np.nan)

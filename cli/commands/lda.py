@@ -42,7 +42,8 @@ class CorpusInput:
     ``path`` ``None`` is the built-in synthetic corpus; ``format`` ``None``
     tells it from the name and the first lines; ``vocab`` is the vocabulary
     file of an LDA-C or UCI corpus when it is not beside it; ``min_df`` and
-    ``max_df`` prune rare and common words.
+    ``max_df`` prune rare and common words; ``keep_all_words`` keeps a text
+    corpus's short words and stop words.
     """
 
     path: str | None = None
@@ -50,6 +51,7 @@ class CorpusInput:
     vocab: str | None = None
     min_df: float | None = None
     max_df: float | None = None
+    keep_all_words: bool = False
 
 
 @dataclass(frozen=True)
@@ -198,7 +200,7 @@ def lda_run(
 
     check_lda(config, outputs, [corpus.path, corpus.vocab])
     data = pipeline.load_input(corpus.path, fmt=corpus.format, vocab=corpus.vocab, min_df=corpus.min_df,
-                               max_df=corpus.max_df)  # fmt: skip
+                               max_df=corpus.max_df, keep_all_words=corpus.keep_all_words)  # fmt: skip
     read = data.corpus
     facts = CorpusFacts(data.source, read.n_docs, read.n_tokens, read.vocab_size)
     if progress is not None:

@@ -12,7 +12,9 @@ target with a posterior predictive (``bnn``) adds its
 predictions file; a transition matrix (``P.csv``) its
 :class:`~mcmc.diagnostics.report.markov.MarkovReport`. On a Bayesian network
 file (``NET.bif``) it hands over to :func:`network_run`, whose result also
-carries the marginals (:mod:`mcmc.diagnostics.report.network`).
+carries the marginals (:mod:`mcmc.diagnostics.report.network`). With
+``--mcem`` the target is a latent-variable model and :func:`mcem_run` finds
+its maximum-likelihood parameters by Monte Carlo EM instead.
 """
 
 from __future__ import annotations
@@ -38,10 +40,11 @@ from mcmc.diagnostics.report.summary import RunSummary
 from mcmc.diagnostics.report.thresholds import Thresholds
 
 if TYPE_CHECKING:  # start-up: a network's and a Markov chain's reports load only for their runs
+    from mcmc.core.mcem import McemResult, McemSettings
     from mcmc.diagnostics.report.markov import MarkovReport
     from mcmc.diagnostics.report.network import NetworkSummary
 
-__all__ = ["SampleResult", "SampleSpec", "failed_advice", "network_run", "sample_run"]
+__all__ = ["SampleResult", "SampleSpec", "failed_advice", "mcem_run", "network_run", "sample_run"]
 
 
 @dataclass(frozen=True)
@@ -361,3 +364,53 @@ def network_run(
         chains, timings, estimates.summary, spec.seed is not None, output, network=network, report=report,
         advice=() if report is None or report.passed else (network_advice(report, spec.sampler),),
     )  # fmt: skip
+
+
+def mcem_run(
+    model: str,
+    settings: McemSettings,
+    output: str | None = None,
+    *,
+    progress: Progress | None = None,
+) -> McemResult:
+    """``mcmc sample --target MODEL --mcem``: Monte Carlo EM on a latent-variable model, its result written.
+
+    Checks the output before any work, loads the model
+    (:func:`mcmc.core.targets.latent.load_latent_model`), runs
+    :func:`mcmc.core.mcem.mcem` with the Monte Carlo standard error every
+    command uses for a mean of MCMC draws (:func:`mcmc.diagnostics.stats.mcse_mean`)
+    and writes the result to ``output`` (``.npz``, atomically) when given.
+
+    Parameters
+    ----------
+    model
+        A built-in latent-variable model or ``model.py[:name]``.
+    settings
+        The run; a ``seed`` of ``None`` is drawn from OS entropy (and recorded in the result).
+    output
+        The result file (``.npz``), or ``None`` for none.
+    progress
+        Told ``progress("MCEM", iterations_done, iterations)`` after every iteration.
+
+    Raises
+    ------
+    UsageError
+        An output that is not ``.npz``, that is the model file or cannot be
+        written; a model name that is no latent-variable model; a bad setting.
+    InputError
+        A model file that does not follow the protocol (``docs/formats.md``), or fails when called.
+    """
+    # start-up: Monte Carlo EM loads the samplers and SciPy's optimiser only for an --mcem run
+    from mcmc.core.mcem import mcem
+    from mcmc.core.targets.latent import load_latent_model
+    from mcmc.diagnostics.stats import mcse_mean
+
+    model_file = model.split(":", 1)[0] if model.split(":", 1)[0].endswith(".py") else None
+    check_paths({"-o": output}, [model_file])
+    if output == "-" or (output is not None and not output.lower().endswith(".npz")):
+        raise UsageError(f"-o {output}: --mcem writes its result as .npz (its trace is printed on stdout); "
+                         "give a name ending in .npz")  # fmt: skip
+    result = mcem(load_latent_model(model), settings, mean_se=mcse_mean, progress=progress)
+    if output is not None:
+        result.write(output)
+    return result

@@ -1,6 +1,7 @@
 """The terminal output of ``mcmc lda``'s fit (:class:`~mcmc.cli.commands.lda.LdaResult`), and the lines the command
 prints on stderr whatever the format: what is being fitted (:func:`lda_banner`), then how it went
-(:func:`lda_summary`). The topics of new documents under a saved model are :mod:`.table_inference`'s."""
+(:func:`lda_summary`), and what ``--generate`` wrote (:func:`generate_summary`). The topics of new documents under a
+saved model are :mod:`.table_inference`'s."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from mcmc.cli.render.table import render
 
 if TYPE_CHECKING:  # start-up: types only; the command that renders them has loaded them
     from mcmc.core.lda.config import LdaConfig
+    from mcmc.core.lda.generate import GeneratedCorpus
     from mcmc.diagnostics.report.lda import CorpusFacts
 
 
@@ -137,3 +139,15 @@ def lda_summary(result: LdaResult, out: TextIO) -> None:
     con = console(out)
     for line in lines:
         con.print(Text(line), soft_wrap=True)
+
+
+def generate_summary(result: GeneratedCorpus, out: TextIO) -> None:
+    """The line ``mcmc lda --generate`` prints on stderr: what was drawn and the three files written."""
+    c = result.config
+    console(out).print(
+        Text(f"generated from LDA's generative process: {c.n_docs} documents x {c.doc_length} tokens "
+             f"({result.data.corpus.n_tokens} tokens), K={c.n_topics} topics over {c.vocab_size} words, "
+             f"alpha={c.alpha:g}, beta={c.beta:g}, seed {c.seed} -> {result.corpus}, {result.vocab}, "
+             f"{result.truth} (true theta {c.n_docs} x {c.n_topics}, phi {c.n_topics} x {c.vocab_size})"),
+        soft_wrap=True,
+    )  # fmt: skip

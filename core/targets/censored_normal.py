@@ -91,10 +91,11 @@ def sweep_noise(rng: Any) -> np.ndarray:
 
 
 def draw_conditional(rng: Any, z: np.ndarray, block: np.ndarray, noise: np.ndarray, theta: np.ndarray) -> None:
-    """``z_k ~ N(mu, sigma^2)`` truncated to ``(LIMIT, inf)``: ``mu + sigma * (-Phi^-1(u Phi(-a)))``, ``a = (LIMIT - mu) / sigma``.
+    """``z_k ~ N(mu, sigma^2)`` truncated to ``(LIMIT, inf)`` by inverse CDF.
 
-    Through the upper tail ``Phi(-a)`` rather than ``1 - Phi(a)``, which loses
-    every digit once the limit is a few sds above the mean.
+    ``z = mu - sigma Phi^-1(u Phi(-a))`` with ``a = (LIMIT - mu) / sigma``: through
+    the upper tail ``Phi(-a)`` rather than ``1 - Phi(a)``, which loses every
+    digit once the limit is a few sds above the mean.
     """
     mu, sigma = _split(theta)
     tail = ndtr(-(LIMIT - mu) / sigma)

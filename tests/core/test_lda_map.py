@@ -37,7 +37,7 @@ def brute_force_mode(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 @pytest.mark.parametrize(
     ("a", "expected"),
     [
-        ((3.0, 2.5, 1.7), (2.0 / 4.2, 1.5 / 4.2, 0.7 / 4.2)),  # every a > 1: the textbook (n + eta - 1) / (N + K eta - K)
+        ((3.0, 2.5, 1.7), (2.0 / 4.2, 1.5 / 4.2, 0.7 / 4.2)),  # every a > 1: textbook (n + eta - 1) / (N + K eta - K)
         ((2.1, 0.3, 1.2), (1.1 / 1.3, 0.0, 0.2 / 1.3)),  # a count of 0 under eta = 0.3: clipped, the rest renormalised
         ((1.05, 0.05, 2.05), (0.05 / 1.1, 0.0, 1.05 / 1.1)),  # counts (1, 0, 2), eta = 0.05
         ((1.0, 4.0, 0.5), (0.0, 1.0, 0.0)),  # a = 1 exactly is clipped too (its factor is flat)
