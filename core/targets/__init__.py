@@ -30,6 +30,11 @@ TARGETS: dict[str, tuple[str, str]] = {
 }
 
 
+#: Built-in latent-variable models, run by Monte Carlo EM (``--mcem``), not sampled: name -> module
+#: (:mod:`mcmc.core.targets.latent` reads it; kept here, NumPy-free, so a wrong use is told apart from a typo).
+LATENT_MODELS: dict[str, str] = {"censored-normal": "mcmc.core.targets.censored_normal"}
+
+
 DEFAULT_SAMPLER = "hmc"
 #: Targets whose structure another sampler uses better (bnn: Gibbs for the hyperparameters, HMC for the weights).
 TARGET_SAMPLERS: dict[str, str] = {"bnn": "hmc-gibbs"}
@@ -96,6 +101,8 @@ def get_target(name: str, *, user_source: str | None = None, **options: Any) -> 
             raise UsageError(f"option(s) {', '.join(_flag(k) for k in given)} do not apply to a user target file")
         return load_user_target(name, user_source)
     if name not in TARGETS:
+        if name in LATENT_MODELS:
+            raise UsageError(f"{name} is a latent-variable model: find its maximum-likelihood parameters with --mcem")
         raise UsageError(f"unknown target {name!r}; choose from {', '.join(TARGETS)} or give a file model.py[:name]")
     module, attr = TARGETS[name]
     factory: Callable[..., Any] = getattr(import_module(module), attr)

@@ -1,7 +1,8 @@
 """Latent-variable models for Monte Carlo EM: ``log_joint(z, theta)`` and which block is latent.
 
 A model for ``mcmc sample --target model.py --mcem`` (:mod:`mcmc.core.mcem`)
-is a user file, or a built-in (:data:`LATENT_MODELS`), that declares the
+is a user file, or a built-in (:data:`mcmc.core.targets.LATENT_MODELS`, each a
+module written in this protocol), that declares the
 complete-data likelihood of observed data ``y`` (held by the file), latent
 variables ``z`` and parameters ``theta``, and which of them is latent:
 
@@ -47,12 +48,11 @@ from typing import Any
 import numpy as np
 
 from mcmc.core.errors import InputError, UsageError
+from mcmc.core.targets import LATENT_MODELS
 from mcmc.core.targets.base import Target
 from mcmc.core.targets.protocols import block_indices
 from mcmc.core.targets.user import UserConditionalsTarget, _call_user, _callable, _import, _shaped
 
-#: Built-in latent-variable models: name -> module written in the file protocol above.
-LATENT_MODELS: dict[str, str] = {"censored-normal": "mcmc.core.targets.censored_normal"}
 #: What a file must define to be a latent-variable model (how a command tells one from a target file).
 REQUIRED = ("latent_dim", "parameters", "theta0", "log_joint")
 
@@ -163,16 +163,6 @@ class LatentModel:
 def fd_steps(theta: np.ndarray) -> np.ndarray:
     """Central-difference steps for the gradient in theta: ``1e-5 max(1, |theta|)`` (about eps^(1/3))."""
     return 1e-5 * np.maximum(1.0, np.abs(np.asarray(theta, dtype=np.float64)))
-
-
-def is_latent_model(name: str) -> bool:
-    """True for a built-in latent-variable model's name (:data:`LATENT_MODELS`)."""
-    return name in LATENT_MODELS
-
-
-def declares_latent_model(obj: Any) -> bool:
-    """Whether a module or namespace defines what a latent-variable model needs (:data:`REQUIRED`)."""
-    return all(hasattr(obj, name) for name in REQUIRED)
 
 
 def load_latent_model(spec: str) -> LatentModel:

@@ -201,6 +201,10 @@ def _from_namespace(obj: Any, spec: str, source: str) -> Target:
                              "Python or NumPy, define log_density(x) and grad_log_density(x) instead)")
         compiled_vg, compiled = make_batch(point), compiled_paths(point)
         compiled_vg.user_name = POINT  # type: ignore[attr-defined]  # what error messages call it
+    if getattr(obj, "log_density", None) is None and log_prior is None and point is None and \
+            all(hasattr(obj, name) for name in ("log_joint", "latent_dim")):
+        raise InputError(source, "declares a latent-variable model (log_joint, latent_dim): find its "
+                         "maximum-likelihood parameters with --mcem")
     log_density = _callable(obj, "log_density", source, required=log_prior is None and point is None)
     if log_density is None and compiled_vg is not None:
         batch = compiled_vg

@@ -18,7 +18,8 @@ from scipy.optimize import minimize
 from scipy.stats import norm
 
 from mcmc.core.errors import InputError, UsageError
-from mcmc.core.mcem import McemSettings, default_sampler, iteration_seed, mcem
+from mcmc.core.mcem.config import McemSettings
+from mcmc.core.mcem.em import default_sampler, iteration_seed, mcem
 from mcmc.core.targets import censored_normal as cn
 from mcmc.core.targets.latent import load_latent_model
 from mcmc.diagnostics.stats import mcse_mean
@@ -179,7 +180,7 @@ def test_a_bad_model_file_is_one_line_naming_it(tmp_path: Path, text: str, messa
 
 def test_bad_settings_and_names_are_refused() -> None:
     model = load_latent_model("censored-normal")
-    with pytest.raises(UsageError, match="growth must be a number >= 1"):
+    with pytest.raises(UsageError, match="--em-growth must be a number >= 1"):
         mcem(model, McemSettings(growth=0.9))
     with pytest.raises(UsageError, match="would grow to"):
         mcem(model, McemSettings(iterations=200, growth=1.5))

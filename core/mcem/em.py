@@ -75,7 +75,7 @@ import io
 import math
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +83,7 @@ import numpy as np
 
 from mcmc.core.atomic import atomic_output
 from mcmc.core.errors import InputError, UsageError
+from mcmc.core.mcem.config import McemSettings
 from mcmc.core.random import entropy_seed
 from mcmc.core.targets.latent import LatentModel, fd_steps
 
@@ -90,43 +91,6 @@ from mcmc.core.targets.latent import LatentModel, fd_steps
 MCEM_KEY = 0x3CE3
 #: What the JSON document and the npz file are.
 SCHEMA = "mcmc.mcem/1"
-
-
-@dataclass(frozen=True)
-class McemSettings:
-    """The settings of a Monte Carlo EM run.
-
-    Attributes
-    ----------
-    iterations
-        EM iterations (E-step and M-step), ``>= 1``.
-    draws, growth
-        Draws of the latents in the first E-step (all chains together), and
-        the factor by which they grow each iteration: ``m_t = ceil(draws growth^t)``.
-    chains, warmup
-        Chains of each E-step, and the sampler's warm-up iterations before
-        every E-step's draws.
-    sampler
-        The E-step's sampler (a registered name); ``None``: :func:`default_sampler`.
-    params
-        The sampler's settings (``{"step_size": 0.1}``).
-    seed
-        The run's seed; ``None``: one from OS entropy, recorded in the result.
-    """
-
-    iterations: int = 30
-    draws: int = 100
-    growth: float = 1.2
-    chains: int = 4
-    warmup: int = 100
-    sampler: str | None = None
-    params: Mapping[str, Any] = field(default_factory=dict)
-    seed: int | None = 1
-
-    def schedule(self) -> np.ndarray:
-        """int64 (iterations,): the draws of each E-step, ``ceil(draws growth^t)``."""
-        return np.array([math.ceil(self.draws * self.growth**t - 1e-9) for t in range(self.iterations)],
-                        dtype=np.int64)
 
 
 def default_sampler(model: LatentModel) -> str:
@@ -278,7 +242,7 @@ def mcem(
     if name not in SAMPLERS:
         raise UsageError(f"unknown sampler {name!r} for the E-step; choose one of {', '.join(SAMPLERS)}")
     sampler = get_sampler(name)
-    schedule = settings.schedule()
+    schedule = np.array(settings.schedule(), dtype=np.int64)
     theta = np.empty((settings.iterations + 1, model.p))
     theta[0] = model.theta0
     mcse = np.empty((settings.iterations, model.p))
@@ -313,17 +277,18 @@ def mcem(
 
 
 def _check(settings: McemSettings) -> None:
-    for what, value, low in (("iterations", settings.iterations, 1), ("draws", settings.draws, 1),
-                             ("chains", settings.chains, 1), ("warmup", settings.warmup, 0),
-                             ("seed", settings.seed, 0)):  # fmt: skip
+    # named as the command line names them (--em-iterations ...), as the LDA fit's messages are
+    for what, value, low in (("--em-iterations", settings.iterations, 1), ("--em-draws", settings.draws, 1),
+                             ("--chains", settings.chains, 1), ("--warmup", settings.warmup, 0),
+                             ("--seed", settings.seed, 0)):  # fmt: skip
         if isinstance(value, bool) or int(value) != value or value < low:
-            raise UsageError(f"MCEM {what} must be an integer >= {low}, got {value}")
+            raise UsageError(f"{what} must be an integer >= {low}, got {value}")
     if not (math.isfinite(settings.growth) and settings.growth >= 1.0):
-        raise UsageError(f"MCEM growth must be a number >= 1 (the draws never shrink), got {settings.growth}")
+        raise UsageError(f"--em-growth must be a number >= 1 (the draws never shrink), got {settings.growth}")
     last = settings.draws * settings.growth ** (settings.iterations - 1)
     if last > 1e8:
-        raise UsageError(f"MCEM draws would grow to {last:.3g} in the last iteration; use fewer iterations, fewer "
-                         "draws or a smaller growth")
+        raise UsageError(f"the E-step's draws would grow to {last:.3g} in the last iteration; use fewer "
+                         "--em-iterations, fewer --em-draws or a smaller --em-growth")
 
 
 def _m_step(model: LatentModel, z: np.ndarray, theta: np.ndarray, minimize: Callable[..., Any]) -> Any:
