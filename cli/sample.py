@@ -10,18 +10,26 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from mcmc.cli import options
-from mcmc.cli.console import CheckFailed, progress_bar
+from mcmc.cli.console import CheckFailed, err_console, progress_bar
+from mcmc.cli.render import choices, emit
 from mcmc.cli.render.common import print_verdict
 from mcmc.core.errors import UsageError
+from mcmc.core.mcem.config import McemSettings
 from mcmc.core.samplers import DENSITY, NETWORK, NETWORK_SAMPLERS, SAMPLERS
 from mcmc.core.samplers.registry import TWO_STAGE
 
 TUNING = "Sampler tuning"
+MCEM = "Monte Carlo EM"
+McemFormat = choices("table", "json", "csv")
+#: Warm-up iterations and draws per chain of a run.
+WARMUP, DRAWS = 1000, 1000
+#: Monte Carlo EM's defaults (its settings' module is NumPy-free).
+EM = McemSettings()
 PROPOSALS = "|".join(TWO_STAGE.setting("proposal").choices)  # type: ignore[union-attr]
 
 
@@ -50,6 +58,13 @@ HELP = (
     "names; -T start=STATE, default a uniform initial law), simulated by the markov sampler (the default for it); "
     "the summary gives the exact stationary law (left eigenvector, and power iteration from the initial law), "
     "irreducibility, periodicity, detailed balance and the spectral gap beside the simulated frequencies with MCSE.\n\n"
+    "[bold]Monte Carlo EM[/] (Wei & Tanner 1990): --mcem finds the maximum-likelihood parameters of a model with "
+    "latent variables, --target censored-normal (right-censored normal data, mean and sd unknown) or your file "
+    "model.py declaring log_joint(z, theta), latent_dim, parameters and theta0 (docs/formats.md). Each iteration "
+    "draws the latents given theta with --sampler (default: gibbs where the model declares full conditionals) "
+    "and maximises the average complete-data log likelihood over the draws (BFGS, from the previous theta); the "
+    "draws grow geometrically, --em-draws x --em-growth^t. Prints the trace of theta with its Monte Carlo "
+    "standard errors (-f json: schema mcmc.mcem/1); -o FILE.npz keeps it.\n\n"
     f"[bold]Samplers[/]: {options.sampler_list(list(SAMPLERS.values()))}.\n\n"
     "[bold]Settings[/] of each sampler, given as -P KEY=VALUE (or as the option of the same name below): "
     f"{options.settings_list(list(SAMPLERS.values()))}.\n\n"
@@ -69,7 +84,9 @@ HELP = (
     "[dim]# your own model: chains 4-7 of an 8-chain run, on a second machine[/]\n\n"
     "mcmc sample -t model.py\\[:target] --seed 7 -c 4 --first-chain 4 -o b.nc\n\n"
     "[dim]# a @numba.njit point_log_density_and_grad(x): HMC and NUTS run compiled[/]\n\n"
-    "mcmc sample -t bench/posteriordb/garch11_numba.py --seed 1"
+    "mcmc sample -t bench/posteriordb/garch11_numba.py --seed 1\n\n"
+    "[dim]# maximum likelihood with censored data, by Monte Carlo EM[/]\n\n"
+    "mcmc sample -t censored-normal --mcem --seed 1 -o mcem.npz"
 )
 
 
@@ -92,8 +109,21 @@ def command(
     ] = "gaussian",
     sampler: options.Sampler = None,
     chains: options.Chains = 4,
-    warmup: options.Warmup = 1000,
-    draws: options.Draws = 1000,
+    warmup: Annotated[
+        int | None,
+        typer.Option(
+            min=0, rich_help_panel="Run", show_default=False,
+            help=f"Warm-up (adaptation) iterations per chain, discarded; with --mcem, before each E-step's draws. "
+            f"\\[default: {WARMUP}; {EM.warmup} with --mcem]",
+        ),
+    ] = None,
+    draws: Annotated[
+        int | None,
+        typer.Option(
+            min=1, rich_help_panel="Run", show_default=False,
+            help=f"Sampling iterations per chain (not with --mcem: see --em-draws). \\[default: {DRAWS}]",
+        ),
+    ] = None,
     thin: Annotated[
         int,
         typer.Option(
@@ -108,15 +138,17 @@ def command(
         ),
     ] = 0,
     output: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--output",
             "-o",
             metavar="FILE",
             rich_help_panel="Run",
-            help="Chains file: .npz, .nc, or - for npz on stdout.",
+            show_default=False,
+            help="Chains file: .npz, .nc, or - for npz on stdout; with --mcem, the result (.npz: the trace of theta, "
+            "draws per iteration, final theta). \\[default: chains.npz; with --mcem none]",
         ),
-    ] = "chains.npz",
+    ] = None,
     dim: options.Dim = None,
     rho: Annotated[
         float | None,
@@ -208,6 +240,39 @@ def command(
             show_default=False,
         ),
     ] = None,
+    mcem: Annotated[
+        bool,
+        typer.Option(
+            "--mcem", rich_help_panel=MCEM,
+            help="Monte Carlo EM instead of sampling: the maximum-likelihood theta of the latent-variable model "
+            "--target (censored-normal, or a file declaring log_joint(z, theta), latent_dim, parameters, theta0).",
+        ),
+    ] = False,
+    em_iterations: Annotated[
+        int | None,
+        typer.Option(min=1, metavar="N", rich_help_panel=MCEM, show_default=False,
+                     help=f"EM iterations (E-step and M-step). \\[default: {EM.iterations}]"),
+    ] = None,
+    em_draws: Annotated[
+        int | None,
+        typer.Option(min=1, metavar="M", rich_help_panel=MCEM, show_default=False,
+                     help=f"Draws of the latents in the first E-step, all chains together. \\[default: {EM.draws}]"),
+    ] = None,
+    em_growth: Annotated[
+        float | None,
+        typer.Option(metavar="G", rich_help_panel=MCEM, show_default=False,
+                     help="Growth of the draws per iteration: the E-step of iteration t draws ceil(M G^t), so the "
+                     f"Monte Carlo error shrinks as EM's steps do (>= 1). \\[default: {EM.growth:g}]"),
+    ] = None,
+    fmt: Annotated[
+        McemFormat | None,  # type: ignore[valid-type]
+        typer.Option(
+            "--format", "-f", metavar="table|json|csv", rich_help_panel=MCEM, case_sensitive=False,
+            show_default=False,
+            help="With --mcem, how the trace of theta is printed on stdout: table, json (schema mcmc.mcem/1) or csv "
+            "(one row per iteration). \\[default: table]",
+        ),
+    ] = None,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", rich_help_panel="Run", help="No summary on stderr; a failed check's "
                            "verdict line still shows.")
@@ -230,6 +295,22 @@ def command(
         "path_length": path_length, "target_accept": target_accept, "persistence": persistence,
         "max_energy_error": max_energy_error, "particles": particles, "max_tree_depth": max_tree_depth,
     }  # fmt: skip
+    em = {"--em-iterations": em_iterations, "--em-draws": em_draws, "--em-growth": em_growth, "--format": fmt}
+    if mcem:
+        _mcem(target, sampler, given, param or (), chains=chains, warmup=warmup, seed=seed, output=output, em=em,
+              quiet=quiet, sampling={
+                  "--draws": draws, "--thin": thin if thin != 1 else None, "--first-chain": first_chain or None,
+                  "--dim": dim, "--rho": rho, "--scales": scales, "--data": data, "--target-option": target_option,
+                  "--observe": observe, "--query": query, "--exact": exact or None, "--init": init,
+                  "--predict": predict, "--predictions": predictions, "--plot": plot, "--scheduler": scheduler,
+              })  # fmt: skip
+        return
+    stray = [option for option, value in em.items() if value is not None]
+    if stray:
+        raise UsageError(f"{', '.join(stray)} applies to --mcem")
+    warmup = WARMUP if warmup is None else warmup
+    draws = DRAWS if draws is None else draws
+    output = "chains.npz" if output is None else output
     from mcmc.core.targets import default_sampler, is_network_target  # start-up: the targets' registry, once parsed
 
     sampler = sampler or default_sampler(target)
@@ -275,6 +356,32 @@ def command(
 
         render(result, "table", sys.stderr)
     finish(result.passed, result.verdict(), result.advice, no_check=no_check, quiet=quiet)
+
+
+def _mcem(target: str, sampler: str | None, given: dict[str, Any], items: Sequence[str], *, chains: int,
+          warmup: int | None, seed: int | None, output: str | None, em: dict[str, Any], quiet: bool,
+          sampling: dict[str, Any]) -> None:
+    """``--mcem``: Monte Carlo EM on the latent-variable model ``target``; the trace of theta on stdout."""
+    stray = [option for option, value in sampling.items() if value not in (None, [], ())]
+    if stray:
+        raise UsageError(f"--mcem runs Monte Carlo EM; {', '.join(stray)} applies to sampling")
+    if sampler is None and (any(v is not None for v in given.values()) or items):
+        raise UsageError("--mcem: name the E-step's --sampler to give it settings")
+    params = options.tuning(sampler, given, items, DENSITY) if sampler is not None else {}
+    # start-up: the command layer and Monte Carlo EM's table only once the options parse
+    from mcmc.cli.commands.sample import mcem_run
+    from mcmc.cli.render import table_mcem
+
+    settings = McemSettings(
+        iterations=em["--em-iterations"] or EM.iterations, draws=em["--em-draws"] or EM.draws,
+        growth=EM.growth if em["--em-growth"] is None else em["--em-growth"], chains=chains,
+        warmup=EM.warmup if warmup is None else warmup, sampler=sampler, params=params, seed=seed,
+    )  # fmt: skip
+    with progress_bar(not quiet) as progress:
+        result = mcem_run(target, settings, output, progress=progress)
+    emit(result, getattr(em["--format"], "value", "table"), "-")
+    if not quiet:
+        table_mcem.mcem_summary(result, output, seed_given=seed is not None, out=err_console.file)
 
 
 def finish(passed: bool, verdict: str, advice: Sequence[str] = (), *, no_check: bool, quiet: bool = False) -> None:

@@ -40,7 +40,8 @@ from mcmc.diagnostics.report.summary import RunSummary
 from mcmc.diagnostics.report.thresholds import Thresholds
 
 if TYPE_CHECKING:  # start-up: a network's and a Markov chain's reports load only for their runs
-    from mcmc.core.mcem import McemResult, McemSettings
+    from mcmc.core.mcem.config import McemSettings
+    from mcmc.core.mcem.em import McemResult
     from mcmc.diagnostics.report.markov import MarkovReport
     from mcmc.diagnostics.report.network import NetworkSummary
 
@@ -377,7 +378,7 @@ def mcem_run(
 
     Checks the output before any work, loads the model
     (:func:`mcmc.core.targets.latent.load_latent_model`), runs
-    :func:`mcmc.core.mcem.mcem` with the Monte Carlo standard error every
+    :func:`mcmc.core.mcem.em.mcem` with the Monte Carlo standard error every
     command uses for a mean of MCMC draws (:func:`mcmc.diagnostics.stats.mcse_mean`)
     and writes the result to ``output`` (``.npz``, atomically) when given.
 
@@ -401,7 +402,7 @@ def mcem_run(
         A model file that does not follow the protocol (``docs/formats.md``), or fails when called.
     """
     # start-up: Monte Carlo EM loads the samplers and SciPy's optimiser only for an --mcem run
-    from mcmc.core.mcem import mcem
+    from mcmc.core.mcem.em import mcem
     from mcmc.core.targets.latent import load_latent_model
     from mcmc.diagnostics.stats import mcse_mean
 
