@@ -11,7 +11,8 @@ shows when it is imported, so a command pays only for the results it renders
 * a :class:`~mcmc.diagnostics.report.samplers.SamplerComparison` (``compare --samplers``) and a
   :class:`~mcmc.diagnostics.report.compare.Comparison` (``compare A B``, ``--reference``): :mod:`.table_compare`;
 * an :class:`~mcmc.cli.commands.lda.LdaResult` (``mcmc lda``): :mod:`.table_lda`;
-* an :class:`~mcmc.core.lda.model.InferenceResult` (``mcmc lda --model``): :mod:`.table_inference`.
+* an :class:`~mcmc.core.lda.model.InferenceResult` (``mcmc lda --model``): :mod:`.table_inference`;
+* an :class:`~mcmc.core.mcem.em.McemResult` (``mcmc sample --mcem``): :mod:`.table_mcem`.
 
 A command imports the module of the results it shows before rendering them.
 The verdict line is not written here: the command prints it on stderr
