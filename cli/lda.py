@@ -291,7 +291,8 @@ def command(
         typer.Option(
             metavar="FILE.npz",
             help="Write the estimates: theta (chain, doc, K), phi (chain, K, V), their MAP estimates map_theta and "
-            "map_phi (the modes given each chain's last state, zero where a count is), vocab, alpha, beta, the "
+            "map_phi (the modes given each chain's last state: zero where a count is zero under a prior below 1), "
+            "vocab, alpha, beta, the "
             "full log-joint trace with burn-in, and the document indices (no pickled objects).",
             show_default=False,
         ),
