@@ -25,13 +25,14 @@ import time
 
 import numpy as np
 
+from mcmc.core.networks import single_site
+from mcmc.core.networks.bif import read_bif
+from mcmc.core.networks.driver import sample_network
+from mcmc.core.networks.evidence import parse_evidence
+from mcmc.core.networks.indicators import indicator_draws
+from mcmc.core.networks.tables import initial_states
+from mcmc.core.networks.variable_elimination import marginals
 from mcmc.core.random import ChainRandom
-from mcmc.core.samplers import network_gibbs
-from mcmc.core.samplers.network_driver import indicator_draws, sample_network
-from mcmc.core.samplers.network_tables import initial_states
-from mcmc.core.targets.bayesnet import parse_evidence
-from mcmc.core.targets.bif import read_bif
-from mcmc.core.targets.variable_elimination import marginals
 
 PATH = "tests/data/networks/alarm.bif"
 EVIDENCE = "BP=LOW,VENTMACH=ZERO"
@@ -39,13 +40,13 @@ EVIDENCE = "BP=LOW,VENTMACH=ZERO"
 
 def updates_per_second(near_zero: float, sweeps: int) -> tuple[float, int]:
     net = read_bif(PATH)
-    plan = network_gibbs.build(net, {}, near_zero=near_zero)
+    plan = single_site.build(net, {}, near_zero=near_zero)
     chains = 4
-    state = network_gibbs.init(initial_states(plan.tables, ChainRandom(0, chains=chains, stream=1)), plan)
+    state = single_site.init(initial_states(plan.tables, ChainRandom(0, chains=chains, stream=1)), plan)
     rng = ChainRandom(0, chains=chains)
-    network_gibbs.sample(rng, state, plan, 10)  # compile / load the cached kernel
+    single_site.sample(rng, state, plan, 10)  # compile / load the cached kernel
     t = time.perf_counter()
-    network_gibbs.sample(rng, state, plan, sweeps)
+    single_site.sample(rng, state, plan, sweeps)
     dt = time.perf_counter() - t
     return chains * sweeps * net.n_nodes / dt, len(plan.units)
 

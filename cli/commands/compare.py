@@ -269,11 +269,11 @@ def compare_network_samplers(
         A sampler that does not sample networks, or one listed twice; an output that is the input.
     """
     # start-up: the network samplers load numba (0.4 s), and the network's report the readers, only for a network
+    from mcmc.core.networks.bif import read_bif
+    from mcmc.core.networks.driver import sample_network, to_chains
+    from mcmc.core.networks.evidence import format_evidence, parse_evidence
+    from mcmc.core.networks.variable_elimination import marginals
     from mcmc.core.samplers import NETWORK_SAMPLERS
-    from mcmc.core.samplers.network_driver import sample_network, to_chains
-    from mcmc.core.targets.bayesnet import format_evidence, parse_evidence
-    from mcmc.core.targets.bif import read_bif
-    from mcmc.core.targets.variable_elimination import marginals
     from mcmc.diagnostics.report.network import estimate_indicators
 
     check_paths(outputs or {}, [target])
@@ -308,7 +308,7 @@ def compare_network_samplers(
         est = estimate_indicators(to_chains(run), exact, thresholds=thresholds or Thresholds(), strict=strict)
         n_indicators = len(est.nodes)
         n_chains = run.codes.shape[0]
-        if name == "rejection":
+        if "n_evals" in run.sample_stats:  # rejection: every proposal was a pass over the network
             sampling = int(np.sum(run.sample_stats["n_evals"]))
         else:
             sampling = n_chains * draws * int(run.attrs.get("thin", 1))

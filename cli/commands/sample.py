@@ -298,12 +298,12 @@ def network_run(
 ) -> SampleResult:
     """``mcmc sample --target NET.bif``: sample a Bayesian network given evidence, write the chains, summarise.
 
-    Reads the BIF file (:func:`mcmc.core.targets.bif.read_bif`), parses
+    Reads the BIF file (:func:`mcmc.core.networks.bif.read_bif`), parses
     ``spec.observe`` and ``spec.query`` against it and, with ``spec.exact``,
     computes the exact marginals by variable elimination, all before sampling;
-    then :func:`mcmc.core.samplers.network_driver.sample_network` runs
+    then :func:`mcmc.core.networks.driver.sample_network` runs
     ``spec.sampler`` (gibbs, rejection or likelihood-weighting) and the chains
-    file is written from :func:`~mcmc.core.samplers.network_driver.to_chains`.
+    file is written from :func:`~mcmc.core.networks.driver.to_chains`.
 
     Returns
     -------
@@ -323,12 +323,12 @@ def network_run(
         or tuning option (none applies); an output that is the input.
     """
     # start-up: the network samplers load numba (0.4 s), and the network's report the readers, only for a network
+    from mcmc.core.networks.bif import read_bif
+    from mcmc.core.networks.driver import sample_network, to_chains
+    from mcmc.core.networks.evidence import parse_evidence, query_nodes
+    from mcmc.core.networks.variable_elimination import marginals
     from mcmc.core.samplers import NETWORK_SAMPLERS
-    from mcmc.core.samplers.network_driver import sample_network, to_chains
-    from mcmc.core.targets.bayesnet import parse_evidence
-    from mcmc.core.targets.bif import read_bif
-    from mcmc.core.targets.variable_elimination import marginals
-    from mcmc.diagnostics.report.network import estimate_indicators, network_advice, network_summary, query_nodes
+    from mcmc.diagnostics.report.network import estimate_indicators, network_advice, network_summary
 
     if spec.sampler not in NETWORK_SAMPLERS:
         raise UsageError(

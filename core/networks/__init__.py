@@ -1,18 +1,62 @@
-"""Discrete Bayesian networks: junction trees, exact inference and blocked Gibbs sampling.
+"""Discrete Bayesian networks: the network, evidence, exact inference and the network samplers.
 
-* :mod:`~mcmc.core.networks.junction_tree`: the junction tree of a set of
-  nodes with the rest of the network clamped (moralise, triangulate by greedy
-  min-fill, join the cliques), calibrated in one collect/distribute pass for
-  the exact marginal of every free node and ``log p(e)`` (Lauritzen &
-  Spiegelhalter 1988; Jensen, Lauritzen & Olesen 1990).
-* :mod:`~mcmc.core.networks.blocks`: which nodes Gibbs updates together:
-  every near-deterministic group in one block, blocks grown while their
-  largest clique table stays under a budget (Jensen, Kong & Kjaerulff 1995).
-* :mod:`~mcmc.core.networks.blocked_gibbs`: the sampler; each block is drawn
-  from its exact conditional by forward filtering / backward sampling on its
-  junction tree (Dawid 1992), compiled with numba.
+Everything about a Bayesian network target (``mcmc sample --target NET.bif``)
+lives here, below the diagnostics:
 
-The network itself (:mod:`mcmc.core.targets.bayesnet`), the BIF reader and
-variable elimination still live under :mod:`mcmc.core.targets`, the
-single-site sampler under :mod:`mcmc.core.samplers`.
+* the network: :mod:`~mcmc.core.networks.network` (:class:`BayesianNetwork`,
+  nodes in topological order, CPTs as arrays), read from BIF by
+  :mod:`~mcmc.core.networks.bif`;
+* evidence and queries by name: :mod:`~mcmc.core.networks.evidence`
+  (``NODE=STATE`` parsed and formatted, the nodes a run shows);
+* exact inference: :mod:`~mcmc.core.networks.junction_tree` (every node's
+  marginal and ``log p(e)`` from one calibration of the junction tree;
+  Lauritzen & Spiegelhalter 1988) and
+  :mod:`~mcmc.core.networks.variable_elimination` (per-node elimination, the
+  exact check of evidence and the cross-check of the tree);
+* the compiled network the samplers read: :mod:`~mcmc.core.networks.tables`
+  (flat CPTs, forward sampling, starting states, the near-deterministic
+  groups that trap single-site moves);
+* the samplers, one module each: :mod:`~mcmc.core.networks.blocked_gibbs`
+  (``gibbs``: blocks drawn exactly through their junction trees, Jensen,
+  Kong & Kjaerulff 1995; Dawid 1992), with the block choice in
+  :mod:`~mcmc.core.networks.blocks` and the single-site kernel it falls back
+  to in :mod:`~mcmc.core.networks.single_site`;
+  :mod:`~mcmc.core.networks.logic_sampling` (``rejection``) and
+  :mod:`~mcmc.core.networks.likelihood_weighting`;
+* the one driver: :mod:`~mcmc.core.networks.driver` (``sample_network``,
+  the chains file's form of a run);
+* the indicator encoding: :mod:`~mcmc.core.networks.indicators` (state
+  codes as ``NODE[STATE]`` indicators, what the readers of ``diagnose``
+  hand on); the diagnostics keep only the statistics of those indicators.
+
+The network sampler protocol
+----------------------------
+The samplers' protocol (:mod:`mcmc.core.samplers`), where it fits a network.
+A network sampler is a module registered by name in
+:data:`mcmc.core.samplers.NETWORK_SAMPLERS`, with
+
+``NAME: str``
+    The name recorded in the chains file.
+``MARKOV: bool``
+    True for a Markov chain (warm-up, thinning and starting states apply);
+    False for independent draws.
+``build(network, evidence, **settings) -> Plan``
+    What the sampler needs, compiled once (its settings are keywords:
+    gibbs's ``blocks`` and ``budget``). A plan has ``tables`` (the
+    :class:`~mcmc.core.networks.tables.NetworkTables`) and ``warnings``
+    (messages for the user).
+``State``, ``Info``
+    NamedTuples: ``position (chains, n_nodes)`` state codes and
+    ``log_density (chains,)`` (``log p(x, e)``); per-chain statistics of a
+    step.
+``init(position, plan) -> State``
+    The state at ``position`` (``None`` for independent draws).
+``step(rng, state, plan) -> (State, Info)``
+    One sweep (or one draw) for every chain; ``rng`` a
+    :class:`~mcmc.core.random.ChainRandom`.
+``sample(rng, state, plan, draws, thin=1) -> (State, codes, stats)``
+    Many steps in one compiled call: codes ``(chains, kept, n_unobserved)``
+    and statistics ``(chains, kept)`` (``lp`` always).
+``run_attrs(plan, stats) -> dict``
+    The sampler's JSON attributes for the chains file.
 """

@@ -45,7 +45,7 @@ drawn from each chain's own :class:`~mcmc.core.random.ChainRandom` stream
 before the kernel runs, so chain ``i`` depends only on the seed and ``i``,
 and :func:`sample` over many sweeps gives the same bytes as as many
 :func:`step` calls. A plan without blocks delegates to the single-site
-sampler :mod:`~mcmc.core.samplers.network_gibbs`, the fastest when nothing
+sampler :mod:`~mcmc.core.networks.single_site`, the fastest when nothing
 needs blocking.
 
 Statistics: ``lp`` (``log p(x, e)``, the log joint with the evidence: the
@@ -63,11 +63,11 @@ import numba as nb
 import numpy as np
 
 from mcmc.core.networks import junction_tree as jt
+from mcmc.core.networks import single_site
 from mcmc.core.networks.blocks import DEFAULT_BUDGET, Block, BlockPlan, BlockSpec, choose_blocks
+from mcmc.core.networks.network import BayesianNetwork, Evidence
+from mcmc.core.networks.tables import NEAR_ZERO, NetworkTables, compile_network
 from mcmc.core.random import ChainRandom
-from mcmc.core.samplers import network_gibbs
-from mcmc.core.samplers.network_tables import NEAR_ZERO, NetworkTables, compile_network
-from mcmc.core.targets.bayesnet import BayesianNetwork, Evidence
 
 NAME = "blocked-gibbs"
 SWEEP_CHUNK = 256  # sweeps per compiled call: bounds the uniforms held, (chains, chunk, cliques)
@@ -124,7 +124,7 @@ class Plan:
     Attributes
     ----------
     tables
-        The compiled network (:class:`~mcmc.core.samplers.network_tables.NetworkTables`).
+        The compiled network (:class:`~mcmc.core.networks.tables.NetworkTables`).
     block_plan
         The units and the blocks chosen (:class:`~mcmc.core.networks.blocks.BlockPlan`;
         ``block_plan.summary()`` describes them for the user).
@@ -140,7 +140,7 @@ class Plan:
     block_plan: BlockPlan
     trees: tuple[jt.JunctionTree, ...]
     kernel: Kernel | None
-    gibbs: network_gibbs.Plan | None
+    gibbs: single_site.Plan | None
 
     @property
     def units(self) -> tuple[tuple[int, ...], ...]:
@@ -295,7 +295,7 @@ def build(
     ----------
     network, evidence
         The network and ``{node: code}`` evidence (assumed possible: see
-        :func:`~mcmc.core.targets.variable_elimination.check_evidence`).
+        :func:`~mcmc.core.networks.variable_elimination.check_evidence`).
     blocks
         ``"auto"``, ``"single"``, ``"A+B+C;D+E"`` or blocks of node indices
         (:func:`~mcmc.core.networks.blocks.choose_blocks`).
@@ -315,7 +315,7 @@ def build(
     tables = compile_network(network, evidence)
     plan = choose_blocks(network, tables.evidence, blocks, budget, near_zero)
     if not plan.blocks:
-        return Plan(tables, plan, (), None, network_gibbs.build(network, tables.evidence, block=False))
+        return Plan(tables, plan, (), None, single_site.build(network, tables.evidence, block=False))
     by_first = {b.nodes[0]: b.tree for b in plan.blocks}
     trees = tuple(by_first[u[0]] if len(u) > 1 else jt.build(network, u) for u in plan.units)
     return Plan(tables, plan, trees, _compile(network, tables, trees), None)
@@ -528,7 +528,7 @@ def sample(
     """
     if plan.kernel is None:
         assert plan.gibbs is not None
-        new, out, stats = network_gibbs.sample(rng, network_gibbs.State(*state), plan.gibbs, draws, thin)
+        new, out, stats = single_site.sample(rng, single_site.State(*state), plan.gibbs, draws, thin)
         return State(*new), out, stats
     t = plan.tables
     chains = state.position.shape[0]
@@ -575,7 +575,7 @@ def unit_conditional(plan: Plan, unit: int, position: np.ndarray) -> tuple[np.nd
     """
     k = plan.kernel
     if k is None:
-        raise ValueError("the plan has no blocks: its units are network_gibbs's single sites")
+        raise ValueError("the plan has no blocks: its units are single_site's single sites")
     x = np.array(position, dtype=np.int64, copy=True)
     work = np.zeros_like(k.fixed)
     _collect(unit, x, work, np.empty(max(1, int(k.sep_size.max()))), k, plan.tables.cpt)

@@ -14,7 +14,7 @@ large: the larger, the closer a sweep is to an independent draw.
 The automatic choice (:func:`choose_blocks` with ``"auto"``):
 
 1. the groups of nodes whose table traps single-site moves, found by
-   :func:`~mcmc.core.samplers.network_tables.reducibility` (entries below
+   :func:`~mcmc.core.networks.tables.reducibility` (entries below
    ``near_zero`` count as zeros), merged where they share a node: each
    merged group must lie inside one block;
 2. if the junction tree of *all* unobserved nodes fits the budget, that is
@@ -28,7 +28,7 @@ The automatic choice (:func:`choose_blocks` with ``"auto"``):
 4. the nodes left over are updated singly through their Markov blanket.
 
 A network without such groups gets no block at all: single-site Gibbs
-(:mod:`~mcmc.core.samplers.network_gibbs`) then does the work.
+(:mod:`~mcmc.core.networks.single_site`) then does the work.
 
 The choice can be overridden by a specification string (:func:`parse_blocks`):
 ``"auto"``, ``"single"`` (no blocks), or blocks of node names
@@ -44,8 +44,8 @@ from typing import Any
 
 from mcmc.core.errors import UsageError
 from mcmc.core.networks import junction_tree as jt
-from mcmc.core.samplers.network_tables import NEAR_ZERO, reducibility
-from mcmc.core.targets.bayesnet import BayesianNetwork, Evidence
+from mcmc.core.networks.network import BayesianNetwork, Evidence
+from mcmc.core.networks.tables import NEAR_ZERO, reducibility
 
 DEFAULT_BUDGET = jt.DEFAULT_BUDGET  # entries of a block's largest clique table
 

@@ -18,7 +18,7 @@ clamped values, so a Gibbs sampler builds it once per block and only
 recomputes the potentials as the block's boundary moves.
 
 Triangulation: the greedy **min-fill** order (Kjaerulff 1990), as
-:func:`~mcmc.core.targets.variable_elimination.min_fill_order`: next the
+:func:`~mcmc.core.networks.variable_elimination.min_fill_order`: next the
 node whose elimination adds the fewest fill edges, ties broken by the
 smaller clique table, then by the smaller node index, so a network always
 gives the same tree. Each eliminated node with its remaining neighbours is
@@ -47,7 +47,8 @@ from functools import cached_property
 import numpy as np
 
 from mcmc.core.errors import InputError, UsageError
-from mcmc.core.targets.bayesnet import BayesianNetwork, Evidence, format_evidence
+from mcmc.core.networks.evidence import format_evidence
+from mcmc.core.networks.network import BayesianNetwork, Evidence
 
 DEFAULT_BUDGET = 10**6  # entries of the largest clique table a junction tree may have
 
@@ -534,7 +535,7 @@ def exact_marginals(
 
     One collect and one distribute pass over the junction tree of the
     unobserved nodes (Lauritzen & Spiegelhalter 1988) replace one variable
-    elimination per node (:func:`~mcmc.core.targets.variable_elimination.marginals`):
+    elimination per node (:func:`~mcmc.core.networks.variable_elimination.marginals`):
     the cost is a few passes over the clique tables, whatever the number of
     nodes, as long as the largest clique fits ``budget``.
 

@@ -32,7 +32,8 @@ fails until all are there.
 Target kinds: most samplers draw from a density (a
 :class:`~mcmc.core.targets.base.Target`) and run in the driver
 (:data:`DENSITY`); three draw from a Bayesian network (``NET.bif``) and run in
-:mod:`mcmc.core.samplers.network_driver` (:data:`NETWORK`). Two names are
+:mod:`mcmc.core.networks.driver` (:data:`NETWORK`), modules of the protocol of
+:mod:`mcmc.core.networks`. Two names are
 both (gibbs, rejection): the same algorithm on the two kinds of target, two
 modules, two declarations.
 """
@@ -215,13 +216,13 @@ NUTS = Declaration(
 )  # fmt: skip
 
 NETWORK_GIBBS = Declaration(
-    "gibbs", "mcmc.core.samplers.network_gibbs", "the default: each node from its Markov blanket", kind=NETWORK,
+    "gibbs", "mcmc.core.networks.single_site", "the default: each node from its Markov blanket", kind=NETWORK,
 )
 LOGIC_SAMPLING = Declaration(
-    "rejection", "mcmc.core.samplers.logic_sampling", "logic sampling, reporting its acceptance rate", kind=NETWORK,
+    "rejection", "mcmc.core.networks.logic_sampling", "logic sampling, reporting its acceptance rate", kind=NETWORK,
 )
 LIKELIHOOD_WEIGHTING = Declaration(
-    "likelihood-weighting", "mcmc.core.samplers.likelihood_weighting",
+    "likelihood-weighting", "mcmc.core.networks.likelihood_weighting",
     "weighted draws, reporting the Kish ESS of the weights", kind=NETWORK,
 )
 

@@ -40,7 +40,7 @@ DEFAULT_SAMPLER = "hmc"
 TARGET_SAMPLERS: dict[str, str] = {"bnn": "hmc-gibbs"}
 
 
-#: A target name ending so is a Bayesian network file (BIF), sampled by :mod:`mcmc.core.samplers.network_driver`.
+#: A target name ending so is a Bayesian network file (BIF), sampled by :mod:`mcmc.core.networks.driver`.
 NETWORK_SUFFIX = ".bif"
 
 

@@ -51,7 +51,8 @@ by :mod:`.registry`, the one list of formats, each declared by the module of
 its family: :mod:`.numpy_files` (``.npz``, ``.npy``), :mod:`.hdf5_files`
 (emcee's backend, ArviZ netCDF and zarr), :mod:`.cmdstan` (CmdStan CSV and
 draws tables), :mod:`.posteriordb` (JSON). A Bayesian network run's state
-codes become indicators in :mod:`.network_codes`.
+codes become indicators ``NODE[STATE]`` by the network code's own encoding,
+:func:`mcmc.core.networks.indicators.indicator_chains` (no sampler, no numba).
 """
 
 from __future__ import annotations
@@ -65,9 +66,9 @@ import numpy as np
 
 from mcmc.core.chains import ATTRS_KEY, STATS_PREFIX, Chains
 from mcmc.core.errors import InputError, UsageError
+from mcmc.core.networks.indicators import indicator_chains
 from mcmc.core.paths import expand_pattern
 from mcmc.diagnostics.readers.base import Bare, Format, decode, not_bare
-from mcmc.diagnostics.readers.network_codes import indicator_chains
 from mcmc.diagnostics.readers.registry import MAGIC_BYTES, SUPPORTED, named, sniff, stores
 
 __all__ = ["LAYOUTS", "read_chains", "read_posteriordb"]
@@ -118,7 +119,7 @@ def read_chains(
         network run's integer state codes come back as indicator variables,
         one per node ``(chain, draw, n_states)`` labelled by the states, so its
         parameters are ``NODE[STATE]``
-        (:func:`mcmc.diagnostics.readers.network_codes.indicator_chains`).
+        (:func:`mcmc.core.networks.indicators.indicator_chains`).
 
     Raises
     ------

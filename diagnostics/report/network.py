@@ -1,9 +1,10 @@
-"""Bayesian network runs judged: marginals of the state indicators with MCSE, the sample summary.
+"""Bayesian network runs judged: the statistics of indicator draws, the sample summary.
 
 A network's chains file stores integer state codes per unobserved node; the
-reader turns them into the indicators ``NODE[STATE]``, whose means are the
-marginal posterior probabilities
-(:func:`mcmc.diagnostics.readers.network_codes.indicator_chains`).
+indicators ``NODE[STATE]`` of their states (the network code's encoding,
+:mod:`mcmc.core.networks.indicators`, which the readers of ``diagnose``
+apply) are what is judged: the mean of one is the marginal posterior
+probability ``p(NODE = STATE | e)``. This module holds only their statistics:
 
 * :func:`estimate_indicators` gives every indicator's estimate, MCSE and ESS,
   for a Markov chain (gibbs) or independent draws (rejection) from the
@@ -31,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from mcmc.core.chains import Chains
-from mcmc.core.errors import InputError
-from mcmc.diagnostics.readers.network_codes import indicator_chains
+from mcmc.core.networks.evidence import format_evidence
+from mcmc.core.networks.indicators import indicator_chains, indicator_name
 from mcmc.diagnostics.report.check import check, check_weighted
 from mcmc.diagnostics.report.report import Report
 from mcmc.diagnostics.report.selection import flatten, select
@@ -41,11 +42,9 @@ from mcmc.diagnostics.report.thresholds import Thresholds
 
 __all__ = [
     "IndicatorEstimates", "NetworkSummary", "NodeMarginals", "StateMarginal", "estimate_indicators",
-    "failing_nodes", "network_advice", "network_summary", "query_nodes",
+    "failing_nodes", "network_advice", "network_summary",
 ]  # fmt: skip
 
-#: Without ``--query``, the summary shows every unobserved node when there are at most this many.
-DEFAULT_QUERY_MAX = 8
 #: The name under which a weighted run's ESS is reported: it is the weights', not a parameter's.
 WEIGHTS_ESS = "the weights (Kish)"
 
@@ -90,9 +89,6 @@ class IndicatorEstimates:
 
     @property
     def names(self) -> tuple[str, ...]:
-        # start-up: the network sampler's module loads numba (0.4 s); its runs have loaded it already
-        from mcmc.core.samplers.network_driver import indicator_name
-
         return tuple(indicator_name(n, s) for n, s in zip(self.nodes, self.states, strict=True))
 
     @property
@@ -123,7 +119,7 @@ def estimate_indicators(
     Parameters
     ----------
     chains
-        A network run in its chains-file form (:func:`mcmc.core.samplers.network_driver.to_chains`).
+        A network run in its chains-file form (:func:`mcmc.core.networks.driver.to_chains`).
     exact
         Exact marginals ``{node: (n_states,)}`` of (at least) the stored nodes, or ``None``.
     thresholds, strict
@@ -141,8 +137,8 @@ def estimate_indicators(
     weighted = bool(chains.attrs.get("weighted"))
     n = len(nodes)
     if weighted:
-        # start-up: the network samplers' package loads numba (0.4 s), only for a weighted run
-        from mcmc.core.samplers.likelihood_weighting import kish_ess, weighted_mean
+        # start-up: the network samplers' modules load numba (0.4 s), only for a weighted run
+        from mcmc.core.networks.likelihood_weighting import kish_ess, weighted_mean
 
         x = flatten(ind, selection)
         log_weight = chains.sample_stats["log_weight"]
@@ -302,32 +298,6 @@ class NetworkSummary:
         }  # fmt: skip
 
 
-def query_nodes(network: Any, evidence: Mapping[int, int], query: Sequence[str]) -> tuple[tuple[str, ...], bool]:
-    """The nodes the summary shows, and whether the user chose them.
-
-    ``query`` items may be comma lists (``--query A,B --query C``). Without
-    any, every unobserved node when there are at most :data:`DEFAULT_QUERY_MAX`.
-
-    Raises
-    ------
-    InputError
-        An unknown node (the message lists the nodes), or an observed one.
-    """
-    names = [p.strip() for q in query for p in str(q).split(",") if p.strip()]
-    if not names:
-        free = [network.nodes[v] for v in range(network.n_nodes) if v not in evidence]
-        return (tuple(free) if len(free) <= DEFAULT_QUERY_MAX else ()), False
-    for name in names:
-        i = network.index(name)  # unknown: InputError listing the nodes
-        if i in evidence:
-            raise InputError(
-                network.source,
-                f"--query {name}: the node is observed ({name}={network.states[i][evidence[i]]}); "
-                "query unobserved nodes",
-            )
-    return tuple(dict.fromkeys(names)), True
-
-
 def network_summary(
     run: Any,
     estimates: IndicatorEstimates,
@@ -336,13 +306,11 @@ def network_summary(
     queried: bool,
     max_z: float = 4.0,
 ) -> NetworkSummary:
-    """The :class:`NetworkSummary` of a :class:`~mcmc.core.samplers.network_driver.NetworkRun`.
+    """The :class:`NetworkSummary` of a :class:`~mcmc.core.networks.driver.NetworkRun`.
 
-    ``shown`` are the nodes whose marginals are listed (:func:`query_nodes`);
+    ``shown`` are the nodes whose marginals are listed (:func:`mcmc.core.networks.evidence.query_nodes`);
     ``max_z`` judges ``|estimate - exact| / MCSE`` when exact values were computed.
     """
-    from mcmc.core.targets.bayesnet import format_evidence  # start-up: the network model, only for its runs
-
     net, a = run.network, run.attrs
     z = estimates.z
     by_node: dict[str, list[StateMarginal]] = {}

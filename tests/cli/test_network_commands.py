@@ -41,9 +41,9 @@ def _one_error_line(stderr: str) -> str:
 
 
 def test_lecture_example_burglary_given_both_calls_within_4_mcse_of_exact(mcmc, tmp_path: Path) -> None:
-    from mcmc.core.targets.bayesnet import parse_evidence
-    from mcmc.core.targets.bif import read_bif
-    from mcmc.core.targets.variable_elimination import marginals
+    from mcmc.core.networks.bif import read_bif
+    from mcmc.core.networks.evidence import parse_evidence
+    from mcmc.core.networks.variable_elimination import marginals
 
     out = tmp_path / "b.npz"
     r = mcmc("sample", "--target", EARTHQUAKE, *BOTH_CALL, "--query", "Burglary", "--exact", "--seed", "1",

@@ -181,8 +181,8 @@ def test_infinite_limits_are_refused(mcmc, value: str) -> None:
 
 def _evidence_sets(network, rng: np.random.Generator) -> list[dict[str, str]]:
     """Evidence on 1, 2 and 4 nodes, drawn from forward samples: always of positive probability."""
+    from mcmc.core.networks.tables import compile_network, forward_sample
     from mcmc.core.random import ChainRandom
-    from mcmc.core.samplers.network_tables import compile_network, forward_sample
 
     tables = compile_network(network)
     u = ChainRandom(int(rng.integers(2**31)), (0,)).uniform((network.n_nodes,)).reshape(1, -1)
@@ -197,7 +197,7 @@ def _evidence_sets(network, rng: np.random.Generator) -> list[dict[str, str]]:
 @pytest.mark.parametrize("path", NETWORKS, ids=[p.stem for p in NETWORKS])
 def test_default_network_runs_are_right_or_fail_naming_the_nodes(path: Path, tmp_path: Path) -> None:
     from mcmc.cli.commands.sample import SampleSpec, sample_run
-    from mcmc.core.targets.bif import read_bif
+    from mcmc.core.networks.bif import read_bif
 
     net = read_bif(path)
     rng = np.random.default_rng(zlib.crc32(path.stem.encode()))  # str hash() changes with every process
@@ -220,13 +220,13 @@ def test_default_network_runs_are_right_or_fail_naming_the_nodes(path: Path, tmp
 
 def _all_z(result) -> np.ndarray:
     """|estimate - exact| / MCSE of every state indicator of a network run (0 where both are exact)."""
-    from mcmc.core.targets.bif import read_bif
-    from mcmc.core.targets.variable_elimination import marginals
+    from mcmc.core.networks.bif import read_bif
+    from mcmc.core.networks.variable_elimination import marginals
     from mcmc.diagnostics.report.network import estimate_indicators
 
     a = result.chains.attrs
     net = read_bif(a["target"]) if "target" in a else None
-    from mcmc.core.targets.bayesnet import parse_evidence
+    from mcmc.core.networks.evidence import parse_evidence
 
     evidence = parse_evidence(net, [f"{k}={v}" for k, v in a["observed"].items()])
     exact = dict(zip(net.nodes, marginals(net, evidence), strict=True))

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from mcmc.core.errors import InputError
-from mcmc.core.targets.bayesnet import format_evidence, parse_evidence
-from mcmc.core.targets.bif import parse_bif, read_bif
+from mcmc.core.networks.bif import parse_bif, read_bif
+from mcmc.core.networks.evidence import format_evidence, parse_evidence
 
 DATA = Path(__file__).parents[1] / "data" / "networks"
 NETWORKS = sorted(DATA.glob("*.bif"))

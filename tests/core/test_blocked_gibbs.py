@@ -31,13 +31,14 @@ import pytest
 from mcmc.core.errors import UsageError
 from mcmc.core.networks import blocked_gibbs as bg
 from mcmc.core.networks import junction_tree as jt
+from mcmc.core.networks import single_site
+from mcmc.core.networks.bif import read_bif
 from mcmc.core.networks.blocks import choose_blocks, parse_blocks
+from mcmc.core.networks.evidence import parse_evidence
+from mcmc.core.networks.network import BayesianNetwork
+from mcmc.core.networks.tables import initial_states, reducibility
+from mcmc.core.networks.variable_elimination import marginals
 from mcmc.core.random import ChainRandom
-from mcmc.core.samplers import network_gibbs
-from mcmc.core.samplers.network_tables import initial_states, reducibility
-from mcmc.core.targets.bayesnet import BayesianNetwork, parse_evidence
-from mcmc.core.targets.bif import read_bif
-from mcmc.core.targets.variable_elimination import marginals
 from mcmc.diagnostics import stats
 
 DATA = Path(__file__).parents[1] / "data" / "networks"
@@ -389,8 +390,8 @@ def test_no_block_needed_delegates_to_single_site_gibbs() -> None:
     assert plan.gibbs is not None and plan.kernel is None and not plan.blocks
     start = initial_states(plan.tables, ChainRandom(4, chains=2, stream=1))
     _, ours, _ = bg.sample(ChainRandom(4, chains=2), bg.init(start, plan), plan, 50)
-    gibbs = network_gibbs.build(net, ev, block=False)
-    _, theirs, _ = network_gibbs.sample(ChainRandom(4, chains=2), network_gibbs.init(start, gibbs), gibbs, 50)
+    gibbs = single_site.build(net, ev, block=False)
+    _, theirs, _ = single_site.sample(ChainRandom(4, chains=2), single_site.init(start, gibbs), gibbs, 50)
     assert ours.tobytes() == theirs.tobytes()
     single = bg.build(network("asia"), {}, "single")
     assert single.gibbs is not None and any("freeze" in w for w in single.warnings)

@@ -22,10 +22,11 @@ import pytest
 
 from mcmc.core.errors import InputError, UsageError
 from mcmc.core.networks import junction_tree as jt
-from mcmc.core.samplers.network_tables import reducibility
-from mcmc.core.targets.bayesnet import BayesianNetwork, parse_evidence
-from mcmc.core.targets.bif import read_bif
-from mcmc.core.targets.variable_elimination import MAX_ENUMERATION, enumerate_marginals, log_evidence, marginals
+from mcmc.core.networks.bif import read_bif
+from mcmc.core.networks.evidence import parse_evidence
+from mcmc.core.networks.network import BayesianNetwork
+from mcmc.core.networks.tables import reducibility
+from mcmc.core.networks.variable_elimination import MAX_ENUMERATION, enumerate_marginals, log_evidence, marginals
 
 DATA = Path(__file__).parents[1] / "data" / "networks"
 NAMES = sorted(p.stem for p in DATA.glob("*.bif"))

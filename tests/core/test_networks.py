@@ -20,25 +20,22 @@ import pytest
 from scipy.stats import binom
 
 from mcmc.core.errors import InputError
-from mcmc.core.random import ChainRandom
-from mcmc.core.samplers import network_gibbs
-from mcmc.core.samplers.likelihood_weighting import kish_ess, weighted_mean
-from mcmc.core.samplers.network_driver import (
-    indicator_draws,
-    indicator_variables,
-    sample_network,
-    to_chains,
-)
-from mcmc.core.samplers.network_tables import compile_network, reducibility
-from mcmc.core.targets.bayesnet import BayesianNetwork, parse_evidence
-from mcmc.core.targets.bif import read_bif
-from mcmc.core.targets.variable_elimination import (
+from mcmc.core.networks import single_site
+from mcmc.core.networks.bif import read_bif
+from mcmc.core.networks.driver import sample_network, to_chains
+from mcmc.core.networks.evidence import parse_evidence
+from mcmc.core.networks.indicators import indicator_draws, indicator_variables
+from mcmc.core.networks.likelihood_weighting import kish_ess, weighted_mean
+from mcmc.core.networks.network import BayesianNetwork
+from mcmc.core.networks.tables import compile_network, reducibility
+from mcmc.core.networks.variable_elimination import (
     MAX_ENUMERATION,
     check_evidence,
     enumerate_marginals,
     log_evidence,
     marginals,
 )
+from mcmc.core.random import ChainRandom
 from mcmc.diagnostics import stats
 
 DATA = Path(__file__).parents[1] / "data" / "networks"
@@ -188,14 +185,14 @@ def test_gibbs_sweep_kernel_exact(name: str, spec: str) -> None:
     """One compiled sweep from every state lands as the enumerated sweep matrix says, which fixes p(x | e)."""
     net = network(name)
     ev = parse_evidence(net, spec)
-    plan = network_gibbs.build(net, ev)
+    plan = single_site.build(net, ev)
     free = [int(v) for v in plan.tables.unobserved]
     sweep, full, post = sweep_matrix(net, ev, plan.units, free)
     np.testing.assert_allclose(post @ sweep, post, atol=1e-14)  # stationarity of the sweep
     start = np.flatnonzero(post > 0)
     per = 800
-    state = network_gibbs.init(np.repeat(full[start], per, axis=0), plan)
-    _, codes, _ = network_gibbs.sample(ChainRandom(5, chains=state.position.shape[0]), state, plan, 1)
+    state = single_site.init(np.repeat(full[start], per, axis=0), plan)
+    _, codes, _ = single_site.sample(ChainRandom(5, chains=state.position.shape[0]), state, plan, 1)
     landed = np.ravel_multi_index(codes[:, 0].T.astype(np.int64), [net.cardinality[v] for v in free])
     for j, a in enumerate(start):
         counts = np.bincount(landed[j * per : (j + 1) * per], minlength=len(post))
@@ -218,7 +215,7 @@ def test_single_site_gibbs_on_asia_is_reducible_and_rhat_shows_it() -> None:
     start[:2, [lung, tub, either]] = 1  # no, no, no
     start[2:, [lung, tub, either]] = (0, 1, 0)  # lung yes -> either yes
     kw = dict(chains=4, warmup=0, draws=1000, seed=3, init=start)
-    stuck = sample_network(net, ev, "gibbs", block=False, **kw)
+    stuck = sample_network(net, ev, "gibbs", params={"block": False}, **kw)
     assert stuck.warnings and "may not leave" in stuck.warnings[0]
     x, index = indicator_draws(stuck)
     col = index.index((either, 0))
@@ -247,17 +244,17 @@ def test_same_seed_same_bytes_and_chain_depends_only_on_its_index() -> None:
 
 def test_step_matches_sample_and_thin() -> None:
     net = network("asia")
-    plan = network_gibbs.build(net, {})
+    plan = single_site.build(net, {})
     start = np.zeros((2, net.n_nodes), dtype=np.int64) + 1
-    s0 = network_gibbs.init(start, plan)
-    _, many, _ = network_gibbs.sample(ChainRandom(1, chains=2), s0, plan, 10)
+    s0 = single_site.init(start, plan)
+    _, many, _ = single_site.sample(ChainRandom(1, chains=2), s0, plan, 10)
     rng = ChainRandom(1, chains=2)
     s = s0
     for d in range(10):
-        s, info = network_gibbs.step(rng, s, plan)
+        s, info = single_site.step(rng, s, plan)
         np.testing.assert_array_equal(s.position[:, plan.tables.unobserved], many[:, d])
         assert info.change_rate.shape == (2,)
-    _, thinned, st = network_gibbs.sample(ChainRandom(1, chains=2), s0, plan, 10, thin=3)
+    _, thinned, st = single_site.sample(ChainRandom(1, chains=2), s0, plan, 10, thin=3)
     np.testing.assert_array_equal(thinned, many[:, ::3])
     np.testing.assert_allclose(st["lp"], net.log_joint(_fill(plan, thinned)))
 
@@ -307,3 +304,41 @@ def test_compiled_tables_index_the_cpts() -> None:
         idx = tuple(int(rng.integers(net.cardinality[v])) for v in scope)
         flat = t.cpt_offset[i] + sum(c * s for c, s in zip(idx, strides, strict=True))
         assert t.cpt[flat] == net.cpts[i][idx]
+
+
+@pytest.mark.parametrize("name", ["gibbs", "rejection", "likelihood-weighting"])
+def test_every_network_sampler_has_the_protocol_and_runs_through_the_one_driver(name: str) -> None:
+    from mcmc.core.networks.driver import get_network_sampler
+    from mcmc.core.samplers import NETWORK_SAMPLERS
+
+    assert set(NETWORK_SAMPLERS) == {"gibbs", "rejection", "likelihood-weighting"}
+    module = get_network_sampler(name)
+    assert module.NAME == name and isinstance(module.MARKOV, bool)
+    for attr in ("State", "Info", "build", "init", "step", "sample", "run_attrs"):
+        assert hasattr(module, attr), (name, attr)
+    assert module.State._fields[:2] == ("position", "log_density")
+    net = network("earthquake")
+    ev = parse_evidence(net, "JohnCalls=True")
+    plan = module.build(net, ev)
+    start = np.zeros((2, net.n_nodes), dtype=np.int64) if module.MARKOV else None
+    s0 = module.init(start, plan)
+    _, many, stats = module.sample(ChainRandom(3, chains=2), s0, plan, 5)
+    assert many.shape == (2, 5, net.n_nodes - 1) and stats["lp"].shape == (2, 5)
+    state, info = module.step(ChainRandom(3, chains=2), s0, plan)
+    assert state.position.shape == (2, net.n_nodes) and all(np.shape(f) == (2,) for f in info)
+    if name != "rejection":  # rejection's rounds are sized for the draws asked: one step is not the first of five
+        np.testing.assert_array_equal(state.position[:, plan.tables.unobserved], many[:, 0])
+    run = sample_network(net, ev, name, chains=2, warmup=3, draws=5, seed=3)
+    assert run.attrs["sampler"] == name and run.attrs["warmup"] == (3 if module.MARKOV else 0)
+
+
+def test_the_driver_refuses_unknown_samplers_and_settings() -> None:
+    from mcmc.core.errors import UsageError
+
+    net = network("earthquake")
+    with pytest.raises(UsageError, match="unknown sampler 'nuts' for a Bayesian network; use one of gibbs"):
+        sample_network(net, {}, "nuts", draws=5)
+    with pytest.raises(UsageError, match="rejection on a Bayesian network has no setting budget; it takes none"):
+        sample_network(net, {}, "rejection", draws=5, params={"budget": 10})
+    with pytest.raises(UsageError, match="takes no starting configurations"):
+        sample_network(net, {}, "likelihood-weighting", draws=5, init=np.zeros((4, 5), dtype=np.int64))

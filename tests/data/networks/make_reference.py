@@ -27,7 +27,7 @@ def cases(nodes):
 
 
 def main() -> None:
-    from mcmc.core.targets.bif import read_bif  # the topological order the tests use
+    from mcmc.core.networks.bif import read_bif  # the topological order the tests use
 
     out = {"pgmpy": version("pgmpy"), "networks": {}}
     for path in sorted(HERE.glob("*.bif")):

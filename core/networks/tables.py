@@ -1,8 +1,9 @@
 """A Bayesian network with evidence, compiled to flat arrays for the compiled samplers.
 
-Shared by :mod:`~mcmc.core.samplers.network_gibbs`,
-:mod:`~mcmc.core.samplers.logic_sampling` and
-:mod:`~mcmc.core.samplers.likelihood_weighting`:
+Shared by the network samplers (:mod:`~mcmc.core.networks.single_site`,
+:mod:`~mcmc.core.networks.blocked_gibbs`,
+:mod:`~mcmc.core.networks.logic_sampling`,
+:mod:`~mcmc.core.networks.likelihood_weighting`):
 
 * the CPTs flattened into one float array: entry ``p(x_i = s | pa_i)`` sits
   at ``cpt_offset[i] + sum_j code[pa_ij] * stride_ij + s``;
@@ -10,7 +11,7 @@ Shared by :mod:`~mcmc.core.samplers.network_gibbs`,
   uncertainty in Bayesian networks by probabilistic logic sampling"), with
   the evidence either checked (logic sampling) or clamped and weighted
   (likelihood weighting, Fung & Chang 1990; Shachter & Peot 1990), one
-  numba kernel for both;
+  numba kernel for both (:class:`ForwardPlan` is what those two build);
 * the **blocks** single-site Gibbs updates jointly, from the analysis of the
   deterministic zeros (:func:`reducibility`).
 
@@ -45,8 +46,8 @@ from functools import cached_property
 import numba as nb
 import numpy as np
 
+from mcmc.core.networks.network import BayesianNetwork, Evidence
 from mcmc.core.random import ChainRandom
-from mcmc.core.targets.bayesnet import BayesianNetwork, Evidence
 
 MAX_BLOCK_STATES = 1 << 9  # joint states of the largest block Gibbs updates at once (alarm's 768- and 2304-state groups cost 10x in speed)
 # Entries this small count as zeros when looking for tables that trap
@@ -260,6 +261,19 @@ def compile_network(network: BayesianNetwork, evidence: Evidence | None = None) 
         par_stride=np.array(strides, dtype=np.int64),
     )
 
+
+
+@dataclass(frozen=True, eq=False)
+class ForwardPlan:
+    """What the forward samplers (logic sampling, likelihood weighting) build: the tables, nothing to warn about."""
+
+    tables: NetworkTables
+    warnings: tuple[str, ...] = ()
+
+
+def forward_plan(network: BayesianNetwork, evidence: Evidence | None = None) -> ForwardPlan:
+    """The :class:`ForwardPlan` of ``network`` with ``evidence`` (the ``build`` of both forward samplers)."""
+    return ForwardPlan(compile_network(network, evidence))
 
 @nb.njit(cache=True, nogil=True)
 def _forward_kernel(u, clamp, weighted, cpt, cpt_offset, card, par_ptr, par, par_stride, codes, log_weight, match):

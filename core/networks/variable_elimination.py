@@ -32,7 +32,8 @@ from functools import reduce
 import numpy as np
 
 from mcmc.core.errors import InputError, UsageError
-from mcmc.core.targets.bayesnet import BayesianNetwork, Evidence, format_evidence
+from mcmc.core.networks.evidence import format_evidence
+from mcmc.core.networks.network import BayesianNetwork, Evidence
 
 MAX_ENUMERATION = 1 << 22  # joint states of the unobserved nodes enumerate_marginals accepts
 MAX_FACTOR = 1 << 26  # entries of the largest intermediate factor variable elimination accepts
@@ -168,7 +169,7 @@ def marginals(network: BayesianNetwork, evidence: Evidence | None = None) -> tup
     network
         The network.
     evidence
-        ``{node index: state code}`` (see :func:`~mcmc.core.targets.bayesnet.parse_evidence`).
+        ``{node index: state code}`` (see :func:`~mcmc.core.networks.network.parse_evidence`).
 
     Returns
     -------

@@ -16,32 +16,53 @@ round only, so chain ``i``'s draws depend only on the seed and ``i``.
 Statistics: ``n_evals`` (proposals spent on the draw, the accepted one
 included; its mean is the inverse acceptance rate) and ``lp``
 (``log p(x, e)``). The run's acceptance rate per chain is
-``draws / sum(n_evals)``.
+``draws / sum(n_evals)`` (:func:`run_attrs`).
+
+The protocol of :mod:`mcmc.core.networks`: draws are independent
+(``MARKOV = False``: no warm-up, no thinning, no start); the state is the
+last accepted draw. :func:`sample` is the driver's call; :func:`step` draws
+one accepted configuration per chain, in rounds sized for one draw, so
+``draws`` steps are not the bytes of one ``sample(draws)``.
 """
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import numpy as np
 
+from mcmc.core.networks.tables import ForwardPlan, forward_plan, forward_sample
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import registry
-from mcmc.core.samplers.network_tables import NetworkTables, forward_sample
 
 DECLARATION = registry.LOGIC_SAMPLING
 NAME = DECLARATION.name
+MARKOV = False  # independent draws: no warm-up, thinning or start
 ROUND_CAP = 1 << 15  # proposals per chain per round at most (their uniforms: ROUND_CAP * n_nodes doubles)
 
+build = forward_plan
 
-def sample(rng: ChainRandom, tables: NetworkTables, draws: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """``draws`` accepted draws for every chain of ``rng``.
 
-    Returns
-    -------
-    codes
-        ``(chains, draws, n_unobserved)`` state codes of the unobserved nodes.
-    stats
-        ``n_evals`` (int64) and ``lp``, each ``(chains, draws)``.
-    """
+class State(NamedTuple):
+    position: np.ndarray | None  # (chains, n_nodes) the last accepted draw; None before the first
+    log_density: np.ndarray | None  # (chains,) its log p(x, e)
+
+
+class Info(NamedTuple):
+    n_evals: np.ndarray  # (chains,) proposals spent on the draw, the accepted one included
+
+
+def init(position: np.ndarray | None, plan: ForwardPlan) -> State:
+    """The state before any draw (independent draws need no start: ``position`` is kept as given)."""
+    if position is None:
+        return State(None, None)
+    codes = np.array(position, dtype=np.int64, copy=True)
+    return State(codes, plan.tables.network.log_joint(codes))
+
+
+def _draw(rng: ChainRandom, plan: ForwardPlan, draws: int) -> tuple[np.ndarray, np.ndarray]:
+    """``draws`` accepted full configurations per chain ``(chains, draws, n_nodes)`` and their ``n_evals``."""
+    tables = plan.tables
     chains, n = rng.chains, tables.network.n_nodes
     full = np.empty((chains, draws, n), dtype=np.int64)
     n_evals = np.zeros((chains, draws), dtype=np.int64)
@@ -69,8 +90,42 @@ def sample(rng: ChainRandom, tables: NetworkTables, draws: int) -> tuple[np.ndar
             n_evals[c, filled[c] : filled[c] + k] = gaps
             filled[c] += k
             pending[c] = size - 1 - hits[-1]
+    return full, n_evals
+
+
+def sample(
+    rng: ChainRandom, state: State, plan: ForwardPlan, draws: int, thin: int = 1
+) -> tuple[State, np.ndarray, dict[str, np.ndarray]]:
+    """``draws`` accepted draws for every chain of ``rng`` (``thin`` must be 1: the draws are independent).
+
+    Returns
+    -------
+    state
+        The last draw.
+    codes
+        ``(chains, draws, n_unobserved)`` state codes of the unobserved nodes.
+    stats
+        ``n_evals`` (int64) and ``lp``, each ``(chains, draws)``.
+    """
+    if thin != 1:
+        raise ValueError("independent draws are not thinned")
+    tables = plan.tables
+    full, n_evals = _draw(rng, plan, draws)
+    lp = tables.network.log_joint(full)
     out = full[:, :, tables.unobserved].astype(tables.code_dtype)
-    return out, {"n_evals": n_evals, "lp": tables.network.log_joint(full)}
+    last = State(full[:, -1].copy(), lp[:, -1].copy()) if draws else state
+    return last, out, {"n_evals": n_evals, "lp": lp}
+
+
+def step(rng: ChainRandom, state: State, plan: ForwardPlan) -> tuple[State, Info]:
+    """One accepted draw for every chain."""
+    new, _, stats = sample(rng, state, plan, 1)
+    return new, Info(stats["n_evals"][:, 0])
+
+
+def run_attrs(plan: ForwardPlan, stats: dict[str, np.ndarray]) -> dict[str, Any]:
+    """``acceptance_rate``: accepted / proposed, per chain (the chains file's attribute)."""
+    return {"acceptance_rate": acceptance_rate(stats["n_evals"]).tolist()}
 
 
 def acceptance_rate(n_evals: np.ndarray) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Discrete Bayesian networks: the structure, and evidence given by name.
+"""Discrete Bayesian networks: the structure.
 
 A :class:`BayesianNetwork` is a directed acyclic graph of discrete nodes, each
 with named states and a conditional probability table (CPT) given its
@@ -14,13 +14,15 @@ the network is an integer vector of codes. ``cpts[i]`` is indexed
 ``[code of parent 1, ..., code of parent k, code of node i]`` (parents in the
 order of ``parents[i]``), so ``cpts[i][..., s]`` sums to one over ``s``.
 
-Files are read by :mod:`mcmc.core.targets.bif`; exact inference lives in
-:mod:`mcmc.core.targets.variable_elimination`.
+Files are read by :mod:`~mcmc.core.networks.bif`; evidence by name is
+:mod:`~mcmc.core.networks.evidence`'s; exact inference lives in
+:mod:`~mcmc.core.networks.junction_tree` and
+:mod:`~mcmc.core.networks.variable_elimination`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -145,60 +147,3 @@ class BayesianNetwork:
 
 Evidence = Mapping[int, int]
 """Observed nodes: node index -> state code."""
-
-
-def parse_evidence(
-    network: BayesianNetwork, spec: str | Mapping[str, str] | Iterable[str] | None
-) -> dict[int, int]:
-    """Evidence ``NODE=STATE,NODE=STATE`` (names as in the file) as ``{node index: state code}``.
-
-    Parameters
-    ----------
-    network
-        The network the names refer to.
-    spec
-        A comma-separated string ``"JohnCalls=True,MaryCalls=True"``, an
-        iterable of ``"NODE=STATE"`` items (a repeated command-line option),
-        a mapping ``{node: state}``, or ``None``/``""`` for no evidence.
-
-    Returns
-    -------
-    dict
-        Node index to state code, in topological order. Checks names only;
-        whether the evidence is possible is :func:`~mcmc.core.targets.variable_elimination.check_evidence`'s job.
-
-    Raises
-    ------
-    InputError
-        An item without ``=``, an unknown node or state (the message lists
-        the valid ones, naming ``network.source``), or a node given two
-        different states.
-    """
-    if spec is None:
-        return {}
-    if isinstance(spec, Mapping):
-        pairs = [(str(k), str(v)) for k, v in spec.items()]
-    else:
-        items = spec.split(",") if isinstance(spec, str) else [p for s in spec for p in str(s).split(",")]
-        pairs = []
-        for item in items:
-            item = item.strip()
-            if not item:
-                continue
-            node, sep, state = item.partition("=")
-            if not sep or not node.strip() or not state.strip():
-                raise InputError(network.source, f"evidence {item!r}: expected NODE=STATE")
-            pairs.append((node.strip(), state.strip()))
-    out: dict[int, int] = {}
-    for node, state in pairs:
-        i = network.index(node)
-        code = network.state_code(i, state)
-        if out.get(i, code) != code:
-            raise InputError(network.source, f"evidence gives node {node!r} two different states")
-        out[i] = code
-    return dict(sorted(out.items()))
-
-
-def format_evidence(network: BayesianNetwork, evidence: Evidence) -> str:
-    """``"NODE=STATE,..."`` for ``evidence`` (the inverse of :func:`parse_evidence`)."""
-    return ",".join(f"{network.nodes[i]}={network.states[i][s]}" for i, s in sorted(evidence.items()))

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mcmc.core.errors import InputError
-from mcmc.core.targets.bayesnet import BayesianNetwork
+from mcmc.core.networks.network import BayesianNetwork
 
 SUM_TOLERANCE = 1e-3  # bnlearn's tables are rounded to 4 digits; a row off by more is a typo
 PUNCTUATION = "{}[]()|,;"

@@ -20,31 +20,65 @@ keeping the shape fixed).
 
 Statistics: ``log_weight`` (``log w``, ``-inf`` for a draw incompatible
 with the evidence through a zero in a CPT) and ``lp`` (``log p(x, e)``).
+
+The protocol of :mod:`mcmc.core.networks`: draws are independent
+(``MARKOV = False``: no warm-up, no thinning, no start); the state is the
+last draw; ``draws`` calls of :func:`step` give the bytes of one
+``sample(draws)`` (each draw reads the next ``n_nodes`` uniforms of its chain).
 """
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import numpy as np
 
+from mcmc.core.networks.tables import ForwardPlan, forward_plan, forward_sample
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import registry
-from mcmc.core.samplers.network_tables import NetworkTables, forward_sample
 
 DECLARATION = registry.LIKELIHOOD_WEIGHTING
 NAME = DECLARATION.name
+MARKOV = False  # independent draws: no warm-up, thinning or start
 CHUNK = 4096  # draws per chain per compiled call
 
+build = forward_plan
 
-def sample(rng: ChainRandom, tables: NetworkTables, draws: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """``draws`` weighted draws for every chain of ``rng``.
+
+class State(NamedTuple):
+    position: np.ndarray | None  # (chains, n_nodes) the last draw; None before the first
+    log_density: np.ndarray | None  # (chains,) its log p(x, e)
+
+
+class Info(NamedTuple):
+    log_weight: np.ndarray  # (chains,) log w of the draw
+
+
+def init(position: np.ndarray | None, plan: ForwardPlan) -> State:
+    """The state before any draw (independent draws need no start: ``position`` is kept as given)."""
+    if position is None:
+        return State(None, None)
+    codes = np.array(position, dtype=np.int64, copy=True)
+    return State(codes, plan.tables.network.log_joint(codes))
+
+
+def sample(
+    rng: ChainRandom, state: State, plan: ForwardPlan, draws: int, thin: int = 1
+) -> tuple[State, np.ndarray, dict[str, np.ndarray]]:
+    """``draws`` weighted draws for every chain of ``rng`` (``thin`` must be 1: the draws are independent).
 
     Returns
     -------
+    state
+        The last draw.
     codes
         ``(chains, draws, n_unobserved)`` state codes of the unobserved nodes.
     stats
         ``log_weight`` and ``lp``, each ``(chains, draws)``.
     """
+    if thin != 1:
+        raise ValueError("independent draws are not thinned")
+    tables = plan.tables
     chains, n = rng.chains, tables.network.n_nodes
     out = np.empty((chains, draws, tables.n_unobserved), dtype=tables.code_dtype)
     log_weight = np.empty((chains, draws))
@@ -57,7 +91,20 @@ def sample(rng: ChainRandom, tables: NetworkTables, draws: int) -> tuple[np.ndar
         out[:, start : start + k] = codes[:, :, tables.unobserved]
         log_weight[:, start : start + k] = lw.reshape(chains, k)
         lp[:, start : start + k] = tables.network.log_joint(codes)
-    return out, {"log_weight": log_weight, "lp": lp}
+        last = State(codes[:, -1].copy(), lp[:, start + k - 1].copy())
+    return (last if draws else state), out, {"log_weight": log_weight, "lp": lp}
+
+
+def step(rng: ChainRandom, state: State, plan: ForwardPlan) -> tuple[State, Info]:
+    """One weighted draw for every chain."""
+    new, _, stats = sample(rng, state, plan, 1)
+    return new, Info(stats["log_weight"][:, 0])
+
+
+def run_attrs(plan: ForwardPlan, stats: dict[str, np.ndarray]) -> dict[str, Any]:
+    """``weighted``, and Kish's ESS of the weights per chain (``ess_weights``) and pooled (``ess_weights_total``)."""
+    lw = stats["log_weight"]
+    return {"ess_weights": kish_ess(lw, axis=1).tolist(), "ess_weights_total": float(kish_ess(lw)), "weighted": True}
 
 
 def normalized_weights(log_weight: np.ndarray) -> np.ndarray:

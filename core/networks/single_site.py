@@ -1,4 +1,4 @@
-"""Gibbs sampling of a discrete Bayesian network given evidence, compiled with numba.
+"""Single-site Gibbs sampling of a discrete Bayesian network given evidence, compiled with numba.
 
 Geman & Geman (1984); for Bayesian networks Pearl (1987), "Evidential
 reasoning using stochastic simulation of causal models": each unobserved
@@ -9,7 +9,7 @@ blanket (parents, children and the children's other parents):
 
 One iteration is a systematic scan over the update units in topological
 order. A unit is a single node, or a *block* of nodes tied by a
-deterministic table (see :mod:`~mcmc.core.samplers.network_tables`), drawn
+deterministic table (see :mod:`~mcmc.core.networks.tables`), drawn
 jointly from its full conditional over all its joint states; every unit
 update leaves the posterior invariant, hence so does the sweep.
 
@@ -35,18 +35,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numba as nb
 import numpy as np
 
+from mcmc.core.networks.network import BayesianNetwork, Evidence
+from mcmc.core.networks.tables import NEAR_ZERO, NetworkTables, Reducibility, compile_network, reducibility
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import registry
-from mcmc.core.samplers.network_tables import NEAR_ZERO, NetworkTables, Reducibility, compile_network, reducibility
-from mcmc.core.targets.bayesnet import BayesianNetwork, Evidence
 
 DECLARATION = registry.NETWORK_GIBBS
 NAME = DECLARATION.name
+MARKOV = True  # a Markov chain: warm-up and thinning apply
 SWEEP_CHUNK = 256  # sweeps per compiled call: bounds the uniforms held, (chains, chunk, units)
 
 
@@ -66,7 +67,7 @@ class Plan:
     Attributes
     ----------
     tables
-        The compiled network (:class:`~mcmc.core.samplers.network_tables.NetworkTables`).
+        The compiled network (:class:`~mcmc.core.networks.tables.NetworkTables`).
     reducibility
         The deterministic tables found, the blocks, and the warnings to show.
     units
@@ -110,14 +111,14 @@ def build(
     ----------
     network, evidence
         The network and ``{node: code}`` evidence (assumed possible: see
-        :func:`~mcmc.core.targets.variable_elimination.check_evidence`).
+        :func:`~mcmc.core.networks.variable_elimination.check_evidence`).
     block
         Update the nodes of deterministic tables that can freeze single-site
         moves as one block (the default); ``False`` gives plain single-site
         Gibbs (and the warnings say it may be reducible).
     near_zero
         Table entries below this count as zeros in that analysis
-        (:func:`~mcmc.core.samplers.network_tables.reducibility`).
+        (:func:`~mcmc.core.networks.tables.reducibility`).
     """
     tables = compile_network(network, evidence)
     red = reducibility(network, tables.evidence, block=block, near_zero=near_zero)
@@ -298,3 +299,9 @@ def step(rng: ChainRandom, state: State, plan: Plan) -> tuple[State, Info]:
     """One systematic-scan sweep for every chain (see :func:`sample` for many at once)."""
     new, _, stats = sample(rng, state, plan, 1)
     return new, Info(stats["change_rate"][:, 0])
+
+
+def run_attrs(plan: Plan, stats: dict[str, np.ndarray]) -> dict[str, Any]:
+    """The chains file's attributes of a run: ``blocks``, the node names of each unit of more than one node."""
+    names = plan.tables.network.nodes
+    return {"blocks": [[names[v] for v in b] for b in plan.units if len(b) > 1]}

@@ -1,0 +1,231 @@
+"""The one driver of the network samplers: evidence checked, chains run, the chains file's form of the result.
+
+:func:`sample_network` is the one call behind ``mcmc sample --target
+NET.bif``: it checks the evidence (exactly, refusing probability zero),
+resolves the sampler by name in the registry
+(:data:`mcmc.core.samplers.NETWORK_SAMPLERS`), builds what the sampler
+needs from the network and its settings (``build``), runs every chain
+(``init``, then ``sample``: warm-up and draws for a Markov chain, the draws
+alone for independent samplers) and returns a :class:`NetworkRun`. There is
+no dispatch on the sampler's name: every sampler is a module of the protocol
+in :mod:`mcmc.core.networks`. :func:`to_chains` turns the run into the
+chains file's :class:`~mcmc.core.chains.Chains`.
+
+Chains file layout (``docs/formats.md``): one variable per unobserved node,
+named as the node, holding integer state codes ``(chain, draw)``; the state
+names in ``attrs["state_names"] = {node: [state, ...]}`` (code ``k`` is the
+``k``-th name); the evidence in ``attrs["observed"] = {node: state}``; what
+the sampler adds (``run_attrs``: gibbs's blocks, rejection's acceptance
+rates, likelihood weighting's ``attrs["weighted"] = true`` and the Kish ESS
+of its ``log_weight`` statistic). The indicators ``NODE[STATE]`` the
+diagnostics read are :mod:`~mcmc.core.networks.indicators`'.
+
+Reproducibility: as the main driver, chain ``i`` depends only on the seed
+and ``i`` (samplers draw from ``ChainRandom(seed, chain_ids)``, starting
+states from ``stream=1``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from mcmc.core.chains import Chains
+from mcmc.core.errors import UsageError
+from mcmc.core.networks.evidence import format_evidence, observed_attr
+from mcmc.core.networks.network import BayesianNetwork, Evidence
+from mcmc.core.networks.tables import initial_states
+from mcmc.core.networks.variable_elimination import check_evidence
+from mcmc.core.random import ChainRandom, entropy_seed
+from mcmc.core.samplers import NETWORK, NETWORK_SAMPLERS, get_sampler
+
+__all__ = ["NetworkRun", "get_network_sampler", "sample_network", "to_chains"]
+
+
+@dataclass
+class NetworkRun:
+    """The draws of a network sampler.
+
+    Attributes
+    ----------
+    network
+        The network sampled.
+    evidence
+        ``{node index: state code}``.
+    nodes
+        Indices of the unobserved nodes, the last axis of ``codes``.
+    codes
+        ``(chain, draw, n_unobserved)`` integer state codes.
+    sample_stats
+        ``(chain, draw)`` statistics: ``lp`` always; ``change_rate`` (gibbs),
+        ``n_evals`` (rejection), ``log_weight`` (likelihood weighting).
+    attrs
+        Run metadata (sampler, seed, chains, chain ids, warmup, draws, thin,
+        log evidence) and the sampler's own (``run_attrs``): ``blocks`` for
+        gibbs, ``acceptance_rate`` per chain for rejection, ``ess_weights``
+        per chain and ``ess_weights_total`` for likelihood weighting.
+    warnings
+        Messages for the user (deterministic tables that can freeze
+        single-site Gibbs, and what was done about them).
+    timings
+        ``warmup_time_s`` and ``sampling_time_s`` (wall clock): never in the
+        chains file (same seed, same bytes).
+    """
+
+    network: BayesianNetwork
+    evidence: dict[int, int]
+    nodes: np.ndarray
+    codes: np.ndarray
+    sample_stats: dict[str, np.ndarray]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def weighted(self) -> bool:
+        return "log_weight" in self.sample_stats
+
+
+def get_network_sampler(name: str) -> ModuleType:
+    """The module of the network sampler registered as ``name``.
+
+    Raises
+    ------
+    UsageError
+        ``name`` samples no Bayesian network (the message lists those that do).
+    """
+    if name not in NETWORK_SAMPLERS:
+        raise UsageError(f"unknown sampler {name!r} for a Bayesian network; use one of {', '.join(NETWORK_SAMPLERS)}")
+    return get_sampler(name, NETWORK)  # type: ignore[return-value]
+
+
+def _build(module: ModuleType, network: BayesianNetwork, evidence: dict[int, int], params: Mapping[str, Any]) -> Any:
+    """``module.build(network, evidence, **params)``, refusing a setting the sampler does not take."""
+    taken = [p for p in inspect.signature(module.build).parameters if p not in ("network", "evidence")]
+    unknown = sorted(set(params) - set(taken))
+    if unknown:
+        have = f"it takes {', '.join(taken)}" if taken else "it takes none"
+        raise UsageError(f"{module.NAME} on a Bayesian network has no setting {', '.join(unknown)}; {have}")
+    return module.build(network, evidence, **params)
+
+
+def sample_network(
+    network: BayesianNetwork,
+    evidence: Evidence | None = None,
+    sampler: str = "gibbs",
+    *,
+    chains: int = 4,
+    warmup: int = 1000,
+    draws: int = 1000,
+    thin: int = 1,
+    seed: int | None = None,
+    chain_ids: Sequence[int] | None = None,
+    init: np.ndarray | None = None,
+    params: Mapping[str, Any] | None = None,
+) -> NetworkRun:
+    """Sample ``p(x | e)`` of a Bayesian network with ``sampler``.
+
+    Parameters
+    ----------
+    network, evidence
+        The network and ``{node index: state code}`` (see
+        :func:`~mcmc.core.networks.evidence.parse_evidence`).
+    sampler
+        A name of :data:`~mcmc.core.samplers.NETWORK_SAMPLERS`: ``"gibbs"``,
+        ``"rejection"`` or ``"likelihood-weighting"``.
+    chains, chain_ids
+        Number of chains, or their global indices (chain ``i`` depends only
+        on ``seed`` and ``i``).
+    warmup, draws, thin
+        Sweeps discarded, sweeps run (every ``thin``-th kept) for a Markov
+        chain; the independent samplers ignore ``warmup`` and ``thin`` and
+        make ``draws`` draws.
+    seed
+        Non-negative integer; ``None`` draws one from OS entropy.
+    init
+        A Markov chain's starting configurations ``(chains, n_nodes)`` of
+        state codes (evidence nodes are overwritten); default: a forward
+        sample per chain consistent with the evidence.
+    params
+        The sampler's settings, the keywords of its ``build`` (gibbs:
+        ``blocks``, ``budget``, ``near_zero``).
+
+    Returns
+    -------
+    NetworkRun
+
+    Raises
+    ------
+    InputError
+        The evidence has probability zero.
+    UsageError
+        Unknown sampler or setting, bad counts, ``init`` for independent
+        draws, or a starting configuration of probability zero.
+    """
+    module = get_network_sampler(sampler)
+    if warmup < 0 or draws < 1 or thin < 1:
+        raise UsageError(f"need warmup >= 0, draws >= 1 and thin >= 1 (got {warmup}, {draws}, {thin})")
+    if seed is None:
+        seed = entropy_seed()
+    if seed < 0:
+        raise UsageError(f"seed must be non-negative, got {seed}")
+    ids = tuple(range(chains)) if chain_ids is None else tuple(int(i) for i in chain_ids)
+    if not ids:
+        raise UsageError("need at least one chain")
+    if init is not None and not module.MARKOV:
+        raise UsageError(f"{sampler} makes independent draws: it takes no starting configurations")
+    evidence = dict(sorted((evidence or {}).items()))
+    log_evidence = check_evidence(network, evidence)
+    plan = _build(module, network, evidence, params or {})
+    tables = plan.tables
+    rng = ChainRandom(seed, ids)
+    if module.MARKOV:
+        if init is None:
+            start = initial_states(tables, ChainRandom(seed, ids, stream=1))
+        else:
+            start = np.asarray(init)
+            if start.shape != (len(ids), network.n_nodes):
+                raise UsageError(f"init has shape {start.shape}; expected ({len(ids)}, {network.n_nodes})")
+        try:
+            state = module.init(start, plan)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        t0 = time.perf_counter()
+        state, _, _ = module.sample(rng, state, plan, warmup)
+    else:
+        warmup, thin = 0, 1
+        state = module.init(None, plan)
+        t0 = time.perf_counter()
+    t1 = time.perf_counter()
+    state, codes, stats = module.sample(rng, state, plan, draws, thin)
+    timings = {"warmup_time_s": t1 - t0, "sampling_time_s": time.perf_counter() - t1}
+    attrs: dict[str, Any] = {
+        "sampler": sampler, "target": network.source or network.name, "seed": int(seed), "chains": len(ids),
+        "chain_ids": list(ids), "draws": draws, "observed": observed_attr(network, evidence),
+        "log_evidence": log_evidence, "warmup": warmup, "thin": thin, **module.run_attrs(plan, stats),
+    }  # fmt: skip
+    return NetworkRun(network, evidence, tables.unobserved.copy(), codes, stats, attrs, plan.warnings, timings)
+
+
+def to_chains(run: NetworkRun) -> Chains:
+    """The chains-file form of ``run``: one integer variable ``(chain, draw)`` per unobserved node.
+
+    ``attrs["state_names"]`` maps each node to its state names (code ``k`` is
+    the ``k``-th); ``attrs["observed"]`` holds the evidence; likelihood
+    weighting adds ``attrs["weighted"] = True`` and its ``log_weight``
+    statistic. ``attrs["warnings"]`` keeps the reducibility warnings.
+    """
+    net = run.network
+    posterior = {net.nodes[v]: np.ascontiguousarray(run.codes[:, :, j]) for j, v in enumerate(run.nodes)}
+    attrs = dict(run.attrs)
+    attrs["state_names"] = {net.nodes[v]: list(net.states[v]) for v in run.nodes}
+    attrs["evidence"] = format_evidence(net, run.evidence)
+    if run.warnings:
+        attrs["warnings"] = list(run.warnings)
+    return Chains(posterior, dict(run.sample_stats), attrs)
