@@ -61,6 +61,7 @@ RANGES: dict[str, Range] = {
     "persistence": Range(0.0, 1.0, high_open=True),
     "particles": Range(2.0, integer=True),
     "max_tree_depth": Range(1.0, 30.0, integer=True),
+    "budget": Range(1.0, integer=True),
     # mcmc compare
     "grad_cost": NON_NEGATIVE,
     "max_z": NON_NEGATIVE,

@@ -363,7 +363,7 @@ def network_run(
     report = estimates.report
     return SampleResult(
         chains, timings, estimates.summary, spec.seed is not None, output, network=network, report=report,
-        advice=() if report is None or report.passed else (network_advice(report, spec.sampler),),
+        advice=() if report is None or report.passed else (network_advice(report, chains.attrs),),
     )  # fmt: skip
 
 

@@ -1,4 +1,4 @@
-"""Blocked Gibbs sampling of a discrete Bayesian network: blocks drawn by forward filtering, backward sampling.
+"""Blocked Gibbs sampling of a Bayesian network (``gibbs``): blocks drawn by forward filtering, backward sampling.
 
 Jensen, Kong & Kjaerulff (1995), "Blocking Gibbs sampling in very large
 probabilistic expert systems", Int. J. Human-Computer Studies 42. One sweep
@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numba as nb
 import numpy as np
@@ -68,8 +68,12 @@ from mcmc.core.networks.blocks import DEFAULT_BUDGET, Block, BlockPlan, BlockSpe
 from mcmc.core.networks.network import BayesianNetwork, Evidence
 from mcmc.core.networks.tables import NEAR_ZERO, NetworkTables, compile_network
 from mcmc.core.random import ChainRandom
+from mcmc.core.ranges import check_setting
+from mcmc.core.samplers import registry
 
-NAME = "blocked-gibbs"
+DECLARATION = registry.NETWORK_GIBBS
+NAME = DECLARATION.name
+MARKOV = True  # a Markov chain: warm-up and thinning apply
 SWEEP_CHUNK = 256  # sweeps per compiled call: bounds the uniforms held, (chains, chunk, cliques)
 
 
@@ -308,14 +312,16 @@ def build(
     Raises
     ------
     UsageError
-        A bad block specification (:func:`~mcmc.core.networks.blocks.parse_blocks`).
+        A bad block specification (:func:`~mcmc.core.networks.blocks.parse_blocks`)
+        or budget.
     CliqueBudgetError
         A named block too wide for ``budget``.
     """
+    check_setting("budget", budget, "the clique budget")
     tables = compile_network(network, evidence)
     plan = choose_blocks(network, tables.evidence, blocks, budget, near_zero)
     if not plan.blocks:
-        return Plan(tables, plan, (), None, single_site.build(network, tables.evidence, block=False))
+        return Plan(tables, plan, (), None, single_site.build(network, tables.evidence, tables))
     by_first = {b.nodes[0]: b.tree for b in plan.blocks}
     trees = tuple(by_first[u[0]] if len(u) > 1 else jt.build(network, u) for u in plan.units)
     return Plan(tables, plan, trees, _compile(network, tables, trees), None)
@@ -594,3 +600,17 @@ def unit_conditional(plan: Plan, unit: int, position: np.ndarray) -> tuple[np.nd
         with np.errstate(invalid="ignore", divide="ignore"):
             probs *= np.where(tab[o + t] > 0, tab[o + t] / mass[sep[t]], 0.0)
     return states, probs
+
+
+def run_attrs(plan: Plan, stats: dict[str, np.ndarray]) -> dict[str, Any]:
+    """The chains file's attributes of a run: the blocks used and how they were chosen.
+
+    ``blocks``: one entry per block (:meth:`~mcmc.core.networks.blocks.BlockPlan.summary`:
+    its nodes, its largest clique's table entries and nodes, its number of
+    cliques and boundary nodes, and whether its draws are exact); the nodes
+    of no block are updated singly. ``block_choice``: ``auto``, ``single``
+    or ``custom``; ``block_budget``: the largest clique table a block may
+    have, in entries.
+    """
+    bp = plan.block_plan
+    return {"blocks": bp.summary(), "block_choice": bp.spec, "block_budget": bp.budget}

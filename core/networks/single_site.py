@@ -7,18 +7,22 @@ blanket (parents, children and the children's other parents):
 
     p(x_i | x_-i, e) ∝ p(x_i | pa_i) prod_{c in ch(i)} p(x_c | pa_c).
 
-One iteration is a systematic scan over the update units in topological
-order. A unit is a single node, or a *block* of nodes tied by a
-deterministic table (see :mod:`~mcmc.core.networks.tables`), drawn
-jointly from its full conditional over all its joint states; every unit
-update leaves the posterior invariant, hence so does the sweep.
+One iteration is a systematic scan over the unobserved nodes in
+topological order; every update leaves the posterior invariant, hence so
+does the sweep. Single-site moves cannot cross the zeros of a
+deterministic table (:func:`~mcmc.core.networks.tables.reducibility`):
+``gibbs`` on a network is blocked Gibbs
+(:mod:`~mcmc.core.networks.blocked_gibbs`), which draws such nodes together
+and uses this kernel only when its plan has no block (a network too wide
+for one block and with nothing to block, or ``blocks=single``).
 
-What is precomputed (:func:`build`): per unit, the CPTs it touches (its own
-nodes' and their children's) and, for each, the CPT's flat base index as a
-sum ``code[v] * stride`` over the nodes outside the unit plus a table of
-offsets over the unit's joint states. An update is then a few multiply-adds
-per touched table and joint state, in a numba kernel over chains x sweeps x
-units; nothing in Python runs per node or per sweep.
+What is precomputed (:func:`build`): per node (an update *unit*; the arrays
+would take units of several nodes, their joint states enumerated), the
+CPTs it touches (its own and its children's) and, for each, the CPT's flat
+base index as a sum ``code[v] * stride`` over the nodes outside the unit
+plus a table of offsets over the unit's states. An update is then a few
+multiply-adds per touched table and state, in a numba kernel over chains x
+sweeps x units; nothing in Python runs per node or per sweep.
 
 Randomness: one uniform per unit per sweep, ``(chains, sweeps, units)``,
 drawn from each chain's own :class:`~mcmc.core.random.ChainRandom` stream
@@ -35,19 +39,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numba as nb
 import numpy as np
 
 from mcmc.core.networks.network import BayesianNetwork, Evidence
-from mcmc.core.networks.tables import NEAR_ZERO, NetworkTables, Reducibility, compile_network, reducibility
+from mcmc.core.networks.tables import NetworkTables, compile_network
 from mcmc.core.random import ChainRandom
-from mcmc.core.samplers import registry
 
-DECLARATION = registry.NETWORK_GIBBS
-NAME = DECLARATION.name
-MARKOV = True  # a Markov chain: warm-up and thinning apply
 SWEEP_CHUNK = 256  # sweeps per compiled call: bounds the uniforms held, (chains, chunk, units)
 
 
@@ -68,8 +68,6 @@ class Plan:
     ----------
     tables
         The compiled network (:class:`~mcmc.core.networks.tables.NetworkTables`).
-    reducibility
-        The deterministic tables found, the blocks, and the warnings to show.
     units
         Node indices of each update unit, in scan order.
     Other fields are CSR arrays read by the kernel: ``unit_ptr``/``unit_nodes``
@@ -82,7 +80,6 @@ class Plan:
     """
 
     tables: NetworkTables
-    reducibility: Reducibility
     units: tuple[tuple[int, ...], ...]
     unit_ptr: np.ndarray
     unit_nodes: np.ndarray
@@ -97,32 +94,22 @@ class Plan:
     uf_off_ptr: np.ndarray
     uf_off: np.ndarray
 
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        return self.reducibility.warnings
-
 
 def build(
-    network: BayesianNetwork, evidence: Evidence | None = None, block: bool = True, near_zero: float = NEAR_ZERO
+    network: BayesianNetwork, evidence: Evidence | None = None, tables: NetworkTables | None = None
 ) -> Plan:
-    """Compile ``network`` with ``evidence`` for Gibbs sampling.
+    """Compile ``network`` with ``evidence`` for single-site Gibbs sampling.
 
     Parameters
     ----------
     network, evidence
         The network and ``{node: code}`` evidence (assumed possible: see
         :func:`~mcmc.core.networks.variable_elimination.check_evidence`).
-    block
-        Update the nodes of deterministic tables that can freeze single-site
-        moves as one block (the default); ``False`` gives plain single-site
-        Gibbs (and the warnings say it may be reducible).
-    near_zero
-        Table entries below this count as zeros in that analysis
-        (:func:`~mcmc.core.networks.tables.reducibility`).
+    tables
+        ``compile_network(network, evidence)`` when the caller has it already.
     """
-    tables = compile_network(network, evidence)
-    red = reducibility(network, tables.evidence, block=block, near_zero=near_zero)
-    units = red.blocks
+    tables = compile_network(network, evidence) if tables is None else tables
+    units = tuple((int(v),) for v in tables.unobserved)
     card = network.cardinality
     unit_ptr, unit_nodes, unit_size, dec_ptr, dec = [0], [], [], [0], []
     uf_ptr, uf_base, uf_var_ptr, uf_vars, uf_strides, uf_off_ptr, uf_off = [0], [], [0], [], [], [0], []
@@ -155,7 +142,7 @@ def build(
         return np.array(x, dtype=np.int64)
 
     return Plan(
-        tables, red, units, arr(unit_ptr), arr(unit_nodes), arr(unit_size), arr(dec_ptr), arr(dec),
+        tables, units, arr(unit_ptr), arr(unit_nodes), arr(unit_size), arr(dec_ptr), arr(dec),
         arr(uf_ptr), arr(uf_base), arr(uf_var_ptr), arr(uf_vars), arr(uf_strides), arr(uf_off_ptr), arr(uf_off),
     )  # fmt: skip
 
@@ -299,9 +286,3 @@ def step(rng: ChainRandom, state: State, plan: Plan) -> tuple[State, Info]:
     """One systematic-scan sweep for every chain (see :func:`sample` for many at once)."""
     new, _, stats = sample(rng, state, plan, 1)
     return new, Info(stats["change_rate"][:, 0])
-
-
-def run_attrs(plan: Plan, stats: dict[str, np.ndarray]) -> dict[str, Any]:
-    """The chains file's attributes of a run: ``blocks``, the node names of each unit of more than one node."""
-    names = plan.tables.network.nodes
-    return {"blocks": [[names[v] for v in b] for b in plan.units if len(b) > 1]}

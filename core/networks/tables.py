@@ -12,8 +12,9 @@ Shared by the network samplers (:mod:`~mcmc.core.networks.single_site`,
   the evidence either checked (logic sampling) or clamped and weighted
   (likelihood weighting, Fung & Chang 1990; Shachter & Peot 1990), one
   numba kernel for both (:class:`ForwardPlan` is what those two build);
-* the **blocks** single-site Gibbs updates jointly, from the analysis of the
-  deterministic zeros (:func:`reducibility`).
+* the **groups** of nodes whose (near-)deterministic tables trap
+  single-site moves (:func:`reducibility`), which blocked Gibbs draws
+  together (:mod:`~mcmc.core.networks.blocks`).
 
 Deterministic zeros and reducibility
 ------------------------------------
@@ -25,16 +26,14 @@ one-variable step joins, as for a deterministic OR (``either`` in ``asia``:
 ``(lung, tub, either) = (no, no, no)`` has no support neighbour), the chain
 can never cross between the pieces: it is reducible whenever the posterior
 gives mass to more than one. :func:`reducibility` finds every table with
-that property (after evidence) and puts its unobserved nodes into one
-*block*, merging blocks that share a node. A block is then drawn jointly
-from its full conditional (all its joint states enumerated), which removes
-the freezing caused by each such table: inside a block every step is
-allowed. The check is per table, a necessary condition only (a combination
-of tables whose supports are each connected could still trap the chain);
-R-hat across chains started apart is the remaining safety net. A block
-larger than ``MAX_BLOCK_STATES`` joint states is not formed; the nodes are
-then named in a warning that says so. Entries below ``NEAR_ZERO`` count as
-zeros here: a near-deterministic table traps the chain almost as surely.
+that property (after evidence) and names its unobserved nodes as a *group*;
+blocked Gibbs draws each group inside one block
+(:mod:`~mcmc.core.networks.blocks`), where every step is allowed. The check
+is per table, a necessary condition only (a combination of tables whose
+supports are each connected could still trap the chain); R-hat across
+chains started apart is the remaining safety net. Entries below
+``NEAR_ZERO`` count as zeros here: a near-deterministic table traps the
+chain almost as surely.
 """
 
 from __future__ import annotations
@@ -49,7 +48,6 @@ import numpy as np
 from mcmc.core.networks.network import BayesianNetwork, Evidence
 from mcmc.core.random import ChainRandom
 
-MAX_BLOCK_STATES = 1 << 9  # joint states of the largest block Gibbs updates at once (alarm's 768- and 2304-state groups cost 10x in speed)
 # Entries this small count as zeros when looking for tables that trap
 # single-site moves: a route through a 0.01 entry is open in theory and taken
 # once in ~1e5 sweeps. With 1e-3, Gibbs misses insurance's SuperLuxury cars
@@ -72,24 +70,20 @@ class Reducibility:
     ----------
     groups
         Node indices of each table whose support single-site moves cannot
-        cross (its child and unobserved parents).
-    blocks
-        The unobserved nodes partitioned into update blocks (singletons
-        unless blocking is on and a group needed merging), in topological
-        order of their first node.
+        cross (its child and unobserved parents), in topological order of the
+        table's child.
     warnings
-        One message per problem, naming the nodes: what was found and what
-        was done (blocked, or not because the block would be too large).
+        One message per group, naming its nodes: single-site moves may not
+        leave the region they start in.
     """
 
     groups: tuple[tuple[int, ...], ...]
-    blocks: tuple[tuple[int, ...], ...]
     warnings: tuple[str, ...]
 
 
-def _support_connected(table: np.ndarray, moves: list[list[int]]) -> bool:
-    """Whether the true entries of ``table`` form one piece under steps that change one group of axes."""
-    support = np.argwhere(table > 0)
+def _support_connected(table: np.ndarray) -> bool:
+    """Whether the true entries of ``table`` form one piece under steps that change one axis."""
+    support = np.argwhere(table)
     if len(support) <= 1:
         return True
     parent = list(range(len(support)))
@@ -100,8 +94,8 @@ def _support_connected(table: np.ndarray, moves: list[list[int]]) -> bool:
             a = parent[a]
         return a
 
-    for group in moves:
-        others = [a for a in range(table.ndim) if a not in group]
+    for axis in range(table.ndim):
+        others = [a for a in range(table.ndim) if a != axis]
         first: dict[tuple[int, ...], int] = {}
         for k, row in enumerate(support):
             key = tuple(row[others])
@@ -112,18 +106,13 @@ def _support_connected(table: np.ndarray, moves: list[list[int]]) -> bool:
     return all(find(k) == root for k in range(len(support)))
 
 
-def reducibility(
-    network: BayesianNetwork, evidence: Evidence, block: bool = True, near_zero: float = NEAR_ZERO
-) -> Reducibility:
-    """Find the deterministic tables that can freeze single-site Gibbs, and the blocks that undo it.
+def reducibility(network: BayesianNetwork, evidence: Evidence, near_zero: float = NEAR_ZERO) -> Reducibility:
+    """Find the (near-)deterministic tables that can freeze single-site Gibbs.
 
     Parameters
     ----------
     network, evidence
         The network and ``{node: code}`` evidence.
-    block
-        Merge the nodes of each such table into one update block (the
-        remedy); ``False`` keeps single-site updates and only warns.
     near_zero
         Table entries below this count as zeros.
 
@@ -131,56 +120,21 @@ def reducibility(
     -------
     Reducibility
     """
-    free = [i for i in range(network.n_nodes) if i not in evidence]
-    owner = {v: v for v in free}
-
-    def find(v: int) -> int:
-        while owner[v] != v:
-            v = owner[v]
-        return v
-
     groups: list[tuple[int, ...]] = []
     warnings: list[str] = []
-    card = network.cardinality
     for i in range(network.n_nodes):
         scope = (*network.parents[i], i)
         table = network.cpts[i][tuple(evidence.get(v, slice(None)) for v in scope)]
         nodes = [v for v in scope if v not in evidence]
-        if len(nodes) < 2 or np.all(table >= near_zero):
-            continue
-        # Allowed steps: change the nodes of one current block at once.
-        by_block: dict[int, list[int]] = {}
-        for axis, v in enumerate(nodes):
-            by_block.setdefault(find(v), []).append(axis)
-        if _support_connected(table >= near_zero, list(by_block.values())):
+        if len(nodes) < 2 or np.all(table >= near_zero) or _support_connected(table >= near_zero):
             continue
         groups.append(tuple(nodes))
         names = ", ".join(network.nodes[v] for v in nodes)
-        members = {u for u in free if find(u) in {find(v) for v in nodes}}
-        size = math.prod(card[u] for u in members)
-        if not block:
-            warnings.append(
-                f"the (near-)zeros in the table of {network.nodes[i]!r} can freeze single-site Gibbs on {names}: "
-                "the chain may not leave the region it starts in"
-            )
-        elif size > MAX_BLOCK_STATES:
-            warnings.append(
-                f"the (near-)zeros in the table of {network.nodes[i]!r} can freeze single-site Gibbs on {names}; "
-                f"not blocked ({size} joint states > {MAX_BLOCK_STATES}): check R-hat across chains"
-            )
-        else:
-            warnings.append(
-                f"the (near-)zeros in the table of {network.nodes[i]!r} can freeze single-site Gibbs on {names}: "
-                "these nodes are updated as one block"
-            )
-            root = find(nodes[0])
-            for v in nodes[1:]:
-                owner[find(v)] = root
-    blocks: dict[int, list[int]] = {}
-    for v in free:
-        blocks.setdefault(find(v), []).append(v)
-    ordered = sorted((tuple(b) for b in blocks.values()), key=lambda b: b[0])
-    return Reducibility(tuple(groups), tuple(ordered), tuple(warnings))
+        warnings.append(
+            f"the (near-)zeros in the table of {network.nodes[i]!r} can freeze single-site Gibbs on {names}: "
+            "the chain may not leave the region it starts in"
+        )
+    return Reducibility(tuple(groups), tuple(warnings))
 
 
 @dataclass(frozen=True, eq=False)

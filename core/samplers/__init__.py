@@ -76,9 +76,9 @@ if TYPE_CHECKING:
 
 #: Samplers of a density target (a :class:`~mcmc.core.targets.base.Target`), run by the driver: name -> declaration.
 SAMPLERS: dict[str, Declaration] = {d.name: d for d in DECLARATIONS if d.kind == DENSITY}
-#: The samplers of a Bayesian network target (``NET.bif``), modules of the protocol of
-#: :mod:`mcmc.core.networks`, run by the one network driver
-#: :func:`mcmc.core.networks.driver.sample_network`: gibbs, rejection (logic sampling),
+#: The samplers of a Bayesian network target (``NET.bif``), run by
+#: :func:`mcmc.core.samplers.network_driver.sample_network` rather than the
+#: driver: gibbs through each node's Markov blanket, rejection (logic sampling),
 #: likelihood weighting. Names shared with :data:`SAMPLERS` mean the same algorithm.
 NETWORK_SAMPLERS: dict[str, Declaration] = {d.name: d for d in DECLARATIONS if d.kind == NETWORK}
 _BY_KIND = {DENSITY: SAMPLERS, NETWORK: NETWORK_SAMPLERS}

@@ -68,6 +68,9 @@ class Setting(NamedTuple):
     default
         What help shows as the default for this sampler (``"0.8"``,
         ``"2.38/sqrt(dim)"``); the kernel's own default decides.
+    other
+        For a ``str`` setting that also takes text outside ``choices``, what
+        that text is (``"node names A+B+C;D+E"``); the sampler checks it.
     """
 
     name: str
@@ -75,6 +78,7 @@ class Setting(NamedTuple):
     kind: type = float
     choices: tuple[str, ...] = ()
     default: str = ""
+    other: str = ""
 
     @property
     def key(self) -> str:
@@ -109,7 +113,7 @@ class Setting(NamedTuple):
         if value is None:
             return
         if self.choices:
-            if value not in self.choices:
+            if value not in self.choices and not (self.other and isinstance(value, str)):
                 raise UsageError(f"{where or self.flag} must be one of {', '.join(self.choices)}, got {value!r}")
             return
         check_setting(self.name, value, where or self.flag)
@@ -216,8 +220,12 @@ NUTS = Declaration(
 )  # fmt: skip
 
 NETWORK_GIBBS = Declaration(
-    "gibbs", "mcmc.core.networks.single_site", "the default: each node from its Markov blanket", kind=NETWORK,
-)
+    "gibbs", "mcmc.core.networks.blocked_gibbs", "the default: blocks drawn exactly by junction trees",
+    (Setting("blocks", "nodes drawn together: auto, single (none), or node names", str, ("auto", "single"),
+             "auto", other="node names A+B+C;D+E"),
+     Setting("budget", "largest clique table of a block, in entries", int, default="1000000")),
+    kind=NETWORK,
+)  # fmt: skip
 LOGIC_SAMPLING = Declaration(
     "rejection", "mcmc.core.networks.logic_sampling", "logic sampling, reporting its acceptance rate", kind=NETWORK,
 )

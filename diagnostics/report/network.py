@@ -41,7 +41,7 @@ from mcmc.diagnostics.report.summary import RunSummary
 from mcmc.diagnostics.report.thresholds import Thresholds
 
 __all__ = [
-    "IndicatorEstimates", "NetworkSummary", "NodeMarginals", "StateMarginal", "estimate_indicators",
+    "IndicatorEstimates", "NetworkBlock", "NetworkSummary", "NodeMarginals", "StateMarginal", "estimate_indicators",
     "failing_nodes", "network_advice", "network_summary",
 ]  # fmt: skip
 
@@ -74,6 +74,8 @@ class IndicatorEstimates:
         Likelihood weighting's self-normalised estimates.
     report
         The diagnose report of the indicators (the one verdict of the run).
+    n_draws
+        Draws of all chains together.
     """
 
     nodes: tuple[str, ...]
@@ -86,6 +88,7 @@ class IndicatorEstimates:
     summary: RunSummary
     weighted: bool
     report: Report | None = None
+    n_draws: int = 0
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -93,12 +96,23 @@ class IndicatorEstimates:
 
     @property
     def z(self) -> np.ndarray | None:
-        """``|mean - exact| / MCSE`` per indicator (0 where both agree exactly; ``None`` without exact values)."""
+        """``|mean - exact| / MCSE`` per indicator (0 where both agree exactly; ``None`` without exact values).
+
+        A state drawn in no draw (or in every one) has no MCSE from the
+        draws; its estimate counts as right (``z = 0``) when its exact
+        probability (or its complement) is too small to have been seen, a
+        chance of at least 1e-4 of no sighting in ``n_draws`` independent
+        draws (``p < 9.2 / n_draws``), and as off (``z = inf``) otherwise.
+        """
         if self.exact is None:
             return None
         diff = np.abs(self.mean - self.exact)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(diff == 0, 0.0, diff / self.mcse)
+            z = np.where(diff == 0, 0.0, diff / self.mcse)
+        unseen = (self.mcse == 0) & (diff > 0)
+        if self.n_draws and unseen.any():
+            z[unseen] = np.where(diff[unseen] < -np.log(1e-4) / self.n_draws, 0.0, np.inf)
+        return z
 
 
 def estimate_indicators(
@@ -165,6 +179,7 @@ def estimate_indicators(
     return IndicatorEstimates(
         tuple(nodes), states, np.asarray(mean, dtype=float), np.asarray(mcse, dtype=float),
         np.asarray(ess, dtype=float), np.asarray(rhat, dtype=float), truth, summary, weighted, report,
+        chains.n_chains * chains.n_draws,
     )  # fmt: skip
 
 
@@ -173,8 +188,13 @@ def failing_nodes(report: Report) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p.variable for p in report.failing()))
 
 
-def network_advice(report: Report, sampler: str) -> str:
-    """What to do when a network run's draws fail the checks: the nodes, and the remedies that fit ``sampler``."""
+def network_advice(report: Report, attrs: Mapping[str, Any]) -> str:
+    """What to do when a network run's draws fail the checks: the nodes, and the remedies that fit the run.
+
+    ``attrs`` are the run's (its chains file's): a Gibbs run records its
+    blocks and clique budget there, so the advice can say which failing
+    nodes were updated singly and what the budget was.
+    """
     if report.kind == "weighted":
         return report.checks[0].advice
     nodes = failing_nodes(report)
@@ -185,10 +205,15 @@ def network_advice(report: Report, sampler: str) -> str:
         return ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
 
     apart = tuple(dict.fromkeys(p.variable for p in report.failing() if p.status == "rhat"))
-    if apart and sampler == "gibbs":
-        return (f"the chains have not mixed on {shown(apart)}: run longer (--draws, --warmup); chains that stay "
-                "apart are trapped by near-deterministic tables, which single-site moves cannot cross: "
-                "-s likelihood-weighting gives independent weighted draws instead")  # fmt: skip
+    if apart and "block_budget" in attrs:  # Gibbs: chains apart may be trapped where nodes move one at a time
+        blocked = {n for b in attrs.get("blocks", ()) for n in b["nodes"]}
+        single = [n for n in apart if n not in blocked]
+        where = f" ({shown(single)} updated singly)" if single else ""
+        return (f"the chains have not mixed on {shown(apart)}{where}: run longer (--draws, --warmup); nodes that "
+                "near-deterministic tables tie together mix when drawn in one block: raise the clique budget "
+                f"(-P gibbs:budget=N, now {attrs['block_budget']} entries) or name the blocks "
+                "(-P gibbs:blocks=A+B+C;D+E); -s likelihood-weighting gives independent weighted draws "
+                "instead")  # fmt: skip
     if apart:
         return f"the chains disagree on {shown(apart)}: draw more (--draws)"
     return f"too few effective draws for {shown(nodes)}: draw more (--draws)"
@@ -223,6 +248,45 @@ class NodeMarginals:
 
 
 @dataclass(frozen=True)
+class NetworkBlock:
+    """One block of a Gibbs run: nodes drawn together, exactly, through their junction tree.
+
+    Attributes
+    ----------
+    nodes
+        The block's nodes, in topological order.
+    largest_clique, largest_clique_nodes
+        Entries of its junction tree's largest clique table, and that clique's nodes.
+    cliques
+        Cliques of its junction tree.
+    boundary
+        Unobserved nodes outside the block its conditional depends on.
+    exact
+        No boundary: every draw of the block is an independent draw of its posterior.
+    """
+
+    nodes: tuple[str, ...]
+    largest_clique: int
+    largest_clique_nodes: tuple[str, ...]
+    cliques: int
+    boundary: int
+    exact: bool
+
+    @classmethod
+    def from_attr(cls, entry: Mapping[str, Any]) -> NetworkBlock:
+        """From one entry of the chains file's ``attrs["blocks"]``."""
+        return cls(
+            tuple(entry["nodes"]), int(entry["largest_clique"]), tuple(entry["largest_clique_nodes"]),
+            int(entry["cliques"]), int(entry["boundary"]), bool(entry["exact"]),
+        )  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"nodes": list(self.nodes), "largest_clique": self.largest_clique,
+                "largest_clique_nodes": list(self.largest_clique_nodes), "cliques": self.cliques,
+                "boundary": self.boundary, "exact": self.exact}  # fmt: skip
+
+
+@dataclass(frozen=True)
 class NetworkSummary:
     """What ``mcmc sample --target NET.bif`` shows about the network beside the run summary.
 
@@ -251,8 +315,13 @@ class NetworkSummary:
         Rejection: accepted / proposed overall and per chain.
     warnings
         Messages for stderr: deterministic tables that can freeze single-site
-        Gibbs (the nodes involved and what was done), and ``blocks`` the node
-        groups gibbs updated jointly.
+        Gibbs where no block holds them.
+    blocks
+        Gibbs: the blocks drawn through their junction trees (empty: every
+        node updated singly); the nodes of no block were updated singly.
+    block_choice, block_budget
+        Gibbs: how the blocks were chosen (``auto``, ``single``, ``custom``)
+        and the largest clique table a block could have; ``None`` otherwise.
     """
 
     network: str
@@ -274,7 +343,9 @@ class NetworkSummary:
     acceptance: float | None
     acceptance_by_chain: tuple[float, ...] | None
     warnings: tuple[str, ...]
-    blocks: tuple[tuple[str, ...], ...]
+    blocks: tuple[NetworkBlock, ...]
+    block_choice: str | None = None
+    block_budget: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON record (``network`` in ``mcmc sample``'s JSON document)."""
@@ -286,7 +357,8 @@ class NetworkSummary:
             "ess_weights_by_chain": None if self.ess_weights_by_chain is None else list(self.ess_weights_by_chain),
             "acceptance": self.acceptance,
             "acceptance_by_chain": None if self.acceptance_by_chain is None else list(self.acceptance_by_chain),
-            "warnings": list(self.warnings), "blocks": [list(b) for b in self.blocks],
+            "warnings": list(self.warnings), "blocks": [b.to_dict() for b in self.blocks],
+            "block_choice": self.block_choice, "block_budget": self.block_budget,
             "marginals": {
                 m.node: {
                     s.state: {"estimate": s.estimate, "mcse": s.mcse, "ess": s.ess, "rhat": s.rhat,
@@ -344,5 +416,6 @@ def network_summary(
         ess_weights_by_chain=None if ess_w is None else tuple(float(v) for v in ess_w),
         acceptance=None if rates is None else float(np.mean(rates)),
         acceptance_by_chain=None if rates is None else tuple(float(r) for r in rates),
-        warnings=tuple(run.warnings), blocks=tuple(tuple(b) for b in a.get("blocks", ())),
+        warnings=tuple(run.warnings), blocks=tuple(NetworkBlock.from_attr(b) for b in a.get("blocks", ())),
+        block_choice=a.get("block_choice"), block_budget=a.get("block_budget"),
     )  # fmt: skip

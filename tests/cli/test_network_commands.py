@@ -115,12 +115,18 @@ def test_json_document_of_a_network_run(tmp_path: Path) -> None:
     assert burglary["True"]["rhat"] is None and burglary["True"]["ess"] == pytest.approx(net["ess_weights"])
 
 
-def test_reducibility_warning_on_stderr(mcmc, tmp_path: Path) -> None:
-    # asia's 'either' is the deterministic OR of tub and lung: single-site Gibbs would freeze there
-    r = mcmc("sample", "-t", ASIA, "--seed", "1", "--draws", "50", "--warmup", "20", "--no-check",
-             "-o", str(tmp_path / "a.npz"))  # fmt: skip
+def test_deterministic_or_is_drawn_in_one_block_without_warning(mcmc, tmp_path: Path) -> None:
+    # asia's 'either' is the deterministic OR of tub and lung: single-site Gibbs would freeze there; the
+    # default draws every free node in one block through the junction tree, so nothing is left to warn about
+    out = tmp_path / "a.npz"
+    r = mcmc("sample", "-t", ASIA, "--seed", "1", "--draws", "50", "--warmup", "20", "--no-check", "-o", str(out))
     assert r.code == 0, r.stderr
-    assert re.search(r"warning: .*'either'.*freeze single-site Gibbs on lung, tub, either", r.stderr)
+    assert "freeze" not in r.stderr
+    with np.load(out, allow_pickle=False) as npz:
+        attrs = json.loads(str(npz["__attrs__"]))
+    (block,) = attrs["blocks"]
+    assert len(block["nodes"]) == 8 and block["exact"] and block["largest_clique"] == 8
+    assert attrs["block_choice"] == "auto" and attrs["block_budget"] == 10**6
 
 
 @pytest.mark.parametrize(

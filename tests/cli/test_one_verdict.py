@@ -207,15 +207,32 @@ def test_default_network_runs_are_right_or_fail_naming_the_nodes(path: Path, tmp
         result = sample_run(spec, str(tmp_path / f"{k}.npz"))
         est_ok = all(st.z is None or st.z < 4 for m in result.network.marginals for st in m.states)
         exact = _all_z(result)
-        if result.passed:
-            # never exit 0 with a wrong answer: every indicator within 4 MCSE, R-hat < 1.01
-            assert exact.max() < 4, (path.stem, evidence, exact.max())
-            assert result.summary.rhat_max < 1.01 and est_ok
-        else:
-            # exit 1 naming the nodes, the worst first, and the remedies
-            worst = result.report.failing()[0].variable
-            assert worst in result.advice[0] and "--draws" in result.advice[0], result.advice
-            assert result.verdict().startswith("FAIL")
+        # Blocked Gibbs mixes on every bundled network: each default run (4 x 1000 draws) passes its checks,
+        # and is right: every indicator within 4 MCSE of the exact marginal, R-hat < 1.01.
+        assert result.passed, (path.stem, evidence, result.verdict(), result.advice)
+        assert exact.max() < 4, (path.stem, evidence, exact.max())
+        assert result.summary.rhat_max < 1.01 and est_ok
+
+
+def test_a_network_run_that_fails_names_the_nodes_and_the_remedies(tmp_path: Path) -> None:
+    # single-site Gibbs on alarm given VENTMACH=ZERO: near-deterministic chains (VENTMACH -> VENTTUBE -> ...)
+    # keep the chains apart, and the run fails naming the nodes, the worst first, and the remedies
+    from mcmc.core.networks.bif import read_bif
+    from mcmc.core.networks.driver import sample_network, to_chains
+    from mcmc.core.networks.evidence import parse_evidence
+    from mcmc.diagnostics.report.network import estimate_indicators, network_advice
+
+    net = read_bif(DATA / "networks" / "alarm.bif")
+    ev = parse_evidence(net, "VENTMACH=ZERO")
+    run = sample_network(net, ev, "gibbs", seed=1, params={"blocks": "single"}, draws=1000)
+    chains = to_chains(run)
+    report = estimate_indicators(chains).report
+    assert not report.passed
+    advice = network_advice(report, chains.attrs)
+    worst = report.failing()[0].variable
+    assert worst in advice and "--draws" in advice and "updated singly" in advice
+    assert "-P gibbs:budget=N, now 1000000 entries" in advice and "-P gibbs:blocks=" in advice
+    assert "-s likelihood-weighting" in advice
 
 
 def _all_z(result) -> np.ndarray:

@@ -61,7 +61,7 @@ def random_evidence(net: BayesianNetwork, k: int, seed: int) -> dict[int, int]:
     """``k`` nodes of a forward sample (so ``p(e) > 0``); one below a deterministic group when there is one."""
     rng = np.random.default_rng(seed)
     x = forward_sample(net, rng)
-    groups = reducibility(net, {}, block=False).groups
+    groups = reducibility(net, {}).groups
     below = sorted(descendants(net, {v for g in groups for v in g}) - {v for g in groups for v in g})
     nodes: list[int] = []
     if below and k >= 2:
