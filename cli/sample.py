@@ -52,7 +52,7 @@ HELP = (
     "grad_log_density(x) and names.\n\n"
     "[bold]Bayesian networks[/]: --target NET.bif, a discrete network in the Bayesian Interchange Format (bnlearn, "
     "pgmpy, GeNIe), with evidence --observe NODE=STATE,..., the marginals to show --query NODE,... (with MCSE) and "
-    "--exact (exact marginals beside them, by variable elimination). Samplers: "
+    "--exact (exact marginals beside them, every node's from one calibrated junction tree). Samplers: "
     f"{options.sampler_list(list(NETWORK_SAMPLERS.values()))}; settings "
     f"{options.settings_list(list(NETWORK_SAMPLERS.values()))} (-P blocks=A+B+C;D+E, quoted for the shell, "
     "draws the named nodes together; -P budget=N bounds the clique tables, 10^6 entries by default).\n\n"
@@ -188,7 +188,8 @@ def command(
         bool,
         typer.Option(
             "--exact", rich_help_panel="Target",
-            help="Bayesian network: show the exact marginals (variable elimination) beside the estimates.",
+            help="Bayesian network: show the exact marginals beside the estimates (one calibrated junction tree; "
+            "variable elimination of the shown nodes where the tree is too wide).",
         ),
     ] = False,
     init: Annotated[

@@ -300,7 +300,9 @@ def network_run(
 
     Reads the BIF file (:func:`mcmc.core.networks.bif.read_bif`), parses
     ``spec.observe`` and ``spec.query`` against it and, with ``spec.exact``,
-    computes the exact marginals by variable elimination, all before sampling;
+    computes the exact marginals (every node's from one calibrated junction
+    tree, or the shown nodes' by variable elimination where the tree is too
+    wide: :func:`mcmc.core.networks.exact.posterior_marginals`), all before sampling;
     then :func:`mcmc.core.networks.driver.sample_network` runs
     ``spec.sampler`` (gibbs, rejection or likelihood-weighting) and the chains
     file is written from :func:`~mcmc.core.networks.driver.to_chains`.
@@ -318,6 +320,10 @@ def network_run(
         An unreadable BIF file; an unknown node or state in ``observe`` or
         ``query`` (the message lists the valid ones); evidence of probability
         zero; a queried node that is observed.
+    CliqueBudgetError
+        ``spec.exact`` on a network too wide for the junction tree and for
+        variable elimination of the shown nodes (the message names the
+        largest clique).
     UsageError
         A sampler that does not sample networks; a target option, ``--init``
         or tuning option (none applies); an output that is the input.
@@ -326,7 +332,7 @@ def network_run(
     from mcmc.core.networks.bif import read_bif
     from mcmc.core.networks.driver import sample_network, to_chains
     from mcmc.core.networks.evidence import parse_evidence, query_nodes
-    from mcmc.core.networks.variable_elimination import marginals
+    from mcmc.core.networks.exact import posterior_marginals
     from mcmc.core.samplers import NETWORK_SAMPLERS
     from mcmc.diagnostics.report.network import estimate_indicators, network_advice, network_summary
 
@@ -344,9 +350,7 @@ def network_run(
     net = read_bif(spec.target)
     evidence = parse_evidence(net, list(spec.observe))
     shown, queried = query_nodes(net, evidence, spec.query)
-    exact = None
-    if spec.exact:
-        exact = dict(zip(net.nodes, marginals(net, evidence), strict=True))  # refuses impossible evidence too
+    exact = posterior_marginals(net, evidence, shown) if spec.exact else None  # refuses impossible evidence too
     t0 = time.perf_counter()
     run = sample_network(
         net, evidence, spec.sampler, chains=spec.chains, warmup=spec.warmup, draws=spec.draws, thin=spec.thin,
@@ -357,9 +361,9 @@ def network_run(
     t0 = time.perf_counter()
     write_chains_to(chains, output, stdout)
     timings["write_time_s"] = time.perf_counter() - t0
-    estimates = estimate_indicators(chains, exact, thresholds=thresholds or Thresholds(), strict=strict,
-                                    source=[output])  # fmt: skip
-    network = network_summary(run, estimates, shown, queried=queried)
+    estimates = estimate_indicators(chains, None if exact is None else exact.marginals,
+                                    thresholds=thresholds or Thresholds(), strict=strict, source=[output])  # fmt: skip
+    network = network_summary(run, estimates, shown, queried=queried, exact=exact)
     report = estimates.report
     return SampleResult(
         chains, timings, estimates.summary, spec.seed is not None, output, network=network, report=report,

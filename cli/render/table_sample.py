@@ -122,7 +122,8 @@ def _network_sample(result: SampleResult, out: TextIO) -> None:
     )  # fmt: skip
     con.print(head, soft_wrap=True)
     evidence = n.evidence.replace(",", ", ") if n.evidence else "none"
-    con.print(Text(f"  evidence: {evidence}   log p(e) = {n.log_evidence:.4g} (exact)"), soft_wrap=True)
+    lpe = "unknown (too wide for exact inference)" if n.log_evidence is None else f"{n.log_evidence:.4g} (exact)"
+    con.print(Text(f"  evidence: {evidence}   log p(e) = {lpe}"), soft_wrap=True)
     parts = [Text(f"  {n.n_unobserved} of {n.n_nodes} nodes sampled")]
     if s is not None and s.rhat_max is not None:
         parts.append(Text.assemble("R-hat max ", (rhat(s.rhat_max), "green" if s.rhat_ok else "red"),

@@ -1,7 +1,8 @@
 """The one driver of the network samplers: evidence checked, chains run, the chains file's form of the result.
 
 :func:`sample_network` is the one call behind ``mcmc sample --target
-NET.bif``: it checks the evidence (exactly, refusing probability zero),
+NET.bif``: it checks the evidence (exactly, refusing probability zero:
+:func:`mcmc.core.networks.exact.log_evidence`),
 resolves the sampler by name in the registry
 (:data:`mcmc.core.samplers.NETWORK_SAMPLERS`), builds what the sampler
 needs from the network and its settings (``build``), runs every chain
@@ -39,9 +40,9 @@ import numpy as np
 from mcmc.core.chains import Chains
 from mcmc.core.errors import UsageError
 from mcmc.core.networks.evidence import format_evidence, observed_attr
+from mcmc.core.networks.exact import log_evidence as exact_log_evidence
 from mcmc.core.networks.network import BayesianNetwork, Evidence
 from mcmc.core.networks.tables import initial_states
-from mcmc.core.networks.variable_elimination import check_evidence
 from mcmc.core.random import ChainRandom, entropy_seed
 from mcmc.core.samplers import NETWORK, NETWORK_SAMPLERS, get_sampler
 
@@ -67,7 +68,8 @@ class NetworkRun:
         ``n_evals`` (rejection), ``log_weight`` (likelihood weighting).
     attrs
         Run metadata (sampler, seed, chains, chain ids, warmup, draws, thin,
-        log evidence) and the sampler's own (``run_attrs``): ``blocks`` for
+        log evidence, ``None`` when the network is too wide for exact
+        inference) and the sampler's own (``run_attrs``): ``blocks`` for
         gibbs, ``acceptance_rate`` per chain for rejection, ``ess_weights``
         per chain and ``ess_weights_total`` for likelihood weighting.
     warnings
@@ -166,7 +168,8 @@ def sample_network(
         The evidence has probability zero.
     UsageError
         Unknown sampler or setting, bad counts, ``init`` for independent
-        draws, or a starting configuration of probability zero.
+        draws, a starting configuration of probability zero, or evidence too
+        rare for forward sampling to find a start.
     """
     module = get_network_sampler(sampler)
     if warmup < 0 or draws < 1 or thin < 1:
@@ -181,13 +184,16 @@ def sample_network(
     if init is not None and not module.MARKOV:
         raise UsageError(f"{sampler} makes independent draws: it takes no starting configurations")
     evidence = dict(sorted((evidence or {}).items()))
-    log_evidence = check_evidence(network, evidence)
+    log_evidence = exact_log_evidence(network, evidence)  # None: too wide for exact inference
     plan = _build(module, network, evidence, params or {})
     tables = plan.tables
     rng = ChainRandom(seed, ids)
     if module.MARKOV:
         if init is None:
-            start = initial_states(tables, ChainRandom(seed, ids, stream=1))
+            try:
+                start = initial_states(tables, ChainRandom(seed, ids, stream=1))
+            except RuntimeError as exc:
+                raise UsageError(f"{exc}: the evidence is too rare to start a chain from a forward sample") from None
         else:
             start = np.asarray(init)
             if start.shape != (len(ids), network.n_nodes):

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from mcmc.core.errors import InputError
 from mcmc.core.networks.network import BayesianNetwork, Evidence
 
-__all__ = ["DEFAULT_QUERY_MAX", "format_evidence", "observed_attr", "parse_evidence", "query_nodes"]
+__all__ = ["DEFAULT_QUERY_MAX", "format_evidence", "impossible", "observed_attr", "parse_evidence", "query_nodes"]
 
 #: Without ``--query``, a run shows every unobserved node when there are at most this many.
 DEFAULT_QUERY_MAX = 8
@@ -83,6 +83,13 @@ def parse_evidence(
 def format_evidence(network: BayesianNetwork, evidence: Evidence) -> str:
     """``"NODE=STATE,..."`` for ``evidence`` (the inverse of :func:`parse_evidence`)."""
     return ",".join(f"{network.nodes[i]}={network.states[i][s]}" for i, s in sorted(evidence.items()))
+
+
+def impossible(network: BayesianNetwork, evidence: Evidence) -> InputError:
+    """The error of evidence of probability zero, naming the network's file and the evidence (raise it)."""
+    return InputError(
+        network.source, f"the evidence {format_evidence(network, evidence)} has probability zero under the network"
+    )
 
 
 def observed_attr(network: BayesianNetwork, evidence: Evidence) -> dict[str, str]:

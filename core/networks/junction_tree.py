@@ -46,8 +46,8 @@ from functools import cached_property
 
 import numpy as np
 
-from mcmc.core.errors import InputError, UsageError
-from mcmc.core.networks.evidence import format_evidence
+from mcmc.core.errors import UsageError
+from mcmc.core.networks.evidence import impossible
 from mcmc.core.networks.network import BayesianNetwork, Evidence
 
 DEFAULT_BUDGET = 10**6  # entries of the largest clique table a junction tree may have
@@ -65,23 +65,32 @@ class CliqueBudgetError(UsageError):
     budget
         The budget it exceeds.
     what
-        What needed the tree (``"exact inference"``, ``"block 'A+B'"``).
+        What needed the tree (``"exact inference"``, ``"block 'A+B'"``,
+        ``"variable elimination"``, whose factors are cliques of its
+        elimination order).
+    advice
+        What to do, appended to the message.
     """
 
-    def __init__(self, entries: int, nodes: Sequence[str], budget: int, what: str = "exact inference") -> None:
+    def __init__(
+        self, entries: int, nodes: Sequence[str], budget: int, what: str = "exact inference", advice: str = ""
+    ) -> None:
         self.entries = int(entries)
         self.nodes = tuple(nodes)
         self.budget = int(budget)
         self.what = what
+        self.advice = advice
         shown = ", ".join(self.nodes[:12]) + (", ..." if len(self.nodes) > 12 else "")
+        kind = "a factor" if what == "variable elimination" else "a junction tree clique"
         super().__init__(
-            f"{what} needs a junction tree clique of {len(self.nodes)} nodes ({shown}) with {self.entries} table "
+            f"{what} needs {kind} of {len(self.nodes)} nodes ({shown}) with {self.entries} table "
             f"entries, over the budget of {self.budget}: the network is too wide here"
+            + (f"; {advice}" if advice else "")
         )
 
-    def __reduce__(self) -> tuple[type[CliqueBudgetError], tuple[int, tuple[str, ...], int, str]]:
+    def __reduce__(self) -> tuple[type[CliqueBudgetError], tuple[int, tuple[str, ...], int, str, str]]:
         # Raised on a Dask worker, it travels back pickled: rebuild it from its fields.
-        return type(self), (self.entries, self.nodes, self.budget, self.what)
+        return type(self), (self.entries, self.nodes, self.budget, self.what, self.advice)
 
 
 def block_factors(network: BayesianNetwork, free: Iterable[int]) -> tuple[int, ...]:
@@ -560,18 +569,9 @@ def exact_marginals(
     free = [i for i in range(network.n_nodes) if i not in evidence]
     tree = build(network, free, budget)
     cal = calibrate(tree, network, evidence)
-    # The CPTs no free node enters are constants of p(e): every node observed.
-    used = set(tree.factors)
-    log_const = 0.0
-    for j in range(network.n_nodes):
-        if j not in used:
-            p = float(network.cpts[j][tuple(evidence[v] for v in (*network.parents[j], j))])
-            log_const += math.log(p) if p > 0.0 else -math.inf
-    log_evidence = cal.log_normalizer + log_const
+    log_evidence = cal.log_normalizer + _log_observed(network, tree, evidence)
     if log_evidence == -math.inf:
-        raise InputError(
-            network.source, f"the evidence {format_evidence(network, evidence)} has probability zero under the network"
-        )
+        raise impossible(network, evidence)
     out = []
     for i in range(network.n_nodes):
         if i in evidence:
@@ -581,3 +581,27 @@ def exact_marginals(
         else:
             out.append(cal.marginal(i))
     return ExactInference(tuple(out), log_evidence, tree)
+
+
+def _log_observed(network: BayesianNetwork, tree: JunctionTree, evidence: Mapping[int, int]) -> float:
+    """The log of the CPTs no free node enters (every node of their scope observed): constants of ``p(e)``."""
+    used = set(tree.factors)
+    total = 0.0
+    for j in range(network.n_nodes):
+        if j not in used:
+            p = float(network.cpts[j][tuple(evidence[v] for v in (*network.parents[j], j))])
+            total += math.log(p) if p > 0.0 else -math.inf
+    return total
+
+
+def log_evidence(network: BayesianNetwork, evidence: Evidence | None = None, budget: float = DEFAULT_BUDGET) -> float:
+    """``log p(e)`` from the collect pass alone of the junction tree of the unobserved nodes (``-inf``: impossible).
+
+    Raises
+    ------
+    CliqueBudgetError
+        The tree is too wide for ``budget``.
+    """
+    evidence = dict(sorted((evidence or {}).items()))
+    tree = build(network, [i for i in range(network.n_nodes) if i not in evidence], budget)
+    return calibrate(tree, network, evidence, distribute=False).log_normalizer + _log_observed(network, tree, evidence)

@@ -7,7 +7,7 @@ evidence ``e``:
   with the evidence sliced in, summed over all other axes. Exact and obvious,
   feasible while the unobserved nodes have at most ``MAX_ENUMERATION`` joint
   states; the tests use it to check the other method.
-* :func:`marginals`: variable elimination (Zhang & Poole 1994, "A simple
+* :func:`marginals` (and :func:`node_marginals` for some nodes): variable elimination (Zhang & Poole 1994, "A simple
   approach to Bayesian network computations"; Dechter 1996 "bucket
   elimination"). For each query node, the nodes that are neither ancestors
   of it nor of the evidence are dropped (they sum out to one), the CPTs are
@@ -19,20 +19,26 @@ evidence ``e``:
   underflow on long chains of small probabilities.
 
 :func:`check_evidence` refuses evidence of probability zero exactly: it
-computes ``p(e)`` by variable elimination (which never needs more than
-``MAX_FACTOR`` table entries on the networks of the bnlearn repository).
+computes ``p(e)`` by variable elimination over the ancestors of the
+evidence. A factor over ``MAX_FACTOR`` entries raises
+:class:`~mcmc.core.networks.junction_tree.CliqueBudgetError` before it is
+formed. Every node's marginal at once is cheaper from one calibrated
+junction tree (:func:`mcmc.core.networks.junction_tree.exact_marginals`);
+variable elimination is its cross-check, and the fallback for a few nodes
+of a network whose tree is too wide (:mod:`mcmc.core.networks.exact`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import reduce
 
 import numpy as np
 
-from mcmc.core.errors import InputError, UsageError
-from mcmc.core.networks.evidence import format_evidence
+from mcmc.core.errors import UsageError
+from mcmc.core.networks.evidence import impossible
+from mcmc.core.networks.junction_tree import CliqueBudgetError
 from mcmc.core.networks.network import BayesianNetwork, Evidence
 
 MAX_ENUMERATION = 1 << 22  # joint states of the unobserved nodes enumerate_marginals accepts
@@ -95,18 +101,27 @@ def min_fill_order(factors: Sequence[Factor], eliminate: Sequence[int], cardinal
     return order
 
 
-def _eliminate(factors: list[Factor], order: Sequence[int]) -> tuple[list[Factor], float]:
-    """Sum out the nodes of ``order`` in turn; returns the remaining factors and the log scale taken out."""
+def _eliminate(factors: list[Factor], order: Sequence[int], network: BayesianNetwork) -> tuple[list[Factor], float]:
+    """Sum out the nodes of ``order`` in turn; returns the remaining factors and the log scale taken out.
+
+    Raises
+    ------
+    CliqueBudgetError
+        A product of factors would exceed ``MAX_FACTOR`` entries (checked
+        before it is formed).
+    """
     log_scale = 0.0
+    card = network.cardinality
     for v in order:
         touching = [f for f in factors if v in f[0]]
         if not touching:
             continue
+        union = sorted({u for f in touching for u in f[0]})
+        size = math.prod(card[u] for u in union)
+        if size > MAX_FACTOR:
+            raise CliqueBudgetError(size, [network.nodes[u] for u in union], MAX_FACTOR, "variable elimination")
         factors = [f for f in factors if v not in f[0]]
         scope, table = _product(touching)
-        size = table.size
-        if size > MAX_FACTOR:
-            raise UsageError(f"exact inference needs a factor of {size} entries (limit {MAX_FACTOR}): network too wide")
         table = table.sum(axis=scope.index(v))
         scope = tuple(u for u in scope if u != v)
         peak = float(table.max()) if table.size else 0.0
@@ -133,7 +148,7 @@ def log_evidence(network: BayesianNetwork, evidence: Evidence) -> float:
     keep = _ancestral(network, list(evidence))
     factors = _cpt_factors(network, evidence, keep)
     hidden = [v for v in keep if v not in evidence]
-    factors, log_scale = _eliminate(factors, min_fill_order(factors, hidden, network.cardinality))
+    factors, log_scale = _eliminate(factors, min_fill_order(factors, hidden, network.cardinality), network)
     total = reduce(lambda a, b: a * b, (float(t) for _, t in factors), 1.0)
     return log_scale + math.log(total) if total > 0.0 else -math.inf
 
@@ -146,12 +161,12 @@ def check_evidence(network: BayesianNetwork, evidence: Evidence) -> float:
     InputError
         ``p(e) = 0`` exactly (computed by variable elimination), naming the
         network's file and the evidence.
+    CliqueBudgetError
+        The elimination needs a factor over ``MAX_FACTOR`` entries.
     """
     lp = log_evidence(network, evidence)
     if lp == -math.inf:
-        raise InputError(
-            network.source, f"the evidence {format_evidence(network, evidence)} has probability zero under the network"
-        )
+        raise impossible(network, evidence)
     return lp
 
 
@@ -169,7 +184,7 @@ def marginals(network: BayesianNetwork, evidence: Evidence | None = None) -> tup
     network
         The network.
     evidence
-        ``{node index: state code}`` (see :func:`~mcmc.core.networks.network.parse_evidence`).
+        ``{node index: state code}`` (see :func:`~mcmc.core.networks.evidence.parse_evidence`).
 
     Returns
     -------
@@ -181,24 +196,44 @@ def marginals(network: BayesianNetwork, evidence: Evidence | None = None) -> tup
     ------
     InputError
         The evidence has probability zero.
-    UsageError
+    CliqueBudgetError
+        An intermediate factor would exceed ``MAX_FACTOR`` entries.
+    """
+    found = node_marginals(network, evidence, range(network.n_nodes))
+    return tuple(found[q] for q in range(network.n_nodes))
+
+
+def node_marginals(
+    network: BayesianNetwork, evidence: Evidence | None, nodes: Iterable[int]
+) -> dict[int, np.ndarray]:
+    """:func:`marginals` of the nodes ``nodes`` only, ``{node: p(x_node | e)}``: one elimination per node.
+
+    Each elimination keeps only the ancestors of the node and of the
+    evidence, so a few nodes of a wide network can be within reach when the
+    junction tree of the whole is not.
+
+    Raises
+    ------
+    InputError
+        The evidence has probability zero.
+    CliqueBudgetError
         An intermediate factor would exceed ``MAX_FACTOR`` entries.
     """
     evidence = dict(evidence or {})
     check_evidence(network, evidence)
-    out = []
-    for q in range(network.n_nodes):
+    out: dict[int, np.ndarray] = {}
+    for q in nodes:
         if q in evidence:
-            out.append(_one_hot(network.cardinality[q], evidence[q]))
+            out[q] = _one_hot(network.cardinality[q], evidence[q])
             continue
         keep = _ancestral(network, [q, *evidence])
         factors = _cpt_factors(network, evidence, keep)
         hidden = [v for v in keep if v not in evidence and v != q]
-        factors, _ = _eliminate(factors, min_fill_order(factors, hidden, network.cardinality))
+        factors, _ = _eliminate(factors, min_fill_order(factors, hidden, network.cardinality), network)
         _, table = _product(factors)  # every remaining factor has scope (q,) or ()
         p = np.broadcast_to(table, (network.cardinality[q],)).astype(float)
-        out.append(p / p.sum())
-    return tuple(out)
+        out[q] = p / p.sum()
+    return out
 
 
 def enumerate_marginals(network: BayesianNetwork, evidence: Evidence | None = None) -> tuple[np.ndarray, ...]:
@@ -222,9 +257,7 @@ def enumerate_marginals(network: BayesianNetwork, evidence: Evidence | None = No
     scope, joint = _product(_cpt_factors(network, evidence))
     total = float(joint.sum())
     if total <= 0.0:
-        raise InputError(
-            network.source, f"the evidence {format_evidence(network, evidence)} has probability zero under the network"
-        )
+        raise impossible(network, evidence)
     out = []
     for q in range(network.n_nodes):
         if q in evidence:

@@ -66,7 +66,7 @@ class IndicatorEstimates:
     rhat
         ``(n,)``: rank-normalized split R-hat; NaN for a weighted run.
     exact
-        ``(n,)`` exact marginals when asked for, else ``None``.
+        ``(n,)`` exact marginals when asked for (NaN for a node without one), else ``None``.
     summary
         The run summary over all indicators (worst R-hat, smallest ESS); for a
         weighted run no R-hat and the Kish ESS as both ESS.
@@ -135,7 +135,7 @@ def estimate_indicators(
     chains
         A network run in its chains-file form (:func:`mcmc.core.networks.driver.to_chains`).
     exact
-        Exact marginals ``{node: (n_states,)}`` of (at least) the stored nodes, or ``None``.
+        Exact marginals ``{node: (n_states,)}`` of some of the stored nodes (the others are not judged), or ``None``.
     thresholds, strict
         The limits of the checks (``diagnose``'s defaults) and whether warnings fail.
     source
@@ -147,7 +147,8 @@ def estimate_indicators(
     states = tuple(ind.coords[v][0][i] for v, idx in selection.items for i in idx)
     truth = None
     if exact is not None:
-        truth = np.array([float(exact[v][i]) for v, idx in selection.items for i in idx])
+        # a node without an exact value (variable elimination of the shown nodes only) gets NaN: not judged
+        truth = np.array([float(exact[v][i]) if v in exact else np.nan for v, idx in selection.items for i in idx])
     weighted = bool(chains.attrs.get("weighted"))
     n = len(nodes)
     if weighted:
@@ -295,7 +296,7 @@ class NetworkSummary:
     network, sampler, evidence
         The network's file, the sampler and the evidence as ``NODE=STATE,...``.
     log_evidence
-        ``log p(e)``, exact.
+        ``log p(e)``, exact; ``None`` when the network is too wide for exact inference.
     n_nodes, n_unobserved
         Nodes of the network and nodes sampled.
     marginals
@@ -322,12 +323,16 @@ class NetworkSummary:
     block_choice, block_budget
         Gibbs: how the blocks were chosen (``auto``, ``single``, ``custom``)
         and the largest clique table a block could have; ``None`` otherwise.
+    exact_method, exact_largest_clique, exact_note
+        With exact values: ``"junction tree"`` or ``"variable elimination"``,
+        the junction tree's largest clique table (entries; the one too wide
+        for variable elimination), and why the tree was not used.
     """
 
     network: str
     sampler: str
     evidence: str
-    log_evidence: float
+    log_evidence: float | None
     n_nodes: int
     n_unobserved: int
     marginals: tuple[NodeMarginals, ...]
@@ -346,6 +351,9 @@ class NetworkSummary:
     blocks: tuple[NetworkBlock, ...]
     block_choice: str | None = None
     block_budget: int | None = None
+    exact_method: str | None = None
+    exact_largest_clique: int | None = None
+    exact_note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON record (``network`` in ``mcmc sample``'s JSON document)."""
@@ -359,6 +367,8 @@ class NetworkSummary:
             "acceptance_by_chain": None if self.acceptance_by_chain is None else list(self.acceptance_by_chain),
             "warnings": list(self.warnings), "blocks": [b.to_dict() for b in self.blocks],
             "block_choice": self.block_choice, "block_budget": self.block_budget,
+            "exact_method": self.exact_method, "exact_largest_clique": self.exact_largest_clique,
+            "exact_note": self.exact_note,
             "marginals": {
                 m.node: {
                     s.state: {"estimate": s.estimate, "mcse": s.mcse, "ess": s.ess, "rhat": s.rhat,
@@ -377,11 +387,13 @@ def network_summary(
     *,
     queried: bool,
     max_z: float = 4.0,
+    exact: Any = None,
 ) -> NetworkSummary:
     """The :class:`NetworkSummary` of a :class:`~mcmc.core.networks.driver.NetworkRun`.
 
     ``shown`` are the nodes whose marginals are listed (:func:`mcmc.core.networks.evidence.query_nodes`);
-    ``max_z`` judges ``|estimate - exact| / MCSE`` when exact values were computed.
+    ``max_z`` judges ``|estimate - exact| / MCSE`` when exact values were computed; ``exact`` is the
+    :class:`~mcmc.core.networks.exact.ExactMarginals` they came from (how, and the largest clique).
     """
     net, a = run.network, run.attrs
     z = estimates.z
@@ -408,7 +420,8 @@ def network_summary(
     rates = a.get("acceptance_rate")
     return NetworkSummary(
         network=str(a.get("target", net.source or net.name)), sampler=str(a["sampler"]),
-        evidence=format_evidence(net, run.evidence), log_evidence=float(a["log_evidence"]),
+        evidence=format_evidence(net, run.evidence),
+        log_evidence=None if a.get("log_evidence") is None else float(a["log_evidence"]),
         n_nodes=net.n_nodes, n_unobserved=len(run.nodes), marginals=marginals, queried=queried,
         exact=estimates.exact is not None, z_max=None if z_max is None else float(z_max), z_argmax=z_arg,
         z_ok=None if z_max is None else bool(z_max <= max_z), max_z=float(max_z), weighted=estimates.weighted,
@@ -418,4 +431,7 @@ def network_summary(
         acceptance_by_chain=None if rates is None else tuple(float(r) for r in rates),
         warnings=tuple(run.warnings), blocks=tuple(NetworkBlock.from_attr(b) for b in a.get("blocks", ())),
         block_choice=a.get("block_choice"), block_budget=a.get("block_budget"),
+        exact_method=None if exact is None else exact.method,
+        exact_largest_clique=None if exact is None else exact.largest_clique,
+        exact_note=None if exact is None else exact.why_not_tree,
     )  # fmt: skip
