@@ -1,6 +1,7 @@
 """The terminal output of ``mcmc sample`` (:class:`~mcmc.cli.commands.sample.SampleResult`), a few lines for stderr.
 
-The run summary; for a Bayesian network, the evidence, the marginals of the
+The run summary; for a Bayesian network, the evidence, the blocks gibbs drew
+through their junction trees (nodes and largest clique), the marginals of the
 shown nodes (estimate, MCSE, the exact value and ``|z|`` when asked for, ESS,
 R-hat) and the warnings about deterministic tables; for a finite Markov chain,
 its exact analysis beside the simulated frequencies. Registered on
@@ -107,6 +108,23 @@ def render_sample(result: SampleResult, out: TextIO, options: RenderOptions = Re
         con.print(line, highlight=False, soft_wrap=True)
 
 
+def _blocks_line(n: Any) -> str:
+    """Which nodes gibbs drew together, each block's largest clique, and how many nodes moved singly."""
+    head = f"  blocks ({n.block_choice}, clique budget {n.block_budget:,}): "
+    if not n.blocks:
+        return head + f"none: each of the {n.n_unobserved} nodes from its Markov blanket (single-site Gibbs)"
+    singly = n.n_unobserved - sum(len(b.nodes) for b in n.blocks)
+    if len(n.blocks) == 1 and not singly and n.blocks[0].exact:
+        b = n.blocks[0]
+        return head + (f"one block of all {len(b.nodes)} unobserved nodes, largest clique {b.largest_clique:,} "
+                       f"entries ({b.cliques} cliques): every draw exact")
+    parts = []
+    for b in n.blocks:
+        shown = "+".join(b.nodes[:6]) + (f"+... ({len(b.nodes)} nodes)" if len(b.nodes) > 6 else "")
+        parts.append(f"{shown} (largest clique {b.largest_clique:,}{', exact' if b.exact else ''})")
+    return head + "; ".join(parts) + (f"; {singly} nodes singly" if singly else "")
+
+
 def _network_sample(result: SampleResult, out: TextIO) -> None:
     """A Bayesian network run: what ran on what evidence, convergence over all indicators, the marginals, warnings."""
     from rich import box  # start-up: rich's tables (17 ms) only when this table is drawn
@@ -138,6 +156,8 @@ def _network_sample(result: SampleResult, out: TextIO) -> None:
         by = n.acceptance_by_chain
         parts.append(Text(f"acceptance {n.acceptance:.3g} ({min(by):.3g}-{max(by):.3g} by chain)"))
     con.print(Text("   ").join(parts), soft_wrap=True)
+    if n.block_choice is not None:
+        con.print(Text(_blocks_line(n)), soft_wrap=True)
     if n.marginals:
         table = Table(box=box.SIMPLE_HEAD, header_style="bold", padding=(0, 1), pad_edge=False)
         table.add_column("node", no_wrap=True)
@@ -165,6 +185,13 @@ def _network_sample(result: SampleResult, out: TextIO) -> None:
     elif not n.queried:
         con.print(Text(f"  {n.n_unobserved} unobserved nodes: --query NODE,NODE shows their marginals "
                        "(mcmc diagnose FILE reports every NODE[STATE])", "dim"), soft_wrap=True)  # fmt: skip
+    if n.exact and n.exact_method is not None:
+        if n.exact_method == "junction tree":
+            how = f"one calibrated junction tree (largest clique {n.exact_largest_clique:,} entries)"
+        else:
+            how = (f"{n.exact_method} of the shown nodes (the junction tree's largest clique would have "
+                   f"{n.exact_largest_clique:,} entries)")
+        con.print(Text(f"  exact values: {how}", "dim"), soft_wrap=True)
     if n.z_max is not None:
         verdict = "within" if n.z_ok else "NOT within"
         con.print(Text(f"  exact marginals: every shown estimate {verdict} {n.max_z:g} MCSE "

@@ -58,6 +58,7 @@ def test_lecture_example_burglary_given_both_calls_within_4_mcse_of_exact(mcmc, 
         assert abs(float(estimate) - exact[k]) / float(mcse) < 4
         assert float(ess) > 100 and float(rhat) < 1.05
     assert re.search(r"evidence: JohnCalls=True, MaryCalls=True", r.stderr)
+    assert "exact values: one calibrated junction tree (largest clique" in r.stderr
     assert not any(line.split()[:1] == ["Earthquake"] for line in r.stderr.splitlines())  # only the queried node
     with np.load(out, allow_pickle=False) as npz:
         attrs = json.loads(str(npz["__attrs__"]))
@@ -122,6 +123,8 @@ def test_deterministic_or_is_drawn_in_one_block_without_warning(mcmc, tmp_path: 
     r = mcmc("sample", "-t", ASIA, "--seed", "1", "--draws", "50", "--warmup", "20", "--no-check", "-o", str(out))
     assert r.code == 0, r.stderr
     assert "freeze" not in r.stderr
+    assert re.search(r"blocks \(auto, clique budget 1,000,000\): one block of all 8 unobserved nodes, largest clique 8 "
+                     r"entries \(\d+ cliques\): every draw exact", r.stderr), r.stderr
     with np.load(out, allow_pickle=False) as npz:
         attrs = json.loads(str(npz["__attrs__"]))
     (block,) = attrs["blocks"]
