@@ -181,13 +181,14 @@ def compare_samplers(
         default); false: only reported.
     """
     if is_network_target(target):
-        if any(v is not None for v in (target_options or {}).values()) or any((params or {}).values()):
-            raise UsageError("target options and --param do not apply to a Bayesian network target")
+        if any(v is not None for v in (target_options or {}).values()):
+            raise UsageError("target options do not apply to a Bayesian network target")
         if check_sd:
             raise UsageError("--check-sd does not apply to a Bayesian network target (its parameters are indicators)")
         return compare_network_samplers(
             target, samplers, observe=observe, chains=chains, warmup=warmup, draws=draws, seed=seed, max_z=max_z,
             outputs=outputs, progress=progress, thresholds=thresholds, strict=strict, judge_draws=judge_draws,
+            params=params,
         )  # fmt: skip
     if observe:
         raise UsageError("--observe applies to a Bayesian network target (--target NET.bif)")
@@ -247,6 +248,7 @@ def compare_network_samplers(
     thresholds: Thresholds | None = None,
     strict: bool = False,
     judge_draws: bool = True,
+    params: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> SamplerComparison:
     """``mcmc compare --target NET.bif -s gibbs,likelihood-weighting,rejection``: the network samplers head to head.
 
@@ -260,6 +262,7 @@ def compare_network_samplers(
     marginals, each row has the worst ``|estimate - exact| / MCSE``. The rows come ranked by ESS per
     second, best first, and a note spells the ranking out. ``progress`` is
     told ``progress("NAME on NETWORK", 0, 1)`` and then ``1, 1`` around each run.
+    ``params`` gives a sampler its settings (gibbs: ``blocks``, ``budget``).
 
     Raises
     ------
@@ -300,7 +303,8 @@ def compare_network_samplers(
         label = f"{name} on {net.name}"
         if progress is not None:
             progress(label, 0, 1)
-        run = sample_network(net, evidence, name, chains=chains, warmup=warmup, draws=draws, seed=seed)
+        run = sample_network(net, evidence, name, chains=chains, warmup=warmup, draws=draws, seed=seed,
+                             params=(params or {}).get(name))  # fmt: skip
         if progress is not None:
             progress(label, 1, 1)
         if run.warnings:
@@ -328,7 +332,8 @@ def compare_network_samplers(
     return SamplerComparison(
         target=target, target_options={"observe": observed} if observed else {}, dim=n_indicators,
         exact_moments=exact is not None, chains=chains, warmup=warmup, draws=draws, seed=seed,
-        seed_given=seed_given, grad_cost=1.0, params={name: {} for name in names}, max_z=max_z, check_sd=False,
+        seed_given=seed_given, grad_cost=1.0, params={name: dict((params or {}).get(name, {})) for name in names},
+        max_z=max_z, check_sd=False,
         rows=tuple(rows), passed=passed, verdict_line=verdict, best=best_by_column(rows),
         mean_off=tuple(r.sampler for r in bad), sd_off=(), notes=tuple(notes),
     )  # fmt: skip

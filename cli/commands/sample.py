@@ -325,8 +325,10 @@ def network_run(
         variable elimination of the shown nodes (the message names the
         largest clique).
     UsageError
-        A sampler that does not sample networks; a target option, ``--init``
-        or tuning option (none applies); an output that is the input.
+        A sampler that does not sample networks; a target option or
+        ``--init`` (neither applies); a bad block specification or budget
+        (``spec.params``: gibbs's ``blocks`` and ``budget``); an output that
+        is the input.
     """
     # start-up: the network samplers load numba (0.4 s), and the network's report the readers, only for a network
     from mcmc.core.networks.bif import read_bif
@@ -343,8 +345,8 @@ def network_run(
     given = sorted(k for k, v in spec.target_options.items() if v is not None)
     if given:
         raise UsageError(f"option(s) {', '.join(given)} do not apply to a Bayesian network target")
-    if spec.init is not None or spec.params:
-        raise UsageError("--init and sampler tuning options do not apply to a Bayesian network target")
+    if spec.init is not None:
+        raise UsageError("--init does not apply to a Bayesian network target")
     check_paths({"-o": output}, [spec.target])
     check_chains_output(output)
     net = read_bif(spec.target)
@@ -354,7 +356,7 @@ def network_run(
     t0 = time.perf_counter()
     run = sample_network(
         net, evidence, spec.sampler, chains=spec.chains, warmup=spec.warmup, draws=spec.draws, thin=spec.thin,
-        seed=spec.seed, chain_ids=range(spec.first_chain, spec.first_chain + spec.chains),
+        seed=spec.seed, chain_ids=range(spec.first_chain, spec.first_chain + spec.chains), params=spec.params,
     )  # fmt: skip
     timings = {**run.timings, "wall_time_s": time.perf_counter() - t0}
     chains = to_chains(run)

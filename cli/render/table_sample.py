@@ -117,7 +117,7 @@ def _blocks_line(n: Any) -> str:
     if len(n.blocks) == 1 and not singly and n.blocks[0].exact:
         b = n.blocks[0]
         return head + (f"one block of all {len(b.nodes)} unobserved nodes, largest clique {b.largest_clique:,} "
-                       f"entries ({b.cliques} cliques): every draw exact")
+                       f"entries ({b.cliques} clique{'' if b.cliques == 1 else 's'}): every draw exact")
     parts = []
     for b in n.blocks:
         shown = "+".join(b.nodes[:6]) + (f"+... ({len(b.nodes)} nodes)" if len(b.nodes) > 6 else "")

@@ -146,6 +146,12 @@ def test_deterministic_or_is_drawn_in_one_block_without_warning(mcmc, tmp_path: 
         (("-t", EARTHQUAKE, "--dim", "3"), r"do not apply to a Bayesian network"),
         (("-t", "gaussian", "-s", "likelihood-weighting"), r"applies to a Bayesian network target"),
         (("-t", "gaussian", "--observe", "a=b"), r"--observe, --query and --exact apply to a Bayesian network"),
+        (("-t", ASIA, "-P", "gibbs:blocks=tub+lungs"), r"unknown node 'lungs' \(not in the network\); did you mean"),
+        (("-t", ASIA, "-P", "gibbs:blocks=tub+lung;lung+either"), r"node 'lung' is named twice"),
+        (("-t", ASIA, "-P", "gibbs:budget=0"), r"gibbs:budget=0'?: must be a whole number >= 1, got 0"),
+        (("-t", ASIA, "-P", "gibbs:budget=4", "-P", "gibbs:blocks=tub+lung+either"),
+         r"block 'tub\+lung\+either' needs a junction tree clique of 3 nodes .* 8 table entries, over the budget of 4"),
+        (("-t", ASIA, "-s", "rejection", "-P", "budget=10"), r"rejection has no option 'budget'"),
     ],
 )
 def test_bad_network_input_is_one_line_and_exit_2(mcmc, tmp_path: Path, args: tuple[str, ...], message: str) -> None:
@@ -154,6 +160,48 @@ def test_bad_network_input_is_one_line_and_exit_2(mcmc, tmp_path: Path, args: tu
     assert r.code == 2, r.stderr
     assert re.search(message, _one_error_line(r.stderr)), r.stderr
     assert not out.exists()
+
+
+def test_blocks_and_budget_reach_gibbs_and_the_summary_names_them(mcmc, tmp_path: Path) -> None:
+    args = ("sample", "-t", ASIA, "--seed", "1", "--draws", "200", "--warmup", "20", "--no-check")
+    single = mcmc(*args, "-P", "gibbs:blocks=single", "-o", str(tmp_path / "s.npz"))
+    assert single.code == 0, single.stderr
+    line = "blocks (single, clique budget 1,000,000): none: each of the 8 nodes from its Markov blanket"
+    assert line in single.stderr
+    assert re.search(r"warning: .*'either'.*freeze single-site Gibbs on lung, tub, either", single.stderr)
+    named = mcmc(*args, "-P", "blocks=tub+lung+either;smoke+bronc", "-P", "budget=64", "-o", str(tmp_path / "n.npz"))
+    assert named.code == 0, named.stderr
+    # blocks in scan order (their first node's topological order), each with its largest clique
+    assert re.search(r"blocks \(custom, clique budget 64\): smoke\+bronc \(largest clique 4\); tub\+lung\+either "
+                     r"\(largest clique 8\); 3 nodes singly", named.stderr), named.stderr
+    with np.load(tmp_path / "n.npz", allow_pickle=False) as npz:
+        attrs = json.loads(str(npz["__attrs__"]))
+    assert [b["nodes"] for b in attrs["blocks"]] == [["smoke", "bronc"], ["tub", "lung", "either"]]
+    assert attrs["block_choice"] == "custom" and attrs["block_budget"] == 64
+    assert [b["boundary"] > 0 for b in attrs["blocks"]] == [True, True] and not attrs.get("warnings")
+
+
+def test_a_run_that_cannot_mix_exits_1_naming_the_nodes_and_the_remedies(mcmc, tmp_path: Path) -> None:
+    # single-site Gibbs on alarm given VENTMACH=ZERO: near-deterministic tables keep the chains apart
+    r = mcmc("sample", "-t", str(NETWORKS / "alarm.bif"), "--observe", "VENTMACH=ZERO", "-P", "gibbs:blocks=single",
+             "--seed", "1", "-o", str(tmp_path / "a.npz"))  # fmt: skip
+    assert r.code == 1, r.stderr
+    advice = next(line for line in r.stderr.splitlines() if "have not mixed on" in line)
+    assert "updated singly" in advice and "-P gibbs:budget=N, now 1000000 entries" in advice
+    assert "-P gibbs:blocks=A+B+C;D+E" in advice and "-s likelihood-weighting" in advice
+    default = mcmc("sample", "-t", str(NETWORKS / "alarm.bif"), "--observe", "VENTMACH=ZERO", "--seed", "1",
+                   "-o", str(tmp_path / "b.npz"))  # fmt: skip
+    assert default.code == 0, default.stderr
+
+
+def test_compare_passes_the_block_settings_to_gibbs(mcmc) -> None:
+    r = mcmc("compare", "-t", str(NETWORKS / "alarm.bif"), "--observe", "HRBP=HIGH", "-s",
+             "gibbs,likelihood-weighting", "-P", "gibbs:blocks=single", "--seed", "1", "-f", "json",
+             "--no-check")  # fmt: skip
+    doc = json.loads(r.out)
+    assert doc["params"]["gibbs"] == {"blocks": "single"}
+    # single-site Gibbs does not mix on alarm: its means are off, which fails even with --no-check
+    assert r.code == 1 and "off the exact value: gibbs mean" in doc["verdict"], r.stderr
 
 
 def test_default_sampler_of_a_network_is_gibbs() -> None:
