@@ -110,7 +110,12 @@ def render_sample(result: SampleResult, out: TextIO, options: RenderOptions = Re
 
 def _blocks_line(n: Any) -> str:
     """Which nodes gibbs drew together, each block's largest clique, and how many nodes moved singly."""
-    head = f"  blocks ({n.block_choice}, clique budget {n.block_budget:,}): "
+    grown = n.grown_block_budget
+    spec = f"clique budget {n.block_budget:,}" + (
+        f", {grown:,} for grown blocks" if grown is not None and grown != n.block_budget and n.block_choice == "auto"
+        and any(not b.exact for b in n.blocks) else ""
+    )  # fmt: skip
+    head = f"  blocks ({n.block_choice}, {spec}): "
     if not n.blocks:
         return head + f"none: each of the {n.n_unobserved} nodes from its Markov blanket (single-site Gibbs)"
     singly = n.n_unobserved - sum(len(b.nodes) for b in n.blocks)

@@ -64,7 +64,7 @@ import numpy as np
 
 from mcmc.core.networks import junction_tree as jt
 from mcmc.core.networks import single_site
-from mcmc.core.networks.blocks import DEFAULT_BUDGET, Block, BlockPlan, BlockSpec, choose_blocks
+from mcmc.core.networks.blocks import Block, BlockPlan, BlockSpec, choose_blocks
 from mcmc.core.networks.network import BayesianNetwork, Evidence
 from mcmc.core.networks.tables import NEAR_ZERO, NetworkTables, compile_network
 from mcmc.core.random import ChainRandom
@@ -330,7 +330,7 @@ def build(
     network: BayesianNetwork,
     evidence: Evidence | None = None,
     blocks: str | BlockSpec | None = "auto",
-    budget: int = DEFAULT_BUDGET,
+    budget: int | None = None,
     near_zero: float = NEAR_ZERO,
 ) -> Plan:
     """Choose the blocks and compile ``network`` with ``evidence`` for blocked Gibbs.
@@ -344,7 +344,10 @@ def build(
         ``"auto"``, ``"single"``, ``"A+B+C;D+E"`` or blocks of node indices
         (:func:`~mcmc.core.networks.blocks.choose_blocks`).
     budget
-        Largest clique table of a block, in entries.
+        Largest clique table of a block, in entries; ``None``: ``10**6`` for
+        one block of every free node and named blocks, ``10**4`` for blocks
+        grown from near-deterministic groups
+        (:func:`~mcmc.core.networks.blocks.choose_blocks`).
     near_zero
         Table entries below this count as zeros when looking for the groups
         that trap single-site moves.
@@ -357,7 +360,8 @@ def build(
     CliqueBudgetError
         A named block too wide for ``budget``.
     """
-    check_setting("budget", budget, "the clique budget")
+    if budget is not None:
+        check_setting("budget", budget, "the clique budget")
     tables = compile_network(network, evidence)
     plan = choose_blocks(network, tables.evidence, blocks, budget, near_zero)
     if not plan.blocks:
@@ -649,8 +653,10 @@ def run_attrs(plan: Plan, stats: dict[str, np.ndarray]) -> dict[str, Any]:
     its nodes, its largest clique's table entries and nodes, its number of
     cliques and boundary nodes, and whether its draws are exact); the nodes
     of no block are updated singly. ``block_choice``: ``auto``, ``single``
-    or ``custom``; ``block_budget``: the largest clique table a block may
-    have, in entries.
+    or ``custom``; ``block_budget`` and ``grown_block_budget``: the largest
+    clique table a block may have, in entries (the second for a block grown
+    from a near-deterministic group).
     """
     bp = plan.block_plan
-    return {"blocks": bp.summary(), "block_choice": bp.spec, "block_budget": bp.budget}
+    return {"blocks": bp.summary(), "block_choice": bp.spec, "block_budget": bp.budget,
+            "grown_block_budget": bp.grown_budget}  # fmt: skip

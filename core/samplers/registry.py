@@ -223,7 +223,8 @@ NETWORK_GIBBS = Declaration(
     "gibbs", "mcmc.core.networks.blocked_gibbs", "the default: blocks drawn exactly by junction trees",
     (Setting("blocks", "nodes drawn together: auto, single (none), or node names", str, ("auto", "single"),
              "auto", other="node names A+B+C;D+E"),
-     Setting("budget", "largest clique table of a block, in entries", int, default="1000000")),
+     Setting("budget", "largest clique table of a block, in entries", int,
+             default="10^6; 10^4 for blocks grown from near-deterministic groups")),
     kind=NETWORK,
 )  # fmt: skip
 LOGIC_SAMPLING = Declaration(

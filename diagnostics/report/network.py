@@ -210,9 +210,12 @@ def network_advice(report: Report, attrs: Mapping[str, Any]) -> str:
         blocked = {n for b in attrs.get("blocks", ()) for n in b["nodes"]}
         single = [n for n in apart if n not in blocked]
         where = f" ({shown(single)} updated singly)" if single else ""
+        budget = attrs["block_budget"]
+        grown = attrs.get("grown_block_budget", budget)
+        now = f"now {budget} entries" if grown == budget else f"now {budget} entries, {grown} for grown blocks"
         return (f"the chains have not mixed on {shown(apart)}{where}: run longer (--draws, --warmup); nodes that "
                 "near-deterministic tables tie together mix when drawn in one block: raise the clique budget "
-                f"(-P gibbs:budget=N, now {attrs['block_budget']} entries) or name the blocks "
+                f"(-P gibbs:budget=N, {now}) or name the blocks "
                 "(-P gibbs:blocks=A+B+C;D+E); -s likelihood-weighting gives independent weighted draws "
                 "instead")  # fmt: skip
     if apart:
@@ -320,9 +323,11 @@ class NetworkSummary:
     blocks
         Gibbs: the blocks drawn through their junction trees (empty: every
         node updated singly); the nodes of no block were updated singly.
-    block_choice, block_budget
+    block_choice, block_budget, grown_block_budget
         Gibbs: how the blocks were chosen (``auto``, ``single``, ``custom``)
-        and the largest clique table a block could have; ``None`` otherwise.
+        and the largest clique table a block could have (one of every node,
+        or named; and one grown from a near-deterministic group); ``None``
+        otherwise.
     exact_method, exact_largest_clique, exact_note
         With exact values: ``"junction tree"`` or ``"variable elimination"``,
         the junction tree's largest clique table (entries; the one too wide
@@ -351,6 +356,7 @@ class NetworkSummary:
     blocks: tuple[NetworkBlock, ...]
     block_choice: str | None = None
     block_budget: int | None = None
+    grown_block_budget: int | None = None
     exact_method: str | None = None
     exact_largest_clique: int | None = None
     exact_note: str | None = None
@@ -367,6 +373,7 @@ class NetworkSummary:
             "acceptance_by_chain": None if self.acceptance_by_chain is None else list(self.acceptance_by_chain),
             "warnings": list(self.warnings), "blocks": [b.to_dict() for b in self.blocks],
             "block_choice": self.block_choice, "block_budget": self.block_budget,
+            "grown_block_budget": self.grown_block_budget,
             "exact_method": self.exact_method, "exact_largest_clique": self.exact_largest_clique,
             "exact_note": self.exact_note,
             "marginals": {
@@ -431,6 +438,7 @@ def network_summary(
         acceptance_by_chain=None if rates is None else tuple(float(r) for r in rates),
         warnings=tuple(run.warnings), blocks=tuple(NetworkBlock.from_attr(b) for b in a.get("blocks", ())),
         block_choice=a.get("block_choice"), block_budget=a.get("block_budget"),
+        grown_block_budget=a.get("grown_block_budget"),
         exact_method=None if exact is None else exact.method,
         exact_largest_clique=None if exact is None else exact.largest_clique,
         exact_note=None if exact is None else exact.why_not_tree,

@@ -400,6 +400,30 @@ def test_no_block_needed_delegates_to_single_site_gibbs() -> None:
     assert single.gibbs is not None and any("freeze" in w for w in single.warnings)
 
 
+def test_a_network_too_wide_for_one_block_grows_blocks_of_cheap_sweeps_and_passes() -> None:
+    from mcmc.core.networks.blocks import GROWN_BUDGET
+    from mcmc.core.networks.driver import sample_network, to_chains
+    from mcmc.core.networks.variable_elimination import node_marginals
+    from mcmc.diagnostics.report.network import estimate_indicators
+    from tests.core.random_networks import random_network
+
+    net = random_network(100, seed=7, window=25, max_parents=4)  # its whole tree's largest clique: 11,943,936
+    with pytest.raises(jt.CliqueBudgetError):
+        jt.build(net, range(net.n_nodes))
+    plan = bg.build(net, {})
+    assert plan.block_plan.budget == jt.DEFAULT_BUDGET and plan.block_plan.grown_budget == GROWN_BUDGET
+    assert plan.blocks and all(b.largest_clique <= GROWN_BUDGET and b.boundary for b in plan.blocks)
+    for g in plan.block_plan.groups:  # every near-deterministic group inside one block
+        assert sum(set(g) <= set(b.nodes) for b in plan.blocks) == 1
+    wider = bg.build(net, {}, budget=10**5)  # a budget given applies to grown blocks too
+    assert max(b.largest_clique for b in wider.blocks) > GROWN_BUDGET
+    run = sample_network(net, {}, "gibbs", seed=1)  # the defaults of mcmc sample: 4 x 1000 draws
+    exact = node_marginals(net, {}, range(15))  # the first nodes: few ancestors, cheap to eliminate
+    est = estimate_indicators(to_chains(run), {net.nodes[q]: p for q, p in exact.items()})
+    assert est.report.passed, est.report.verdict()
+    assert np.nanmax(est.z) < 4
+
+
 # -- the block plan ---------------------------------------------------------------------------------------
 
 
