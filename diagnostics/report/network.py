@@ -13,8 +13,8 @@ probability ``p(NODE = STATE | e)``. This module holds only their statistics:
   delta-method MCSE (Owen 2013, ch. 9) and Kish's ESS of the weights, with no
   R-hat (a weighted sample is not a chain).
 * :class:`NetworkSummary` is what ``mcmc sample --target NET.bif`` shows:
-  the asked-for marginals, exact values beside them on request (variable
-  elimination), the warnings and the sampler's own figures.
+  the asked-for marginals, exact values beside them on request (and how they
+  were computed), gibbs's blocks, the warnings and the sampler's own figures.
 
 References
 ----------
