@@ -109,6 +109,15 @@ class CollapsedChain(TokenChain):
         self.kernel = kernel
         self.then = then
         self.counts = kernel.init(problem, self.z)
+        # The sweep adds up each document's part of the log joint and of the running sums as it leaves it
+        # (common.DocumentTally): the document half of the log joint for the symmetric alpha of a fixed model
+        # (a learned alpha's is computed apart), the sums on recorded sweeps. What the last sweep tallied:
+        self.doc_norm = common.document_norms(problem.doc_ptr, problem.K, problem.alpha) if not problem.learn \
+            else np.empty(0)
+        self.doc_part = np.empty(1 if not problem.learn else 0)
+        self.doc_part_ready = False  # doc_part holds the current state's
+        self.sums_tallied = False  # the last sweep added the document sums (accumulate adds only phi's)
+        self.not_recorded = np.empty((0, problem.K))
 
     def after_sweep(self) -> None:
         """Change kernel (``then``) once the words are concentrated: the new layout made from the old in place."""
@@ -122,14 +131,26 @@ class CollapsedChain(TokenChain):
     def sweep_phases(self, record: bool) -> list[Phase]:
         p = self.p
         key = draw_key(self.rng)
-        return [lambda: [(self.kernel.sweep, (p, self.counts, self.z, self.nk, self.alpha, self.beta, key))]]
+        tally = common.DocumentTally(self.doc_part, self.doc_norm, p.lg_alpha, self.ndk_sum, p.length_group,
+                                     self.length_topic_sum if record else self.not_recorded)
+        self.doc_part_ready = not p.learn
+        self.sums_tallied = record
+        return [lambda: [(self.kernel.sweep, (p, self.counts, self.z, self.nk, self.alpha, self.beta, key, tally))]]
 
     def log_joint(self) -> float:
         p = self.p
         if p.learn:
             return self.kernel.log_joint_asymmetric(p, self.counts, self.z, self.nk, self.alpha, self.beta,
                                                     self.lg_beta)
-        return self.kernel.log_joint(p, self.counts, self.z, self.nk)
+        doc_part = float(self.doc_part[0]) if self.doc_part_ready else None
+        return self.kernel.log_joint(p, self.counts, self.z, self.nk, doc_part)
+
+    def accumulate_doc_sums(self) -> None:
+        """The document sums of the current state, unless the sweep that made it added them already."""
+        p = self.p
+        if not self.sums_tallied:
+            common.accumulate_doc_sums(p.doc_ptr, self.z, self.ndk_sum, p.length_group, self.length_topic_sum)
+        self.sums_tallied = False
 
     # -- learned hyperparameters (problem.learn) -------------------------------------------
 
@@ -154,10 +175,12 @@ class CollapsedChain(TokenChain):
 
     def accumulate(self) -> None:
         p = self.p
+        self.accumulate_doc_sums()
         if not p.learn:
-            return super().accumulate()
+            self.accumulate_phi(p.V * p.beta, self.inv_sum)
+            self.kept += 1
+            return
         inv = np.zeros(p.K)
-        common.accumulate_doc_sums(p.doc_ptr, self.z, self.ndk_sum, p.length_group, self.length_topic_sum)
         self.accumulate_phi(p.V * self.beta, inv)
         self.beta_inv_sum += self.beta * inv
         self.alpha_sum += self.alpha

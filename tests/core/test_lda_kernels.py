@@ -201,6 +201,53 @@ def test_the_log_joint_of_documents_shorter_and_longer_than_k(kernel):
                                           beta=0.05) == pytest.approx(ref, rel=1e-12)  # fmt: skip
 
 
+@pytest.mark.parametrize("kernel", ["dense", "sparse"])
+@pytest.mark.parametrize("keep_theta", [True, False])
+def test_a_sweeps_tally_is_the_log_joint_and_the_sums_of_its_state_to_the_bit(kernel, keep_theta):
+    # The sweep adds up each document as it leaves it (common.DocumentTally); the chain's log joint and
+    # running sums come from that tally, so they must be exactly what reading the swept state gives.
+    from mcmc.core.lda.kernels import collapsed_kernel
+    from mcmc.core.lda.sampler import Problem
+
+    rng = np.random.default_rng(12)
+    lengths = np.array([0, 1, 2, 3, 7, 24, 25, 26, 60, 5, 1, 40])  # shorter and longer than K
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    words = rng.integers(0, 30, doc_ptr[-1]).astype(np.int32)
+    n_topics = 25
+    p = Problem.build(doc_ptr, words, n_topics, 30, 0.3, 0.05, 1)
+    strategy = collapsed_kernel(kernel)
+    z = rng.integers(0, n_topics, words.size).astype(np.int32)
+    counts, nk = strategy.init(p, z), common.topic_counts(z, n_topics)
+    ndk_sum = np.zeros((p.D if keep_theta else 0, n_topics))
+    sums = np.zeros((p.lengths.size, n_topics))
+    want_ndk, want_sums = ndk_sum.copy(), sums.copy()
+    norms = common.document_norms(doc_ptr, n_topics, p.alpha)
+    for sweep in range(4):
+        tally = common.DocumentTally(np.empty(1), norms, p.lg_alpha, ndk_sum, p.length_group,
+                                     sums if sweep % 2 else np.empty((0, n_topics)))
+        strategy.sweep(p, counts, z, nk, np.full(n_topics, p.alpha), p.beta, np.uint64(77 + sweep), tally)
+        doc_part = common.doc_part(doc_ptr, z, n_topics, p.alpha, p.lg_alpha)
+        assert tally.doc_part[0] == doc_part
+        assert strategy.log_joint(p, counts, z, nk, float(tally.doc_part[0])) == strategy.log_joint(p, counts, z, nk)
+        assert strategy.log_joint(p, counts, z, nk) == pytest.approx(
+            ref_log_joint(doc_ptr, words, z, n_topics, 30, 0.3, 0.05), rel=1e-12)
+        if sweep % 2:  # a recorded sweep
+            common.accumulate_doc_sums(doc_ptr, z, want_ndk, p.length_group, want_sums)
+        np.testing.assert_array_equal(sums, want_sums)
+        np.testing.assert_array_equal(ndk_sum, want_ndk)
+    assert sums.sum() == 2 * words.size
+    # a sweep without a tally makes the same draws
+    z2 = rng.integers(0, n_topics, words.size).astype(np.int32)
+    z3 = z2.copy()
+    c2, c3 = strategy.init(p, z2), strategy.init(p, z3)
+    n2, n3 = common.topic_counts(z2, n_topics), common.topic_counts(z2, n_topics)
+    strategy.sweep(p, c2, z2, n2, np.full(n_topics, p.alpha), p.beta, np.uint64(5))
+    strategy.sweep(p, c3, z3, n3, np.full(n_topics, p.alpha), p.beta, np.uint64(5),
+                   common.DocumentTally(np.empty(1), norms, p.lg_alpha, np.zeros((p.D, n_topics)), p.length_group,
+                                        np.zeros((p.lengths.size, n_topics))))
+    np.testing.assert_array_equal(z2, z3)
+
+
 @pytest.mark.parametrize("chains", [2, 3])
 def test_chains_side_by_side_report_every_iteration_from_the_calling_thread(synthetic, chains):
     # With at least as many chains as threads each thread runs its chains through all their iterations (no

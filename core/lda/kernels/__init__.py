@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 if TYPE_CHECKING:
     import numpy as np
 
+    from mcmc.core.lda.kernels.common import DocumentTally
     from mcmc.core.lda.sampler import Problem
 
 
@@ -104,17 +105,24 @@ class CollapsedKernel(Protocol):
         ...
 
     def sweep(self, problem: Problem, counts: Any, z: np.ndarray, nk: np.ndarray, alpha: np.ndarray, beta: float,
-              key: np.uint64) -> None:
+              key: np.uint64, tally: DocumentTally | None = None) -> None:
         """One systematic-scan sweep over all tokens: ``z``, ``nk`` and ``counts`` updated in place.
 
         ``alpha`` (K,) per topic (all equal unless learned); token ``i`` draws
         the uniform ``(key, i)`` (:func:`.rng.uniform`), so the chain's
-        Generator gives one key per sweep whatever the kernel.
+        Generator gives one key per sweep whatever the kernel. ``tally``: the
+        per-document sums to make as the sweep leaves each document
+        (:class:`.common.DocumentTally`; they do not change the draws).
         """
         ...
 
-    def log_joint(self, problem: Problem, counts: Any, z: np.ndarray, nk: np.ndarray) -> float:
-        """Collapsed ``log p(w, z)`` with the problem's symmetric alpha and beta (``lgamma`` from its tables)."""
+    def log_joint(self, problem: Problem, counts: Any, z: np.ndarray, nk: np.ndarray,
+                  doc_part: float | None = None) -> float:
+        """Collapsed ``log p(w, z)`` with the problem's symmetric alpha and beta (``lgamma`` from its tables).
+
+        ``doc_part``: its document half as a sweep's tally made it, or ``None``
+        (read from ``z``); the same bits either way.
+        """
         ...
 
     def log_joint_asymmetric(self, problem: Problem, counts: Any, z: np.ndarray, nk: np.ndarray, alpha: np.ndarray,

@@ -6,6 +6,9 @@
   :mod:`mcmc.core.lda.likelihood` states it), with ``lgamma`` of counts read
   from tables (a zero count adds exactly zero).
 * Running sums behind the Bayes estimates of theta and phi.
+* :class:`DocumentTally`: what a collapsed sweep adds up per document as it
+  leaves it (the document half of the log joint, the document sums), so that
+  nothing reads the tokens again after the sweep.
 * phi | z ~ Dirichlet(beta + n_k.), drawn as Gamma variates over fixed word
   chunks (parallel, and the same bytes however chunks are shared out).
 * :func:`token_log_likelihood`: the score of held-out tokens.
@@ -22,6 +25,7 @@ thread goes from 22.5 to 26.4 M tokens/s (dense, K = 20) and from 13.0 to 16.0
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from llvmlite import binding as _llvm
@@ -203,6 +207,92 @@ def doc_part_asymmetric(doc_ptr: np.ndarray, z: np.ndarray, alpha: np.ndarray) -
             if ndk[k] > 0:
                 total += math.lgamma(ndk[k] + alpha[k]) - lg_a[k]
                 ndk[k] = 0
+    return total
+
+
+@njit(cache=True, nogil=True)
+def document_norms(doc_ptr: np.ndarray, n_topics: int, alpha: float) -> np.ndarray:
+    """``lgamma(K alpha) - lgamma(N_d + K alpha)`` per document (D,): :func:`doc_part`'s per-document term.
+
+    The same expression :func:`doc_part` evaluates every time, computed once,
+    so adding it gives the same bits (a tally need not call ``lgamma`` per
+    document and sweep: 18,771 calls a sweep on 20 Newsgroups).
+    """
+    kalpha = n_topics * alpha
+    lg_kalpha = math.lgamma(kalpha)
+    out = np.empty(doc_ptr.size - 1)
+    for d in range(doc_ptr.size - 1):
+        out[d] = lg_kalpha - math.lgamma(doc_ptr[d + 1] - doc_ptr[d] + kalpha)
+    return out
+
+
+class DocumentTally(NamedTuple):
+    """What a collapsed sweep adds up for each document as it leaves it: the swept state's document sums.
+
+    A document's topic counts are final once the sweep has passed it (no
+    other document's tokens change them), and the sweep holds them then, so
+    the document half of the log joint and the running sums behind theta and
+    the topic shares are added there rather than by reading all tokens again
+    after the sweep (on 20 Newsgroups at K = 20, 3.0 and 3.0 ms a sweep out
+    of about 70). Both give the same bits as :func:`doc_part` and
+    :func:`accumulate_doc_sums`: the same terms in the same order, and sums
+    of whole numbers. A part that is not wanted has size 0.
+
+    doc_part : float (1,), set to the document half of the log joint
+        (:func:`doc_part`, symmetric alpha), or (0,).
+    doc_norm : float (D,), :func:`document_norms`, or (0,) with ``doc_part``.
+    lg_alpha : float, ``lgamma(j + alpha)`` (the problem's table).
+    ndk_sum : float (D, K) theta's running sums, or (0, K): not kept.
+    length_group : int64 (D,) the group of each document's length.
+    length_topic_sum : float (G, K) the per-length sums, added to; or (0, K):
+        this sweep is not recorded.
+    """
+
+    doc_part: np.ndarray
+    doc_norm: np.ndarray
+    lg_alpha: np.ndarray
+    ndk_sum: np.ndarray
+    length_group: np.ndarray
+    length_topic_sum: np.ndarray
+
+
+def no_tally(n_topics: int) -> DocumentTally:
+    """A tally that adds up nothing (a sweep on its own)."""
+    return DocumentTally(np.empty(0), np.empty(0), np.empty(0), np.empty((0, n_topics)), np.empty(0, np.int64),
+                         np.empty((0, n_topics)))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def tally_document(d: int, start: int, stop: int, z: np.ndarray, counts: np.ndarray, topics: np.ndarray,
+                   n_listed: int, total: float, doc_norm: np.ndarray, lg_alpha: np.ndarray, ndk_sum: np.ndarray,
+                   length_group: np.ndarray, length_topic_sum: np.ndarray) -> float:
+    """Add document d's final counts to the :class:`DocumentTally` sums; return ``total`` plus its log-joint part.
+
+    ``counts`` (K,) integer: the document's topic counts, which this may set
+    to zero; ``topics[:n_listed]`` lists (at least) its topics with a count.
+    The log-joint part is :func:`doc_part`'s, term for term and in its order,
+    when ``doc_norm`` is not empty (else ``total`` comes back unchanged).
+    """
+    if length_topic_sum.shape[0] > 0:  # whole numbers: exact in any order
+        g = length_group[d]
+        keep_theta = ndk_sum.shape[0] > 0
+        for j in range(n_listed):
+            k = topics[j]
+            length_topic_sum[g, k] += counts[k]
+            if keep_theta:
+                ndk_sum[d, k] += counts[k]
+    if doc_norm.size > 0:
+        n_topics = counts.size
+        lg0 = lg_alpha[0]
+        total += doc_norm[d]
+        if stop - start > n_topics:
+            for k in range(n_topics):
+                total += lg_alpha[counts[k]] - lg0
+        else:
+            for i in range(start, stop):
+                k = z[i]
+                total += lg_alpha[counts[k]] - lg0
+                counts[k] = 0
     return total
 
 

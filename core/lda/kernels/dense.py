@@ -21,10 +21,13 @@ from numba import njit
 
 from mcmc.core.lda.kernels.common import (
     PREFETCH_AHEAD,
+    DocumentTally,
     accumulate_phi_sums,
     doc_part_asymmetric,
     log_joint_from_counts,
+    no_tally,
     prefetch,
+    tally_document,
     topic_word_part,
     word_topic_counts,
 )
@@ -69,6 +72,29 @@ def collapsed_dense_sweep(
     beta: float,
     key: np.uint64,
 ) -> None:
+    """:func:`collapsed_dense_sweep_tallied` adding nothing up (the sweep alone)."""
+    empty = np.empty(0)
+    collapsed_dense_sweep_tallied(doc_ptr, words, z, nwk, nk, alpha, beta, key, empty, empty, empty,
+                                  np.empty((0, nk.size)), np.empty(0, np.int64), np.empty((0, nk.size)))
+
+
+@njit(cache=True, nogil=True)
+def collapsed_dense_sweep_tallied(
+    doc_ptr: np.ndarray,
+    words: np.ndarray,
+    z: np.ndarray,
+    nwk: np.ndarray,
+    nk: np.ndarray,
+    alpha: np.ndarray,
+    beta: float,
+    key: np.uint64,
+    doc_part: np.ndarray,
+    doc_norm: np.ndarray,
+    lg_alpha: np.ndarray,
+    ndk_sum: np.ndarray,
+    length_group: np.ndarray,
+    length_topic_sum: np.ndarray,
+) -> None:
     """One systematic-scan collapsed Gibbs sweep over all tokens, K terms each.
 
     Per token the K unnormalised probabilities ``a_k (n_wk + beta)`` with the
@@ -105,6 +131,8 @@ def collapsed_dense_sweep(
     alpha : float (K,) Dirichlet concentration of theta, per topic (all equal: symmetric)
     beta : symmetric Dirichlet concentration of phi
     key : the sweep's random key (token ``i`` uses uniform ``(key, i)``)
+    doc_part, ..., length_topic_sum : a :class:`~mcmc.core.lda.kernels.common.DocumentTally`,
+        filled document by document as the sweep leaves it (no effect on the draws)
     """
     n_topics = nk.size
     n_blocks = (n_topics + _BLOCK - 1) // _BLOCK
@@ -123,6 +151,10 @@ def collapsed_dense_sweep(
         inv[k] = 1.0 / (nk[k] + vbeta)
     n_tokens = words.size
     row_len = nwk.shape[1]
+    tallying = doc_norm.size > 0 or length_topic_sum.shape[0] > 0
+    counts = np.zeros(n_topics, dtype=np.int64)  # the document's counts, for the tally
+    all_topics = np.arange(n_topics)
+    doc_ll = 0.0
     for d in range(doc_ptr.size - 1):
         start, stop = doc_ptr[d], doc_ptr[d + 1]
         for k in range(n_topics):
@@ -219,6 +251,13 @@ def collapsed_dense_sweep(
             inv[k] = 1.0 / (nk[k] + vbeta)
             a[k] = ndk[k] * inv[k]
             prev_w, prev_old, prev_new = w, old, k
+        if tallying:  # ndk holds alpha + the document's final counts (whole numbers, to far below 0.5)
+            for k in range(n_topics):
+                counts[k] = np.int64(ndk[k] - alpha[k] + 0.5)
+            doc_ll = tally_document(d, start, stop, z, counts, all_topics, n_topics, doc_ll, doc_norm, lg_alpha,
+                                    ndk_sum, length_group, length_topic_sum)
+    if doc_part.size > 0:
+        doc_part[0] = doc_ll
 
 
 class DenseKernel:
@@ -242,11 +281,15 @@ class DenseKernel:
         return counts
 
     def sweep(self, problem: Problem, counts: np.ndarray, z: np.ndarray, nk: np.ndarray, alpha: np.ndarray,
-              beta: float, key: np.uint64) -> None:
-        collapsed_dense_sweep(problem.doc_ptr, problem.words, z, counts, nk, alpha, beta, key)
+              beta: float, key: np.uint64, tally: DocumentTally | None = None) -> None:
+        collapsed_dense_sweep_tallied(problem.doc_ptr, problem.words, z, counts, nk, alpha, beta, key,
+                                      *(tally or no_tally(problem.K)))
 
-    def log_joint(self, problem: Problem, counts: np.ndarray, z: np.ndarray, nk: np.ndarray) -> float:
+    def log_joint(self, problem: Problem, counts: np.ndarray, z: np.ndarray, nk: np.ndarray,
+                  doc_part: float | None = None) -> float:
         p = problem
+        if doc_part is not None:  # log_joint_from_counts's sum, its first term given
+            return float(doc_part + topic_word_part(counts, nk, p.beta, p.lg_beta))
         return float(log_joint_from_counts(p.doc_ptr, z, counts, nk, p.alpha, p.beta, p.lg_alpha, p.lg_beta))
 
     def log_joint_asymmetric(self, problem: Problem, counts: np.ndarray, z: np.ndarray, nk: np.ndarray,

@@ -25,6 +25,7 @@ from numba import njit
 
 from mcmc.core.lda.kernels.common import (
     PREFETCH_AHEAD,
+    DocumentTally,
     add_topic_inverses,
     add_topic_norms,
     doc_part,
@@ -32,7 +33,9 @@ from mcmc.core.lda.kernels.common import (
     doc_topics_add,
     doc_topics_drop,
     doc_topics_load,
+    no_tally,
     prefetch,
+    tally_document,
     word_topic_counts,
 )
 from mcmc.core.lda.kernels.rng import uniform
@@ -128,6 +131,31 @@ def collapsed_sparse_sweep(
     beta: float,
     key: np.uint64,
 ) -> None:
+    """:func:`collapsed_sparse_sweep_tallied` adding nothing up (the sweep alone)."""
+    empty = np.empty(0)
+    collapsed_sparse_sweep_tallied(doc_ptr, words, z, nk, wt_ptr, wt_len, wt, alpha, beta, key, empty, empty, empty,
+                                   np.empty((0, nk.size)), np.empty(0, np.int64), np.empty((0, nk.size)))
+
+
+@njit(cache=True, nogil=True)
+def collapsed_sparse_sweep_tallied(
+    doc_ptr: np.ndarray,
+    words: np.ndarray,
+    z: np.ndarray,
+    nk: np.ndarray,
+    wt_ptr: np.ndarray,
+    wt_len: np.ndarray,
+    wt: np.ndarray,
+    alpha: np.ndarray,
+    beta: float,
+    key: np.uint64,
+    doc_part: np.ndarray,
+    doc_norm: np.ndarray,
+    lg_alpha: np.ndarray,
+    ndk_sum: np.ndarray,
+    length_group: np.ndarray,
+    length_topic_sum: np.ndarray,
+) -> None:
     """One collapsed Gibbs sweep with SparseLDA's exact bucket decomposition.
 
     ``(n_dk + a)(n_kw + b)/(n_k + V b) = a b/(n_k + V b) + n_dk b/(n_k + V b)
@@ -150,9 +178,13 @@ def collapsed_sparse_sweep(
         asymmetric form: the smoothing bucket is ``s = sum_k alpha_k beta / (n_k + V b)``)
     beta : symmetric Dirichlet concentration of phi
     key : the sweep's random key (token ``i`` uses uniform ``(key, i)``)
+    doc_part, ..., length_topic_sum : a :class:`~mcmc.core.lda.kernels.common.DocumentTally`,
+        filled document by document as the sweep leaves it (no effect on the draws)
     """
     n_topics = nk.size
     vbeta = wt_len.size * beta
+    tallying = doc_norm.size > 0 or length_topic_sum.shape[0] > 0
+    doc_ll = 0.0
     ab_k = alpha * beta  # alpha_k beta per topic
     # A symmetric alpha keeps the original arithmetic (s summed as beta alpha sum_k inv_k), so
     # runs without learned hyperparameters give the same bytes as before alpha became a vector.
@@ -288,11 +320,16 @@ def collapsed_sparse_sweep(
             coef[t] = (alpha[t] + ndk[t]) * inv[t]
             if ndk[t] == 1:
                 n_dt = doc_topics_add(t, n_dt, dt, dpos)
+        if tallying:
+            doc_ll = tally_document(d, start, stop, z, ndk, dt, n_dt, doc_ll, doc_norm, lg_alpha, ndk_sum,
+                                    length_group, length_topic_sum)
         # leave the caches as an empty document would see them
         for j in range(n_dt):
             k = dt[j]
             ndk[k] = 0
             coef[k] = alpha[k] * inv[k]
+    if doc_part.size > 0:
+        doc_part[0] = doc_ll
 
 
 @njit(cache=True, nogil=True)
@@ -309,9 +346,18 @@ def log_joint_sparse(
     lg_beta: np.ndarray,
 ) -> float:
     """:func:`log_joint_from_counts` reading ``n_wk`` from the packed lists."""
-    n_topics = nk.size
+    return topic_word_part_onto(doc_part(doc_ptr, z, nk.size, alpha, lg_alpha), wt_ptr, wt_len, wt, nk, beta, lg_beta)
+
+
+@njit(cache=True, nogil=True)
+def topic_word_part_onto(total: float, wt_ptr: np.ndarray, wt_len: np.ndarray, wt: np.ndarray, nk: np.ndarray,
+                         beta: float, lg_beta: np.ndarray) -> float:
+    """``total`` plus the topic-word half of the log joint from the packed lists, term by term onto it.
+
+    :func:`log_joint_sparse` with its document half given as ``total`` (the same additions in the same order).
+    """
     vocab_size = wt_len.size
-    total = add_topic_norms(doc_part(doc_ptr, z, n_topics, alpha, lg_alpha), nk, vocab_size * beta)
+    total = add_topic_norms(total, nk, vocab_size * beta)
     lg0 = lg_beta[0]
     for w in range(vocab_size):
         for j in range(wt_ptr[w], wt_ptr[w] + wt_len[w]):
@@ -369,11 +415,15 @@ class SparseKernel:
         return unpack_word_topics(*counts, problem.K)
 
     def sweep(self, problem: Problem, counts: WordTopicLists, z: np.ndarray, nk: np.ndarray, alpha: np.ndarray,
-              beta: float, key: np.uint64) -> None:
-        collapsed_sparse_sweep(problem.doc_ptr, problem.words, z, nk, *counts, alpha, beta, key)
+              beta: float, key: np.uint64, tally: DocumentTally | None = None) -> None:
+        collapsed_sparse_sweep_tallied(problem.doc_ptr, problem.words, z, nk, *counts, alpha, beta, key,
+                                       *(tally or no_tally(problem.K)))
 
-    def log_joint(self, problem: Problem, counts: WordTopicLists, z: np.ndarray, nk: np.ndarray) -> float:
+    def log_joint(self, problem: Problem, counts: WordTopicLists, z: np.ndarray, nk: np.ndarray,
+                  doc_part: float | None = None) -> float:
         p = problem
+        if doc_part is not None:
+            return float(topic_word_part_onto(doc_part, *counts, nk, p.beta, p.lg_beta))
         return float(log_joint_sparse(p.doc_ptr, z, *counts, nk, p.alpha, p.beta, p.lg_alpha, p.lg_beta))
 
     def log_joint_asymmetric(self, problem: Problem, counts: WordTopicLists, z: np.ndarray, nk: np.ndarray,
