@@ -64,6 +64,7 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from scipy.special import gammaln
@@ -227,9 +228,18 @@ def main(argv: list[str] | None = None) -> int:
                         "'x tomotopy' the median of the paired ratios (for a machine whose speed drifts)")
     p.add_argument("--corpora", nargs="+", default=["20ng_all_filtered", "ap_blei"],
                    help="--whole-process: LDA-C corpora under ../shared/corpora (default 20 Newsgroups and AP)")
+    p.add_argument("--time-to-quality", action="store_true",
+                   help="for each K, the wall time at which our whole process first reaches the ll/token tomotopy "
+                        "reaches after --targets sweeps, against tomotopy's (see time_to_quality)")
+    p.add_argument("--targets", type=int, nargs="+", default=[100, 1000],
+                   help="--time-to-quality: tomotopy's sweeps whose ll/token ours must reach")
+    p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3],
+                   help="--time-to-quality: seeds of both libraries (targets and times are medians over them)")
     args = p.parse_args(argv)
     if args.whole_process:
         return whole_process(args)
+    if args.time_to_quality:
+        return time_to_quality(args)
     path = args.corpus or os.path.join(CORPORA, "reuters_lda.ldac" if args.quick else "20ng_all_filtered.ldac")
     iterations = args.iterations or (20 if args.quick else 200)
 
@@ -273,8 +283,17 @@ WHOLE_GRID = (20, 50, 100, 200, 500)
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _process(argv: list[str]) -> tuple[float, float, str]:
-    """Run ``argv``; return (wall seconds, peak resident MB of that process alone, stdout)."""
+class ProcessRun(NamedTuple):
+    """One child process: wall seconds, CPU seconds (user + system), peak resident MB, stdout."""
+
+    wall: float
+    cpu: float
+    mb: float
+    out: str
+
+
+def _process(argv: list[str]) -> ProcessRun:
+    """Run ``argv`` to its end; its own wall and CPU time and peak memory (``wait4``: this child alone)."""
     import subprocess
     import tempfile
 
@@ -288,14 +307,18 @@ def _process(argv: list[str]) -> tuple[float, float, str]:
         err.seek(0)
         if proc.returncode != 0:
             raise RuntimeError(f"{' '.join(argv)} failed ({proc.returncode}): {err.read().strip()[-400:]}")
-        return wall, usage.ru_maxrss / 1024, out.read()
+        return ProcessRun(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out.read())
+
+
+def _mcmc_lda(path: str, k: int, iterations: int, seed: int, chains: int = 1, threads: int = 1) -> list[str]:
+    """The command line of one `mcmc lda` run as a user types it (``--no-check``: short runs exit 0 all the same)."""
+    mcmc = os.path.join(os.path.dirname(sys.executable), "mcmc")
+    return [mcmc, "lda", path, "-k", str(k), "--iterations", str(iterations), "--chains", str(chains),
+            "--threads", str(threads), "--seed", str(seed), "--no-check", "--output-format", "json"]
 
 
 def _ours(path: str, k: int, iterations: int, seed: int, chains: int, threads: int) -> tuple[float, float, float]:
-    mcmc = os.path.join(os.path.dirname(sys.executable), "mcmc")
-    wall, mb, out = _process([mcmc, "lda", path, "-k", str(k), "--iterations", str(iterations), "--chains", str(chains),
-                              "--threads", str(threads), "--seed", str(seed), "--max-rhat", "inf",
-                              "--output-format", "json"])
+    wall, _, mb, out = _process(_mcmc_lda(path, k, iterations, seed, chains, threads))
     import json
 
     doc = json.loads(out)
@@ -305,7 +328,7 @@ def _ours(path: str, k: int, iterations: int, seed: int, chains: int, threads: i
 def _tomotopy(path: str, k: int, iterations: int, seed: int, workers: int) -> tuple[float, float, float]:
     import json
 
-    wall, mb, out = _process([sys.executable, os.path.join(HERE, "lda_tomotopy_process.py"), path, str(k),
+    wall, _, mb, out = _process([sys.executable, os.path.join(HERE, "lda_tomotopy_process.py"), path, str(k),
                               str(iterations), str(seed), str(workers)])
     return wall, mb, float(json.loads(out)["ll_per_token"])
 
@@ -358,6 +381,199 @@ def whole_process(args: argparse.Namespace) -> int:
             print(f"| {name} | {k} | {t_ours:.1f} | {t_tp:.1f} | {ratio:.2f} | {mb_ours:.0f} | {mb_tp:.0f} | "
                   f"{mb_ours / mb_tp:.2f} | {ll_ours:.4f} | {ll_ours - ll_tp:+.4f} | {t_two:.1f} | "
                   f"{2 * t_ours / t_two:.2f} |", flush=True)
+    return 0
+
+
+class _Reached(Exception):
+    """Raised from the trace's callback: the chain has reached every target (or run out of time)."""
+
+
+def _our_trace(corpus: Corpus, k: int, seed: int, targets: list[float], limit: float) -> list[float]:
+    """Our chain's ll/token after each sweep, in this process, until it reaches ``max(targets)``.
+
+    The library call `mcmc lda -k K --seed S --chains 1 --threads 1` makes, with its options (so the same chain,
+    sweep for sweep: checked against the timed process's final figure), stopped from the callback once the last
+    target is reached or after ``limit`` CPU seconds of this thread.
+    """
+    trace: list[float] = []
+    goal = max(targets)
+    t0 = time.thread_time()
+
+    def record(chain: int, it: int, ll: float) -> None:
+        trace.append(ll)
+        if ll >= goal or time.thread_time() - t0 > limit:
+            raise _Reached
+
+    try:
+        fit(corpus, n_topics=k, alpha=ALPHA, beta=BETA, iterations=10**6, burn_in=10**6 - 1, chains=1, seed=seed,
+            threads=1, callback=record, keep_theta=False)
+    except _Reached:
+        pass
+    return trace
+
+
+class Mark(NamedTuple):
+    """tomotopy at a checkpoint: seconds from launch (wall, and CPU of its process), ll/token (ours, its own)."""
+
+    wall: float
+    cpu: float
+    ll: float
+    own_ll: float
+
+
+def _tomotopy_checkpoints(path: str, corpus: Corpus, k: int, seed: int, targets: list[int], tmp: str) -> dict[int, Mark]:
+    """tomotopy's whole process (one worker) trained to each of ``targets`` sweeps in turn: a :class:`Mark` per target.
+
+    Its assignments at each checkpoint are scored with our collapsed log joint; the time spent writing them
+    (untimed in the child) is subtracted from both clocks.
+    """
+    import json
+    import subprocess
+
+    prefix = os.path.join(tmp, f"tomotopy-{k}-{seed}-")
+    argv = [sys.executable, os.path.join(HERE, "lda_tomotopy_process.py"), path, str(k), str(max(targets)),
+            str(seed), "1", "--checkpoints", *map(str, sorted(targets)), "--assignments", prefix]
+    launch = time.monotonic()
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    freq = np.bincount(corpus.words, minlength=corpus.vocab_size)
+    marks = {}
+    for line in out.splitlines():
+        mark = json.loads(line)
+        n = mark["sweeps"]
+        with np.load(f"{prefix}{n}.npz") as f:
+            words, z, lengths = f["words"], f["z"], f["lengths"]
+        assert np.array_equal(np.bincount(words, minlength=corpus.vocab_size), freq), "tomotopy's tokens differ"
+        doc_ptr = np.concatenate([[0], np.cumsum(lengths)])
+        ll = collapsed_log_joint(doc_ptr, words, z, n_topics=k, vocab_size=corpus.vocab_size, alpha=ALPHA,
+                                 beta=BETA) / corpus.n_tokens
+        marks[n] = Mark(mark["clock"] - launch - mark["paused"], mark["cpu"] - mark["paused_cpu"], float(ll),
+                        float(mark["ll_per_token"]))
+    return marks
+
+
+def _first_reach(trace: list[float], target: float) -> int | None:
+    """The first sweep (1-based) whose ll/token is at least ``target``, or ``None``."""
+    hits = np.nonzero(np.asarray(trace) >= target)[0]
+    return int(hits[0]) + 1 if hits.size else None
+
+
+@dataclass
+class Cell:
+    """One corpus, K and target of the time-to-quality table."""
+
+    corpus: str
+    k: int
+    sweeps: int  # tomotopy's sweeps that set the target
+    target: float
+    tomotopy_lls: list[float]
+    tomotopy: Mark  # medians over the seeds (wall, cpu)
+    ours_sweeps: list[int | None]
+    ours_wall: float
+    ours_cpu: float
+    floor_wall: float
+    floor_cpu: float
+    load: float
+
+    def ratio(self, clock: str) -> float:
+        ours = getattr(self, f"ours_{clock}")
+        return getattr(self.tomotopy, clock) / ours if np.isfinite(ours) else 0.0
+
+
+def time_to_quality(args: argparse.Namespace) -> int:
+    """Time to quality, as the LDA-sampler literature compares samplers (log-likelihood against time).
+
+    For each corpus and K, and each target T in ``--targets`` (tomotopy's sweeps, default 100 and 1000):
+
+    * **tomotopy**, one whole process per seed (``lda_tomotopy_process.py --checkpoints``, one worker), trained to
+      each target in turn. Its time to T sweeps runs from its launch (the parent's clock just before it) to the
+      moment ``train`` has done T sweeps and ``ll_per_word`` is computed: start-up, reading, adding documents and
+      the sweeps; the untimed writing of assignments at earlier checkpoints is subtracted. Its ll at T is OUR
+      collapsed log joint per token on its assignments at that point (so both libraries are judged by one
+      log-likelihood; its own ``ll_per_word`` agrees to about 1e-4). The **target** is the median of that ll
+      over the seeds; tomotopy's time is the median over the seeds.
+    * **ours**, per seed: the chain's ll/token after every sweep, computed in this process by the library call
+      `mcmc lda` makes (same options, same seed: the same chain), gives the first sweep n at which it reaches the
+      target. Our time is that of the whole process `mcmc lda CORPUS -k K --iterations n --chains 1 --threads 1
+      --seed S --no-check --output-format json` from launch to exit: start-up, reading, loading kernels, n sweeps
+      with the log-likelihood trace and the running estimates, the report. That is the first whole process that
+      reaches the target (its final ll/token is checked equal to the trace's); its report and exit count against
+      us. Our time is the median over the seeds; a seed that does not reach the target within 1.5 x tomotopy's
+      CPU time of sampling counts as never.
+
+    Each time is taken on two clocks: **wall** seconds (the issue's measure, exact on a quiet machine) and the
+    process's **CPU** seconds (user + system; tomotopy's ``process_time()`` at the checkpoint, ours from
+    ``wait4``). Both programs are single-threaded here, so the CPU time is what the wall time would be on an idle
+    machine; on a machine busy with other work, the wall time of either grows with the load and its noise, while
+    the CPU time hardly moves, so the CPU ratio is the one to read on a loaded machine. Printed beside: the sweeps
+    each seed of ours needed, our start-up floor (the whole process with one sweep, median of three) so the
+    share of start-up shows, and the load average when the cell ended.
+    """
+    import json
+    import tempfile
+
+    import tomotopy
+
+    targets = sorted(args.targets)
+    print(f"python {platform.python_version()}, numpy {np.__version__}, tomotopy {tomotopy.__version__} "
+          f"({tomotopy.isa}), {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; alpha {ALPHA}, "
+          f"beta {BETA}, seeds {' '.join(map(str, args.seeds))}, one thread / one worker, whole processes\n",
+          flush=True)
+    grid = args.topics if args.topics != [20, 100] else list(WHOLE_GRID)
+    warm = os.path.join(CORPORA, "reuters_lda.ldac")
+    for k in (min(grid), max(grid)):  # every kernel into numba's cache: no timed process compiles
+        _ours(warm, k, 30, args.seed, chains=1, threads=1)
+    cells: list[Cell] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.corpora:
+            path = os.path.join(CORPORA, f"{name}.ldac")
+            corpus = load_corpus(path)
+            fit(corpus, n_topics=min(grid), alpha=ALPHA, beta=BETA, iterations=1, burn_in=0)  # compile in-process
+            for k in grid:
+                floors = [_process(_mcmc_lda(path, k, 1, args.seed)) for _ in range(3)]
+                marks: dict[int, list[Mark]] = {n: [] for n in targets}
+                for seed in args.seeds:
+                    for n, mark in _tomotopy_checkpoints(path, corpus, k, seed, targets, tmp).items():
+                        marks[n].append(mark)
+                target = {n: float(np.median([m.ll for m in marks[n]])) for n in targets}
+                t_tp = {n: Mark(*(float(np.median([getattr(m, f) for m in marks[n]])) for f in Mark._fields))
+                        for n in targets}
+                # sampling beyond 1.5 x tomotopy's whole process cannot make a ratio worth telling from < 1
+                traces = [(seed, _our_trace(corpus, k, seed, list(target.values()), 1.5 * t_tp[targets[-1]].cpu))
+                          for seed in args.seeds]
+                for n in targets:
+                    runs, sweeps = [], []
+                    for seed, trace in traces:
+                        first = _first_reach(trace, target[n])
+                        sweeps.append(first)
+                        if first is None:
+                            runs.append((np.inf, np.inf))
+                            continue
+                        run = _process(_mcmc_lda(path, k, first, seed))
+                        final = json.loads(run.out)["chains"][0]["final_log_joint_per_token"]
+                        assert abs(final - trace[first - 1]) <= 1e-12 * abs(final), (final, trace[first - 1])
+                        runs.append((run.wall, run.cpu))
+                    cell = Cell(name, k, n, target[n], [m.ll for m in marks[n]], t_tp[n], sweeps,
+                                float(np.median([r[0] for r in runs])), float(np.median([r[1] for r in runs])),
+                                float(np.median([f.wall for f in floors])), float(np.median([f.cpu for f in floors])),
+                                os.getloadavg()[0])
+                    cells.append(cell)
+                    print(f"{name} K={k} T={n}: target {cell.target:.4f} (tomotopy "
+                          f"{' '.join(f'{x:.4f}' for x in cell.tomotopy_lls)}); tomotopy {cell.tomotopy.cpu:.2f} s "
+                          f"CPU / {cell.tomotopy.wall:.2f} s wall; ours at sweeps "
+                          f"{'/'.join('-' if x is None else str(x) for x in sweeps)}: {cell.ours_cpu:.2f} s CPU / "
+                          f"{cell.ours_wall:.2f} s wall; x {cell.ratio('cpu'):.2f} CPU, {cell.ratio('wall'):.2f} wall; "
+                          f"load {cell.load:.1f}", flush=True)
+    for n in targets:
+        print(f"\nTarget: the ll/token tomotopy reaches after {n} sweeps (median over seeds). Seconds: CPU (wall)\n")
+        print("| corpus | K | target ll/token | tomotopy s | ours sweeps (per seed) | ours s | × tomotopy CPU (wall) "
+              "| ours 1-sweep process s | load |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for c in (c for c in cells if c.sweeps == n):
+            sweeps = " / ".join("-" if x is None else str(x) for x in c.ours_sweeps)
+            ours = f"{c.ours_cpu:.1f} ({c.ours_wall:.1f})" if np.isfinite(c.ours_cpu) else "never"
+            ratio = f"**{c.ratio('cpu'):.2f}** ({c.ratio('wall'):.2f})" if np.isfinite(c.ours_cpu) else "< 0.67"
+            print(f"| {c.corpus} | {c.k} | {c.target:.4f} | {c.tomotopy.cpu:.1f} ({c.tomotopy.wall:.1f}) | {sweeps} "
+                  f"| {ours} | {ratio} | {c.floor_cpu:.2f} ({c.floor_wall:.2f}) | {c.load:.1f} |")
     return 0
 
 
