@@ -67,6 +67,8 @@ def _test_problems(d: Declaration, test_id: str) -> list[str]:
 
 def _valid_value(setting: Setting) -> object:
     """A value inside the setting's range (or its first choice)."""
+    if setting.suffix:
+        return "Q" + setting.suffix
     if setting.choices:
         return setting.choices[0]
     valid = setting.range or Range()
@@ -84,8 +86,10 @@ def _setting_problems(d: Declaration, setting: Setting, module: object | None) -
         found.append(f"{where}: no default to show in help")
     if setting.kind not in (float, int, str):
         found.append(f"{where}: kind {setting.kind!r} is not float, int or str")
-    if setting.kind is str and not setting.choices:
-        found.append(f"{where}: a word setting with no choices")
+    if setting.kind is str and not setting.choices and not setting.suffix:
+        found.append(f"{where}: a word setting with no choices (nor a file suffix)")
+    if setting.suffix and (setting.kind is not str or setting.choices):
+        found.append(f"{where}: a file setting must be a str without choices")
     if setting.kind is not str and setting.name not in RANGES:
         found.append(f"{where}: no range in mcmc.core.ranges.RANGES")
     if module is not None and d.kind == DENSITY:
@@ -190,7 +194,7 @@ def test_a_fake_sampler_is_refused_for_everything_it_lacks(sample_help: str) -> 
         "option 'scale' (its options: none)",
         "fake (density): setting shape: help must be a lower-case phrase without a final period, got ''",
         "fake (density): setting shape: no default to show in help",
-        "fake (density): setting shape: a word setting with no choices",
+        "fake (density): setting shape: a word setting with no choices (nor a file suffix)",
         "fake (density): setting shape: neither step nor make_adapter of mcmc.core.samplers.rwm takes 'shape'",
         "fake (density): setting shape: mcmc compare -P refuses fake:shape: --param 'fake:shape=1.0': fake has no "
         "option 'shape' (its options: none)",

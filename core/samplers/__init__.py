@@ -15,6 +15,10 @@ A sampler is a module (or any object) with
     True for the sampler that simulates a finite Markov chain given by its
     transition matrix (:class:`~mcmc.core.targets.protocols.TransitionKernel`),
     the only one the driver runs on such a target.
+``FINITE_STATES: bool`` (optional)
+    True for the sampler of a law on finitely many states known by its
+    weights (:class:`~mcmc.core.targets.protocols.FiniteStates`), the only
+    one the driver runs on such a target.
 ``State``
     A NamedTuple whose first two fields are ``position (chains, dim)`` and
     ``log_density (chains,)``; gradient-based samplers add ``grad``.

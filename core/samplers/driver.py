@@ -31,7 +31,7 @@ from mcmc.core.random import ChainRandom, entropy_seed
 from mcmc.core.samplers import SamplingAlgorithm
 from mcmc.core.samplers.adapt import FixedParams
 from mcmc.core.targets.base import Target
-from mcmc.core.targets.protocols import JudgedVariables, SpinLattice, TransitionKernel
+from mcmc.core.targets.protocols import FiniteStates, JudgedVariables, SpinLattice, TransitionKernel
 
 INIT_ATTEMPTS = 100  # as Stan: redraw a start with non-finite log density up to this many times
 
@@ -174,6 +174,8 @@ def run(
         )
     if isinstance(target, TransitionKernel) and not getattr(sampler, "SIMULATES_CHAIN", False):
         raise UsageError(f"target {target.name!r} is a Markov chain's transition matrix: simulate it with markov")
+    if isinstance(target, FiniteStates) and not getattr(sampler, "FINITE_STATES", False):
+        raise UsageError(f"target {target.name!r} is a law on finitely many states: sample it with mh")
 
     counter = Counter()
     counted = counter.wrap(target)

@@ -71,6 +71,10 @@ class Setting(NamedTuple):
     other
         For a ``str`` setting that also takes text outside ``choices``, what
         that text is (``"node names A+B+C;D+E"``); the sampler checks it.
+    suffix
+        For a ``str`` setting that names a file rather than a choice: the
+        ending its name must have (``".csv"``); the sampler reads the file
+        and says what is wrong with it.
     """
 
     name: str
@@ -79,6 +83,7 @@ class Setting(NamedTuple):
     choices: tuple[str, ...] = ()
     default: str = ""
     other: str = ""
+    suffix: str = ""
 
     @property
     def key(self) -> str:
@@ -111,6 +116,10 @@ class Setting(NamedTuple):
             ``where must be a number > 0, got -1``, ``where must be one of rw, lognormal, got 'x'``.
         """
         if value is None:
+            return
+        if self.suffix:
+            if not isinstance(value, str) or not value.lower().endswith(self.suffix):
+                raise UsageError(f"{where or self.flag} must be a file name ending in {self.suffix}, got {value!r}")
             return
         if self.choices:
             if value not in self.choices and not (self.other and isinstance(value, str)):
@@ -213,6 +222,11 @@ HMC_GIBBS = Declaration(
 MARKOV = Declaration(
     "markov", "mcmc.core.samplers.markov", "simulates the Markov chain of a transition matrix P.csv",
 )
+MH = Declaration(
+    "mh", "mcmc.core.samplers.mh", "Metropolis-Hastings on the states of weights.csv",
+    (Setting("proposal_matrix", "proposal matrix Q of mh, a transition-matrix CSV", str,
+             default="uniform over the other states", suffix=".csv"),),
+)  # fmt: skip
 NUTS = Declaration(
     "nuts", "mcmc.core.samplers.nuts", "the no-U-turn sampler, as Stan's",
     (STEP_SIZE.at(SEARCHED), TARGET_ACCEPT.at(HMC_ACCEPT), MAX_ENERGY_ERROR.at(STAN_ENERGY),
@@ -238,5 +252,5 @@ LIKELIHOOD_WEIGHTING = Declaration(
 #: Every sampler, in the order of ``mcmc sample --help`` and of the choices.
 DECLARATIONS: tuple[Declaration, ...] = (
     RWM, MH_INDEPENDENCE, MH_LOGNORMAL, TWO_STAGE, SLICE, ELLIPTICAL_SLICE, REJECTION, ISIR, GIBBS, SWENDSEN_WANG,
-    HMC, HMC_GIBBS, MARKOV, NUTS, NETWORK_GIBBS, LOGIC_SAMPLING, LIKELIHOOD_WEIGHTING,
+    HMC, HMC_GIBBS, MARKOV, MH, NUTS, NETWORK_GIBBS, LOGIC_SAMPLING, LIKELIHOOD_WEIGHTING,
 )  # fmt: skip

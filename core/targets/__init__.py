@@ -1,8 +1,13 @@
 """Targets: log densities the samplers draw from, built in or loaded from a user file.
 
 :func:`get_target` resolves a name (``gaussian``, ``banana``, ...), a user
-file (``model.py`` or ``model.py:name``) or a transition matrix (``P.csv``,
-:mod:`~mcmc.core.targets.markov_chain`) to a :class:`~mcmc.core.targets.base.Target`.
+file (``model.py`` or ``model.py:name``) or a CSV file to a
+:class:`~mcmc.core.targets.base.Target`. A CSV file is one of three
+(:func:`~mcmc.core.targets.finite.csv_kind` tells them apart by the first
+line): a transition matrix (``P.csv``, :mod:`~mcmc.core.targets.markov_chain`),
+the weights of a law on finitely many states (``weights.csv``,
+:mod:`~mcmc.core.targets.finite`) or the edges of a Potts model on a graph
+(``graph.csv``, :mod:`~mcmc.core.targets.graph`).
 """
 
 from __future__ import annotations
@@ -36,6 +41,12 @@ LATENT_MODELS: dict[str, str] = {"censored-normal": "mcmc.core.targets.censored_
 
 
 DEFAULT_SAMPLER = "hmc"
+#: The sampler of each kind of CSV target (:func:`csv_kind`).
+CSV_SAMPLERS: dict[str, str] = {"transition": "markov", "weights": "mh", "graph": "gibbs"}
+#: The options each kind of CSV target takes.
+CSV_OPTIONS: dict[str, tuple[str, ...]] = {
+    "transition": ("start", "init", "steps"), "weights": ("start",), "graph": ("q", "beta"),
+}
 #: Targets whose structure another sampler uses better (bnn: Gibbs for the hyperparameters, HMC for the weights).
 TARGET_SAMPLERS: dict[str, str] = {"bnn": "hmc-gibbs"}
 
@@ -49,7 +60,7 @@ def default_sampler(name: str) -> str:
     if is_network_target(name):
         return "gibbs"
     if is_transition_matrix(name):
-        return "markov"
+        return CSV_SAMPLERS[csv_kind(name)]
     return TARGET_SAMPLERS.get(name, DEFAULT_SAMPLER)
 
 
@@ -59,8 +70,15 @@ def is_network_target(name: str) -> bool:
 
 
 def is_transition_matrix(name: str) -> bool:
-    """True for ``path.csv``: a Markov chain's transition matrix."""
+    """True for ``path.csv``: a CSV target, a transition matrix or one of its siblings (:func:`csv_kind`)."""
     return name.lower().endswith(".csv")
+
+
+def csv_kind(name: str) -> str:
+    """``"transition"``, ``"weights"`` or ``"graph"``: which CSV target ``name`` is (read from its first line)."""
+    from mcmc.core.targets.finite import csv_kind as kind  # reads the file: only for a CSV target
+
+    return kind(name)
 
 
 def is_user_target(name: str) -> bool:
@@ -88,11 +106,21 @@ def get_target(name: str, *, user_source: str | None = None, **options: Any) -> 
     """
     given = {k: v for k, v in options.items() if v is not None}
     if is_transition_matrix(name):
+        kind = csv_kind(name)
+        extra = sorted(set(given) - set(CSV_OPTIONS[kind]))
+        if extra:
+            what = {"transition": "a transition matrix", "weights": "a weights file", "graph": "a graph file"}[kind]
+            raise UsageError(f"option(s) {', '.join(_flag(k) for k in extra)} do not apply to {what}")
+        if kind == "weights":
+            from mcmc.core.targets.finite import finite_target
+
+            return finite_target(name, **given)
+        if kind == "graph":
+            from mcmc.core.targets.graph import graph_potts
+
+            return graph_potts(name, **given)
         from mcmc.core.targets.markov_chain import markov_chain
 
-        extra = sorted(set(given) - {"start"})
-        if extra:
-            raise UsageError(f"option(s) {', '.join(_flag(k) for k in extra)} do not apply to a transition matrix")
         return markov_chain(name, **given)
     if is_user_target(name):
         from mcmc.core.targets.user import load_user_target

@@ -94,18 +94,10 @@ def read_transition_matrix(path: str | Path) -> TransitionMatrix:
         duplicate state names.
     """
     source = str(path)
-    try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            lines = [(k, row) for k, row in enumerate(csv.reader(fh), start=1) if _content(row)]
-    except FileNotFoundError:
-        raise InputError(source, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(source, "is a directory, not a CSV file") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise InputError(source, f"cannot read: {exc}") from None
+    lines = content_rows(path)
     if not lines:
         raise InputError(source, "no transition matrix: the file is empty")
-    cells = [[c.strip() for c in row] for _, row in lines]
+    cells = [row for _, row in lines]
     states: tuple[str, ...] | None = None
     if not all(_is_number(c) for c in cells[0]):
         states = tuple(cells[0])
@@ -145,6 +137,29 @@ def read_transition_matrix(path: str | Path) -> TransitionMatrix:
     matrix /= matrix.sum(axis=1, keepdims=True)
     matrix.setflags(write=False)
     return TransitionMatrix(matrix, states if states is not None else tuple(str(i) for i in range(n)), source)
+
+
+def content_rows(path: str | Path) -> list[tuple[int, list[str]]]:
+    """The content lines of a CSV file as ``(line number, stripped cells)``: blank and ``#`` lines skipped.
+
+    Shared by the readers of every CSV target (transition matrices, weights,
+    graphs).
+
+    Raises
+    ------
+    InputError
+        Missing, a directory, or unreadable (naming the file).
+    """
+    source = str(path)
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            return [(k, [c.strip() for c in row]) for k, row in enumerate(csv.reader(fh), start=1) if _content(row)]
+    except FileNotFoundError:
+        raise InputError(source, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(source, "is a directory, not a CSV file") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(source, f"cannot read: {exc}") from None
 
 
 def _content(row: list[str]) -> bool:
@@ -429,7 +444,7 @@ def markov_chain(path: str | Path, start: str | int | None = None) -> MarkovChai
     n = len(chain.states)
     initial = np.full(n, 1.0 / n)
     if start is not None:
-        code = _state_code(chain, start)
+        code = state_code(chain.states, start, chain.source)
         initial = np.zeros(n)
         initial[code] = 1.0
     exact = analyse(chain, initial)
@@ -468,16 +483,23 @@ def markov_chain(path: str | Path, start: str | int | None = None) -> MarkovChai
     )
 
 
-def _state_code(chain: TransitionMatrix, start: str | int) -> int:
-    if isinstance(start, str) and start in chain.states:
-        return chain.states.index(start)
+def state_code(states: tuple[str, ...], start: str | int, source: str | None) -> int:
+    """The code of state ``start`` among ``states``, given by name or by 0-based index.
+
+    Raises
+    ------
+    UsageError
+        Neither a state name nor an index in range (the message lists the states).
+    """
+    if isinstance(start, str) and start in states:
+        return states.index(start)
     try:
         code = int(start)
     except (TypeError, ValueError):
         code = -1
-    if str(start).strip() != str(code) or not 0 <= code < len(chain.states):
+    if str(start).strip() != str(code) or not 0 <= code < len(states):
         raise UsageError(
-            f"start={start!r} is not a state of {chain.source}; the states are {', '.join(chain.states)}"
-            f" (or an index 0..{len(chain.states) - 1})"
+            f"start={start!r} is not a state of {source}; the states are {', '.join(states)}"
+            f" (or an index 0..{len(states) - 1})"
         )
     return code

@@ -16,6 +16,9 @@ says it offers that by implementing one of these protocols (a subclass of
 * :class:`TransitionKernel`, for ``markov``: a finite Markov chain given by
   its transition matrix, simulated rather than targeted; the driver runs
   only samplers that declare ``SIMULATES_CHAIN = True`` on it.
+* :class:`FiniteStates`, for ``mh``: a law on finitely many states known by
+  its weights only (the normaliser unknown); the driver runs only samplers
+  that declare ``FINITE_STATES = True`` on it.
 
 Samplers ask for one with :func:`require` (the protocols are runtime
 checkable), which raises :class:`~mcmc.core.errors.UsageError` when a target
@@ -167,6 +170,26 @@ class TransitionKernel(Protocol):
     @property
     def transition(self) -> np.ndarray:
         """``(n, n)`` row-stochastic: ``P[i, j] = p(x_{t+1} = j | x_t = i)``."""
+        ...
+
+
+@runtime_checkable
+class FiniteStates(Protocol):
+    """A law on states ``0 .. n-1`` (stored as floats) known up to its normaliser: ``pi_j ∝ b_j``.
+
+    The ``mh`` sampler proposes ``j ~ Q[i, :]`` and accepts with probability
+    ``min(1, b_j Q_ji / (b_i Q_ij))``; the target's point is the state code
+    (``dim = 1``).
+    """
+
+    @property
+    def log_weights(self) -> np.ndarray:
+        """``(n,)`` ``log b_j`` (``-inf`` for a weight of zero); their normaliser is never needed."""
+        ...
+
+    @property
+    def states(self) -> tuple[str, ...]:
+        """The ``n`` state names."""
         ...
 
 

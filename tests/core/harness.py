@@ -62,6 +62,8 @@ STATISTICAL_TESTS: dict[tuple[str, str], tuple[str, ...]] = {
         "tests/core/test_hmc_within_gibbs.py::test_docs_example_normal_gamma_matches_exact_posterior",
     ),
     (DENSITY, "markov"): ("tests/core/test_markov_chain.py::test_simulated_frequencies_match_the_stationary_law",),
+    (DENSITY, "mh"): ("tests/core/test_mh_finite.py::test_simulated_frequencies_match_b_over_its_sum",
+                      "tests/core/test_mh_finite.py::test_the_chain_moves_as_its_transition_matrix_says"),
     (DENSITY, "nuts"): ("tests/core/test_nuts.py::test_nuts_matches_exact_moments",),
     (NETWORK, "gibbs"): ("tests/core/test_networks.py::test_sampler_marginals_within_4_mcse",),
     (NETWORK, "rejection"): ("tests/core/test_networks.py::test_sampler_marginals_within_4_mcse",),

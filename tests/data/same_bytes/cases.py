@@ -22,6 +22,7 @@ import numpy as np
 SHORT = ["--chains", "3", "--warmup", "40", "--draws", "30", "--seed", "7", "-q", "--no-check"]
 
 EARTHQUAKE = str(Path(__file__).parents[1] / "networks" / "earthquake.bif")
+MARKOV = Path(__file__).parents[1] / "markov"
 BOTH_CALL = ["--observe", "JohnCalls=True,MaryCalls=True"]
 
 SAMPLE_CASES: dict[str, list[str]] = {
@@ -43,6 +44,7 @@ SAMPLE_CASES: dict[str, list[str]] = {
     "hmc-gibbs-bnn": ["-t", "bnn", "-T", "hidden=3", "-s", "hmc-gibbs"],
     "nuts-eight-schools": ["-t", "eight-schools", "-s", "nuts"],  # compiled (the target has a point function)
     "nuts-funnel": ["-t", "funnel", "--dim", "3", "-s", "nuts"],  # the NumPy transition
+    "mh-weights": ["-t", str(MARKOV / "weights.csv"), "-s", "mh", "-P", f"proposal-matrix={MARKOV / 'proposal.csv'}"],
 }
 
 # The samplers of a Bayesian network (NET.bif), given both calls; command lines of ``mcmc sample`` run as SHORT.
