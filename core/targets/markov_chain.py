@@ -396,11 +396,19 @@ class MarkovChainTarget(Target):
         ``(n,)`` the law of the starting state.
     analysis
         :func:`analyse` of the matrix, power iteration from ``initial_law``.
+    steps
+        ``T``: the step at which the run's report sets the exact law
+        ``pi_T = pi_0 P^T`` (:attr:`law_at_steps`) beside the chains' states;
+        ``None``: not asked.
+    law_at_steps
+        ``(n,)`` :func:`law_after` ``T`` steps from ``initial_law`` (``None`` without ``steps``).
     """
 
     chain: TransitionMatrix | None = None
     initial_law: np.ndarray | None = None
     analysis: ChainAnalysis | None = None
+    steps: int | None = None
+    law_at_steps: np.ndarray | None = None
 
     @property
     def transition(self) -> np.ndarray:
@@ -415,7 +423,62 @@ class MarkovChainTarget(Target):
         return self.chain.states
 
 
-def markov_chain(path: str | Path, start: str | int | None = None) -> MarkovChainTarget:
+def law_after(matrix: np.ndarray, initial: np.ndarray, steps: int) -> np.ndarray:
+    """``pi_T = pi_0 P^T``: the law of the chain after ``steps`` transitions from the initial law ``pi_0``.
+
+    ``T`` products of a row vector with ``P``, each written out elementwise
+    (``sum_i pi_i P_ij``, no BLAS: the same bytes on every CPU).
+
+    Parameters
+    ----------
+    matrix
+        ``P``, ``(n, n)`` row-stochastic.
+    initial
+        ``pi_0``, ``(n,)``.
+    steps
+        ``T >= 0``.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+    """
+    law = np.asarray(initial, dtype=float)
+    for _ in range(int(steps)):
+        law = np.sum(law[:, None] * matrix, axis=0)
+    return law
+
+
+def parse_law(text: str | float | int, states: tuple[str, ...], source: str | None) -> np.ndarray:
+    """An initial law given as ``"0.21,0.68,0.11"`` (one probability per state, in the file's order).
+
+    The probabilities must be non-negative and sum to 1 within
+    :data:`ROW_SUM_TOL` (then they are rescaled to sum exactly to 1).
+
+    Raises
+    ------
+    UsageError
+        Not one number per state, a negative number, or a sum other than 1.
+    """
+    parts = [p.strip() for p in str(text).split(",")]
+    where = f"-T init={text}"
+    try:
+        values = np.array([float(p) for p in parts])
+    except ValueError:
+        raise UsageError(f"{where}: give one probability per state, comma-separated ({', '.join(states)})") from None
+    if values.size != len(states):
+        raise UsageError(f"{where}: {values.size} probabilities for the {len(states)} states of {source} "
+                         f"({', '.join(states)})")  # fmt: skip
+    if not np.all(np.isfinite(values)) or np.any(values < 0):
+        raise UsageError(f"{where}: probabilities must be finite and >= 0")
+    total = float(values.sum())
+    if abs(total - 1.0) > ROW_SUM_TOL:
+        raise UsageError(f"{where}: the probabilities sum to {total:.10g}, not 1")
+    return values / total
+
+
+def markov_chain(
+    path: str | Path, start: str | int | None = None, init: str | None = None, steps: int | None = None
+) -> MarkovChainTarget:
     """The finite Markov chain of the transition matrix in ``path`` (see :func:`read_transition_matrix`).
 
     Parameters
@@ -425,6 +488,12 @@ def markov_chain(path: str | Path, start: str | int | None = None) -> MarkovChai
     start
         Starting state of every chain, by name (as in the header) or by
         0-based index; default: each chain's start drawn uniformly.
+    init
+        The initial law ``pi_0`` instead, one probability per state
+        (``"0.21,0.68,0.11"``, :func:`parse_law`); each chain's start is drawn from it.
+    steps
+        ``T >= 1``: the target carries ``pi_T = pi_0 P^T`` (:func:`law_after`),
+        which the run's report sets beside the chains' states at step ``T``.
 
     Returns
     -------
@@ -438,15 +507,21 @@ def markov_chain(path: str | Path, start: str | int | None = None) -> MarkovChai
     InputError
         A bad file.
     UsageError
-        An unknown ``start``.
+        An unknown ``start``, a bad ``init`` law, both of them, or ``steps`` not a whole number >= 1.
     """
     chain = read_transition_matrix(path)
     n = len(chain.states)
     initial = np.full(n, 1.0 / n)
+    if start is not None and init is not None:
+        raise UsageError("give the start as -T start=STATE or as a law -T init=P,P,..., not both")
     if start is not None:
         code = state_code(chain.states, start, chain.source)
         initial = np.zeros(n)
         initial[code] = 1.0
+    if init is not None:
+        initial = parse_law(init, chain.states, chain.source)
+    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
+        raise UsageError(f"-T steps must be a whole number >= 1, got {steps!r}")
     exact = analyse(chain, initial)
     pi = exact.stationary
     codes = np.arange(n, dtype=float)
@@ -476,10 +551,12 @@ def markov_chain(path: str | Path, start: str | int | None = None) -> MarkovChai
         mean=mean,
         sd=sd,
         initial_point=initial_point,
-        options={} if start is None else {"start": start},
+        options={k: v for k, v in (("start", start), ("init", init), ("steps", steps)) if v is not None},
         chain=chain,
         initial_law=initial,
         analysis=exact,
+        steps=steps,
+        law_at_steps=None if steps is None else law_after(chain.matrix, initial, steps),
     )
 
 

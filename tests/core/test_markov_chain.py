@@ -271,3 +271,63 @@ def test_same_seed_same_bytes_and_chains_split_across_calls() -> None:
     assert (
         a.posterior["state"] != run(markov, target, chains=4, warmup=5, draws=50, seed=10).chains.posterior["state"]
     ).any()
+
+
+# --- the law after T steps (issue 31, item 5) ------------------------------------------
+
+LECTURE_INIT = "0.21,0.68,0.11"
+
+
+def _exact_law_after(p: np.ndarray, initial: list[str], steps: int) -> list:
+    """``pi_0 P^T`` in rational arithmetic, from the decimals as written."""
+    from fractions import Fraction
+
+    rows = [[Fraction(str(v)) for v in row] for row in p]
+    law = [Fraction(v) for v in initial]
+    for _ in range(steps):
+        law = [sum(law[i] * rows[i][j] for i in range(len(law))) for j in range(len(law))]
+    return law
+
+
+@pytest.mark.parametrize("steps", [1, 2, 10])
+def test_the_lecture_law_after_t_steps_from_its_initial_law_is_exact(steps) -> None:
+    t = get_target(str(LECTURE), init=LECTURE_INIT, steps=steps)
+    exact = [float(v) for v in _exact_law_after(LECTURE_P, LECTURE_INIT.split(","), steps)]
+    np.testing.assert_allclose(t.law_at_steps, exact, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(t.initial_law, [0.21, 0.68, 0.11], rtol=0, atol=1e-16)
+    assert t.options == {"init": LECTURE_INIT, "steps": steps}
+    if steps == 1:  # the notes' first step, by hand: (0.21, 0.68, 0.11) P
+        np.testing.assert_allclose(t.law_at_steps, [0.2517, 0.554, 0.1943], rtol=0, atol=1e-15)
+
+
+def test_chains_started_from_the_initial_law_are_distributed_as_pi_t_at_step_t() -> None:
+    steps, n = 10, 4000
+    t = get_target(str(LECTURE), init=LECTURE_INIT, steps=steps)
+    x = run(markov, t, chains=n, warmup=0, draws=steps, seed=31).chains.posterior["state"]
+    for at, law in ((1, get_target(str(LECTURE), init=LECTURE_INIT, steps=1).law_at_steps), (steps, t.law_at_steps)):
+        freq = np.bincount(x[:, at - 1].astype(int), minlength=3) / n  # draw k is step k + 1 with --warmup 0
+        z = (freq - law) / np.sqrt(law * (1 - law) / n)
+        assert np.max(np.abs(z)) < 4, (at, freq, law, z)
+
+
+BAD_LAWS = {
+    "too few": ("0.5,0.5", "2 probabilities for the 3 states"),
+    "not a sum of 1": ("0.5,0.5,0.5", "sum to 1.5, not 1"),
+    "negative": ("1.2,-0.1,-0.1", "must be finite and >= 0"),
+    "a word": ("0.5,half,0.5", "one probability per state"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_LAWS, ids=list(BAD_LAWS))
+def test_bad_initial_laws_and_steps_are_refused(case) -> None:
+    text, expected = BAD_LAWS[case]
+    with pytest.raises(UsageError, match=expected):
+        get_target(str(LECTURE), init=text)
+
+
+def test_steps_must_be_a_positive_whole_number_and_start_excludes_init() -> None:
+    for bad in (0, -3, 2.5, "ten"):
+        with pytest.raises(UsageError, match="steps must be a whole number >= 1"):
+            get_target(str(LECTURE), steps=bad)
+    with pytest.raises(UsageError, match="not both"):
+        get_target(str(LECTURE), start="Rainy", init=LECTURE_INIT)
