@@ -1,4 +1,4 @@
-"""Gibbs sampling: a systematic scan over the full conditionals a target provides (Geman & Geman 1984).
+"""Gibbs sampling: a systematic or a random scan over the full conditionals a target provides (Geman & Geman 1984).
 
 Geman & Geman (1984), "Stochastic relaxation, Gibbs distributions, and the
 Bayesian restoration of images", IEEE PAMI 6. One iteration (a *sweep*), for
@@ -13,6 +13,23 @@ heat bath, :class:`~mcmc.core.targets.potts.PottsTarget`; a Gaussian's condition
 normals, :class:`~mcmc.core.targets.builtin.GaussianTarget`). The sweep's
 random numbers are drawn up front from each chain's own stream
 (``sweep_noise``), so a chain's path depends only on the seed and its index.
+
+Random scan (``-P gibbs:scan=random``): instead of each block in turn,
+every update picks one coordinate uniformly at random, each chain its own,
+and draws it from its full conditional; an iteration is as many updates as
+there are coordinates (a sweep's worth of work), so the two scans compare
+per iteration. Each update leaves ``pi`` invariant, so the scan does (the
+random-scan Gibbs sampler; Liu, Wong & Kong 1995, "Covariance structure and
+convergence rate of the Gibbs sampler with various scans", JRSS B 57;
+Roberts & Sahu 1997, JRSS B 59; Robert & Casella 2004, section 10.2). A
+target that draws single coordinates per chain
+(:class:`~mcmc.core.targets.protocols.CoordinateConditionals`: a Gaussian's
+coordinates, a lattice's sites) does it in one vectorized draw per update;
+any other (a user file's blocks) gets random scan over its blocks, each
+chain picking one block per update, which draws every block for every chain
+and keeps the chosen one (``blocks^2`` draws per iteration: meant for a few
+blocks). The picks are uniforms of each chain's own stream, drawn up front
+per iteration, so chain ``i`` still depends only on the seed and ``i``.
 
 Every update is "accepted". On a discrete target the statistic ``flip_rate``
 is the fraction of the chain's coordinates that changed in the sweep; a
@@ -31,11 +48,13 @@ from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import registry
 from mcmc.core.samplers.base import DensityState, density_state
 from mcmc.core.targets.base import Target
-from mcmc.core.targets.protocols import FullConditionals, block_indices, require
+from mcmc.core.targets.protocols import CoordinateConditionals, FullConditionals, block_indices, require
 
 DECLARATION = registry.GIBBS
 NAME = DECLARATION.name
-NEEDS = "full conditionals: an Ising lattice (ising), a Potts lattice (potts) or a Gaussian target (gaussian)"
+NEEDS = ("full conditionals: an Ising lattice (ising), a Potts lattice (potts), a Potts model on a graph (graph.csv), "
+         "a Gaussian target (gaussian) or a target file with conditional_blocks")
+SCANS = DECLARATION.setting("scan").choices  # type: ignore[union-attr]
 LATTICE = True  # draws spin lattices too (they implement FullConditionals); the driver keeps other samplers off them
 
 
@@ -75,8 +94,16 @@ def init(position: np.ndarray, target: Target) -> State:
     return density_state(position, target)
 
 
-def step(rng: ChainRandom, state: State, target: Target) -> tuple[State, Info]:
-    """One systematic-scan Gibbs sweep over the target's blocks, for every chain.
+def step(rng: ChainRandom, state: State, target: Target, *, scan: str = "systematic") -> tuple[State, Info]:
+    """One Gibbs iteration for every chain: a systematic sweep over the target's blocks, or a random scan.
+
+    Parameters
+    ----------
+    scan
+        ``"systematic"``: every block in the target's order; ``"random"``:
+        ``dim`` updates (or as many as there are blocks, for a target without
+        :class:`~mcmc.core.targets.protocols.CoordinateConditionals`), each at
+        a coordinate (block) every chain picks uniformly at random.
 
     Returns
     -------
@@ -88,12 +115,41 @@ def step(rng: ChainRandom, state: State, target: Target) -> tuple[State, Info]:
     Raises
     ------
     UsageError
-        ``target`` has no full conditionals.
+        ``target`` has no full conditionals, or ``scan`` is neither word.
     """
     conditionals = full_conditionals(target)
     x = state.position.copy()
-    noise = conditionals.sweep_noise(rng)
-    for block in conditionals.conditional_blocks():
-        conditionals.draw_conditional(rng, x, block, noise)
+    if scan == "systematic":
+        noise = conditionals.sweep_noise(rng)
+        for block in conditionals.conditional_blocks():
+            conditionals.draw_conditional(rng, x, block, noise)
+    elif scan == "random":
+        _random_scan(rng, x, conditionals)
+    else:
+        raise UsageError(f"gibbs: scan must be one of {', '.join(SCANS)}, got {scan!r}")
     flip_rate = np.mean(x != state.position, axis=1) if conditionals.discrete else None
     return State(x, np.asarray(target.log_density(x), dtype=float)), Info(flip_rate)
+
+
+def _random_scan(rng: ChainRandom, x: np.ndarray, conditionals: FullConditionals) -> None:
+    """A sweep's worth of random-scan updates of ``x (chains, dim)``, in place (see the module docstring)."""
+    if isinstance(conditionals, CoordinateConditionals):
+        k = x.shape[1]
+        index = np.minimum((k * rng.uniform((k,))).astype(np.int64), k - 1)  # (chains, k): each chain's coordinates
+        noise = conditionals.coordinate_noise(rng, k)
+        for t in range(k):
+            conditionals.draw_coordinates(x, index[:, t], noise[:, t])
+        return
+    blocks = list(conditionals.conditional_blocks())
+    m = len(blocks)
+    pick = np.minimum((m * rng.uniform((m,))).astype(np.int64), m - 1)  # (chains, m): each chain's blocks
+    for t in range(m):
+        noise = conditionals.sweep_noise(rng)
+        current = x.copy()
+        for b, block in enumerate(blocks):
+            # Every block is drawn for every chain (the same random numbers whatever the others picked),
+            # and each chain keeps the one it picked.
+            drawn = current.copy()
+            conditionals.draw_conditional(rng, drawn, block, noise)
+            chosen = pick[:, t] == b
+            x[chosen] = drawn[chosen]

@@ -205,7 +205,9 @@ ISIR = Declaration(
 )  # fmt: skip
 GIBBS = Declaration(
     "gibbs", "mcmc.core.samplers.gibbs",
-    "full conditionals (ising, potts, gaussian)",
+    "full conditionals (ising, potts, gaussian, graph.csv)",
+    (Setting("scan", "order of the updates: each coordinate in turn, or one picked at random per update", str,
+             ("systematic", "random"), "systematic"),),
 )
 SWENDSEN_WANG = Declaration("swendsen-wang", "mcmc.core.samplers.swendsen_wang", "cluster flips on ising and potts")
 HMC = Declaration(

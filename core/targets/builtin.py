@@ -43,7 +43,8 @@ GIBBS_MAX_DIM = 1000
 class GaussianTarget(Target):
     """A target that is exactly ``N(loc, precision^-1)`` in the sampling space, with its full conditionals.
 
-    Implements :class:`~mcmc.core.targets.protocols.FullConditionals`: the
+    Implements :class:`~mcmc.core.targets.protocols.FullConditionals` and
+    :class:`~mcmc.core.targets.protocols.CoordinateConditionals`: the
     blocks are the coordinates, each drawn from
     ``x_i | x_-i ~ N(mu_i - sum_{j != i} Q_ij (x_j - mu_j) / Q_ii, 1 / Q_ii)``.
     The lecture example of why Gibbs sampling can be slow: for two
@@ -80,6 +81,19 @@ class GaussianTarget(Target):
         # many-row one, and chain i must not depend on how many chains run beside it.
         pull = ((x - mean) * precision[i]).sum(axis=1) - diag[i] * (x[:, i] - mean[i])
         x[:, i] = mean[i] - pull / diag[i] + noise[:, i] / np.sqrt(diag[i])
+
+    def coordinate_noise(self, rng: ChainRandom, updates: int) -> np.ndarray:
+        """One standard normal per update and chain, ``(chains, updates)`` (random scan)."""
+        return rng.normal((updates,))
+
+    def draw_coordinates(self, x: np.ndarray, index: np.ndarray, noise: np.ndarray) -> None:
+        """``x[c, index[c]]`` from its conditional normal for every chain ``c`` (random scan)."""
+        rows = np.arange(x.shape[0])
+        mean, q = self.loc, self.precision
+        diag = np.diag(q)[index]
+        # Each chain's row of Q, gathered; the same row-wise sums as draw_conditional (no BLAS).
+        pull = ((x - mean) * q[index]).sum(axis=1) - diag * (x[rows, index] - mean[index])
+        x[rows, index] = mean[index] - pull / diag + noise / np.sqrt(diag)
 
 
 def _check_dim(dim: int, minimum: int = 1) -> int:

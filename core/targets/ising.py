@@ -112,6 +112,10 @@ class IsingTarget(LatticeTarget):
         field = x[:, neighbours(self.rows, self.cols)[block]].sum(axis=-1)
         x[:, block] = np.where(noise[:, block] < conditional_up(self.beta, field), 1.0, -1.0)
 
+    def heat_bath(self, around: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """``+1`` where ``u < p(s_i = +1 | neighbours around (..., 4))``, else ``-1``."""
+        return np.where(u < conditional_up(self.beta, around.sum(axis=-1)), 1.0, -1.0)
+
 
 @lru_cache(maxsize=8)
 def exact_moments(size: int, beta: float) -> tuple[np.ndarray, np.ndarray]:

@@ -93,9 +93,11 @@ class LatticeTarget(Target):
     """A spin model on an ``rows x cols`` torus: what the Ising and Potts targets share.
 
     Implements :class:`~mcmc.core.targets.protocols.SpinLattice` (``bonds``,
-    ``beta``) and the scan of :class:`~mcmc.core.targets.protocols.FullConditionals`
-    over colour classes with one uniform per site and sweep; a subclass
-    supplies ``draw_conditional`` (its heat bath).
+    ``beta``), the scan of :class:`~mcmc.core.targets.protocols.FullConditionals`
+    over colour classes with one uniform per site and sweep, and
+    :class:`~mcmc.core.targets.protocols.CoordinateConditionals` (one site per
+    chain, for random scan); a subclass supplies ``draw_conditional`` and
+    ``heat_bath`` (its heat bath on a block, and on single sites).
 
     Parameters
     ----------
@@ -127,3 +129,16 @@ class LatticeTarget(Target):
     def sweep_noise(self, rng: ChainRandom) -> np.ndarray:
         """One uniform per site and chain, ``(chains, L^2)``."""
         return rng.uniform((self.dim,))
+
+    def coordinate_noise(self, rng: ChainRandom, updates: int) -> np.ndarray:
+        """One uniform per update and chain, ``(chains, updates)`` (random scan, one site per update)."""
+        return rng.uniform((updates,))
+
+    def draw_coordinates(self, x: np.ndarray, index: np.ndarray, noise: np.ndarray) -> None:
+        """Heat bath at site ``index[c]`` of every chain ``c`` (random scan): the subclass's :meth:`heat_bath`."""
+        rows = np.arange(x.shape[0])
+        x[rows, index] = self.heat_bath(x[rows[:, None], neighbours(self.rows, self.cols)[index]], noise)
+
+    def heat_bath(self, around: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """The new value of sites whose neighbours hold ``around (..., 4)``, by inverse CDF on ``u (...)``."""
+        raise NotImplementedError

@@ -118,6 +118,11 @@ class PottsTarget(LatticeTarget):
         level = noise[:, block, None] * cdf[..., -1:]
         x[:, block] = np.sum(cdf[..., :-1] <= level, axis=-1)
 
+    def heat_bath(self, around: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """State ``k`` by inverse CDF of ``exp(beta n_k)``, ``n_k`` the neighbours in ``around (..., 4)`` at ``k``."""
+        cdf = conditional_cdf(self.beta, (around[..., None] == np.arange(self.q)).sum(axis=-2))
+        return np.sum(cdf[..., :-1] <= u[..., None] * cdf[..., -1:], axis=-1).astype(float)
+
 
 @lru_cache(maxsize=8)
 def exact_moments(size: int, q: int, beta: float) -> tuple[np.ndarray, np.ndarray]:

@@ -8,6 +8,9 @@ says it offers that by implementing one of these protocols (a subclass of
 * :class:`FullConditionals`, for ``gibbs`` and ``hmc-gibbs``: draw blocks of
   coordinates from their full conditionals (the Ising model's heat bath, a
   Gaussian's conditional normals, a network's precision hyperparameters).
+* :class:`CoordinateConditionals`, for ``gibbs -P scan=random``: draw one
+  coordinate per chain, each chain at its own, from its full conditional
+  (a Gaussian's coordinates, a lattice's sites).
 * :class:`SpinLattice`, for ``swendsen-wang``: ``+-1`` spins coupled along
   the edges of a graph (the Ising model), and its refinement
   :class:`PottsLattice`, ``q``-state spins (the Potts model). A target
@@ -100,6 +103,38 @@ class FullConditionals(Protocol):
 
     def draw_conditional(self, rng: ChainRandom, x: np.ndarray, block: Any, noise: Any) -> None:
         """Set ``x[:, block]`` (``x`` is ``(chains, dim)``, in place) to a draw from its full conditional."""
+        ...
+
+
+@runtime_checkable
+class CoordinateConditionals(Protocol):
+    """Full conditionals of single coordinates, each chain at a coordinate of its own: random-scan Gibbs.
+
+    A random-scan Gibbs sampler (``gibbs -P scan=random``) picks, at every
+    update and for every chain independently, a coordinate ``i`` uniformly at
+    random and draws it from ``p(x_i | x_-i)``; it leaves ``pi`` invariant,
+    each update does (Liu, Wong & Kong 1995; Roberts & Sahu 1997). Chains at
+    different coordinates cannot share a block, so this is one vectorized
+    draw of ``x[c, index[c]]`` for every chain ``c``::
+
+        noise = target.coordinate_noise(rng, k)           # (chains, k), k updates' worth
+        for t in range(k):
+            target.draw_coordinates(x, index[:, t], noise[:, t])
+
+    A :class:`FullConditionals` target without it gets random scan over its
+    blocks instead (each chain picks one of them per update), at the cost of
+    drawing every block for every chain per update.
+    """
+
+    def coordinate_noise(self, rng: ChainRandom, updates: int) -> np.ndarray:
+        """The random numbers of ``updates`` single-coordinate draws, ``(chains, updates)``, from each chain's own."""
+        ...
+
+    def draw_coordinates(self, x: np.ndarray, index: np.ndarray, noise: np.ndarray) -> None:
+        """Set ``x[c, index[c]]`` (in place) for every chain ``c`` to a draw from its full conditional.
+
+        ``index`` and ``noise`` are ``(chains,)``: each chain's coordinate and its random number.
+        """
         ...
 
 

@@ -44,6 +44,11 @@ SAMPLE_CASES: dict[str, list[str]] = {
     "hmc-gibbs-bnn": ["-t", "bnn", "-T", "hidden=3", "-s", "hmc-gibbs"],
     "nuts-eight-schools": ["-t", "eight-schools", "-s", "nuts"],  # compiled (the target has a point function)
     "nuts-funnel": ["-t", "funnel", "--dim", "3", "-s", "nuts"],  # the NumPy transition
+    "gibbs-random-gaussian": ["-t", "gaussian", "--dim", "3", "--rho", "0.9", "-s", "gibbs", "-P", "scan=random"],
+    "gibbs-random-potts": ["-t", "potts", "-T", "size=4", "-T", "q=3", "-T", "beta=0.9", "-s", "gibbs",
+                           "-P", "scan=random"],
+    "gibbs-random-blocks": ["-t", str(Path(__file__).parents[1] / "sample" / "bivariate_gibbs.py"), "-s", "gibbs",
+                            "-P", "scan=random"],
     "mh-weights": ["-t", str(MARKOV / "weights.csv"), "-s", "mh", "-P", f"proposal-matrix={MARKOV / 'proposal.csv'}"],
 }
 
