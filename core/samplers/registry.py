@@ -209,7 +209,9 @@ GIBBS = Declaration(
     (Setting("scan", "order of the updates: each coordinate in turn, or one picked at random per update", str,
              ("systematic", "random"), "systematic"),),
 )
-SWENDSEN_WANG = Declaration("swendsen-wang", "mcmc.core.samplers.swendsen_wang", "cluster flips on ising and potts")
+SWENDSEN_WANG = Declaration(
+    "swendsen-wang", "mcmc.core.samplers.swendsen_wang", "cluster flips on ising, potts and graph.csv",
+)
 HMC = Declaration(
     "hmc", "mcmc.core.samplers.hmc", "Hamiltonian Monte Carlo, the default",
     (STEP_SIZE.at(SEARCHED), PATH_LENGTH.at("pi/2"), TARGET_ACCEPT.at(HMC_ACCEPT), PERSISTENCE.at("0"),

@@ -22,7 +22,11 @@ the pairs and the coupling through the protocol
 :class:`~mcmc.core.targets.protocols.SpinLattice` (the Ising model,
 :class:`~mcmc.core.targets.ising.IsingTarget`) or its refinement
 :class:`~mcmc.core.targets.protocols.PottsLattice` (the Potts model,
-:class:`~mcmc.core.targets.potts.PottsTarget`).
+:class:`~mcmc.core.targets.potts.PottsTarget`); a Potts model on any graph
+(:class:`~mcmc.core.targets.graph.GraphPottsTarget`, ``graph.csv``) has a
+coupling per pair (:class:`~mcmc.core.targets.protocols.WeightedBonds`),
+and each pair its own bond probability ``1 - exp(-beta_ij)``: the same
+Fortuin-Kasteleyn argument, edge by edge.
 
 All chains form one graph of ``chains * L^2`` nodes, labelled in a single
 call of :func:`scipy.sparse.csgraph.connected_components`. Randomness is
@@ -44,11 +48,12 @@ from typing import NamedTuple
 
 import numpy as np
 
+from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import registry
 from mcmc.core.samplers.base import DensityState, density_state
 from mcmc.core.targets.base import Target
-from mcmc.core.targets.protocols import PottsLattice, SpinLattice, require
+from mcmc.core.targets.protocols import PottsLattice, SpinLattice, WeightedBonds, require
 
 DECLARATION = registry.SWENDSEN_WANG
 NAME = DECLARATION.name
@@ -72,9 +77,20 @@ def potts_bond_probability(beta: float) -> float:
     return float(-np.expm1(-beta))
 
 
+def _pair_probabilities(lattice: WeightedBonds, potts: bool) -> np.ndarray:
+    """``(n_pairs,)`` the bond probability of each pair from its own coupling (a graph, ``graph.csv``)."""
+    beta = np.asarray(lattice.couplings(), dtype=float)
+    if np.any(beta < 0):
+        raise UsageError(
+            "swendsen-wang needs every coupling >= 0 (a negative one, antiferromagnetic, has no bond "
+            "representation); use gibbs"
+        )
+    return -np.expm1(-beta) if potts else -np.expm1(-2.0 * beta)
+
+
 def spin_lattice(target: Target) -> SpinLattice:
     """``target`` as a :class:`~mcmc.core.targets.protocols.SpinLattice` (``UsageError`` if it is not)."""
-    return require(target, SpinLattice, NAME, "an Ising lattice target (ising) or a Potts lattice (potts)")
+    return require(target, SpinLattice, NAME, "an Ising lattice (ising), a Potts lattice (potts) or graph.csv")
 
 
 def init(position: np.ndarray, target: Target) -> State:
@@ -151,7 +167,10 @@ def step(rng: ChainRandom, state: State, target: Target) -> tuple[State, Info]:
     u_bond = rng.uniform((first.size,))
     u_new = rng.uniform((n,)).ravel()
     potts = isinstance(lattice, PottsLattice)
-    p = potts_bond_probability(beta) if potts else bond_probability(beta)
+    if isinstance(lattice, WeightedBonds):  # a graph: one bond probability per pair
+        p = _pair_probabilities(lattice, potts)
+    else:
+        p = potts_bond_probability(beta) if potts else bond_probability(beta)
     bonded = (x[:, first] == x[:, second]) & (u_bond < p)
     labels, roots = clusters(bonded, first, second, n)
     if potts:

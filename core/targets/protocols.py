@@ -16,6 +16,8 @@ says it offers that by implementing one of these protocols (a subclass of
   :class:`PottsLattice`, ``q``-state spins (the Potts model). A target
   implementing either is discrete, so the driver runs only samplers that
   declare ``LATTICE = True`` on it.
+* :class:`WeightedBonds`, for ``swendsen-wang`` on a graph: a coupling per
+  pair instead of one ``beta``.
 * :class:`TransitionKernel`, for ``markov``: a finite Markov chain given by
   its transition matrix, simulated rather than targeted; the driver runs
   only samplers that declare ``SIMULATES_CHAIN = True`` on it.
@@ -192,6 +194,20 @@ class PottsLattice(SpinLattice, Protocol):
     """
 
     q: int
+
+
+@runtime_checkable
+class WeightedBonds(Protocol):
+    """A :class:`SpinLattice` whose pairs have couplings of their own (a Potts model on a graph, ``graph.csv``).
+
+    Swendsen-Wang then bonds equal neighbours ``i, j`` with probability
+    ``1 - exp(-beta_ij)`` (Potts) instead of one probability for all pairs;
+    it needs every ``beta_ij >= 0``.
+    """
+
+    def couplings(self) -> np.ndarray:
+        """``(n_pairs,)`` the coupling of each pair of ``bonds()``, in that order."""
+        ...
 
 
 @runtime_checkable

@@ -56,9 +56,11 @@ STATISTICAL_TESTS: dict[tuple[str, str], tuple[str, ...]] = {
     (DENSITY, "gibbs"): (_EXACT_MOMENTS, "tests/core/test_ising.py::test_sampler_matches_enumeration",
                          "tests/core/test_potts.py::test_sampler_matches_enumeration",
                          "tests/core/test_gibbs_scan.py::test_both_scans_match_the_enumerated_ising_model",
-                         "tests/core/test_gibbs_scan.py::test_one_iteration_from_exact_draws_leaves_the_ising_law_unchanged"),
+                         "tests/core/test_gibbs_scan.py::test_one_iteration_from_exact_draws_leaves_the_ising_law_unchanged",
+                         "tests/core/test_graph_potts.py::test_sampler_matches_enumeration"),
     (DENSITY, "swendsen-wang"): ("tests/core/test_ising.py::test_sampler_matches_enumeration",
-                                 "tests/core/test_potts.py::test_sampler_matches_enumeration"),
+                                 "tests/core/test_potts.py::test_sampler_matches_enumeration",
+                                 "tests/core/test_graph_potts.py::test_sampler_matches_enumeration"),
     (DENSITY, "hmc"): ("tests/core/test_hmc.py::test_hmc_matches_exact_moments",),
     (DENSITY, "hmc-gibbs"): (
         "tests/core/test_hmc_within_gibbs.py::test_docs_example_normal_gamma_matches_exact_posterior",

@@ -49,6 +49,9 @@ SAMPLE_CASES: dict[str, list[str]] = {
                            "-P", "scan=random"],
     "gibbs-random-blocks": ["-t", str(Path(__file__).parents[1] / "sample" / "bivariate_gibbs.py"), "-s", "gibbs",
                             "-P", "scan=random"],
+    "gibbs-graph": ["-t", str(Path(__file__).parents[1] / "graphs" / "cube.csv"), "-T", "q=3", "-s", "gibbs"],
+    "swendsen-wang-graph": ["-t", str(Path(__file__).parents[1] / "graphs" / "cube.csv"), "-T", "q=3",
+                            "-s", "swendsen-wang"],
     "mh-weights": ["-t", str(MARKOV / "weights.csv"), "-s", "mh", "-P", f"proposal-matrix={MARKOV / 'proposal.csv'}"],
 }
 
