@@ -62,6 +62,8 @@ RANGES: dict[str, Range] = {
     "particles": Range(2.0, integer=True),
     "max_tree_depth": Range(1.0, 30.0, integer=True),
     "budget": Range(1.0, integer=True),
+    "n_steps": Range(1.0, 1024.0, integer=True),
+    "jitter": Range(0.0, 1.0, high_open=True),
     # mcmc compare
     "grad_cost": NON_NEGATIVE,
     "max_z": NON_NEGATIVE,

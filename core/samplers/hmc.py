@@ -10,7 +10,10 @@ One transition, for every chain at once:
    ``U(0.5, 1.5)``), ``n = ceil(L / eps)`` leapfrog steps, at most
    ``max_steps`` (a hit is reported as ``reached_max_steps``). Jittering
    breaks the periodicities that make a fixed length fail on near-Gaussian
-   targets (Mackenzie 1989; Neal 2011, section 5.4.2).
+   targets (Mackenzie 1989; Neal 2011, section 5.4.2). With ``n_steps``
+   the number of steps is given instead (Neal 2011's ``L``, the lecture's
+   20), ``n = ceil(n_steps * U(1 - jitter, 1 + jitter))``: exactly
+   ``n_steps`` with ``jitter = 0`` (``-P hmc:n-steps=20 -P hmc:jitter=0``).
 3. Integrate with :func:`mcmc.core.samplers.leapfrog.integrate`; the trajectory
    diverges when the energy error exceeds ``max_energy_error`` (1000, as
    Stan) or is not finite; a divergent proposal is rejected.
@@ -30,6 +33,16 @@ The inverse mass matrix is diagonal and per chain. During warm-up
 ``target_accept`` (0.8) and the diagonal mass matrix in Stan's windows
 (:mod:`mcmc.core.samplers.hmc_adapt`), each chain on its own draws, with
 trajectories capped at :data:`EARLY_MAX_STEPS` until the first metric.
+
+The integrator is the leapfrog (:mod:`mcmc.core.samplers.leapfrog`):
+time-reversible and volume-preserving, with an energy error that stays
+``O(eps^2)`` over a trajectory, which is what makes the Metropolis correction
+exact and keeps acceptance high. ``-P hmc:integrator=euler`` is refused with
+that reason: Euler's method is neither reversible nor volume-preserving (the
+acceptance rule would target the wrong law) and its energy error grows along
+the trajectory (``O(eps)`` over a fixed time, without bound as the path
+lengthens; Neal 2011, section 2.3, figure 1; :func:`~mcmc.core.samplers.leapfrog.euler`
+and ``bench/integrators.py`` show it).
 
 Statistics (ArviZ names): ``acceptance_rate`` ``min(1, exp(-dH))`` (0 for a
 divergence), ``accepted``, ``diverging``, ``energy`` (the Hamiltonian at the
@@ -139,7 +152,24 @@ def init(position: np.ndarray, target: Target) -> State:
     return State(x, lp, g, np.zeros_like(x))
 
 
-def _check_scalars(persistence: float, jitter: float, max_steps: int, max_energy_error: float) -> None:
+EULER_REFUSED = (
+    "hmc: integrator=euler is refused: Euler's method is neither time-reversible nor volume-preserving, so the "
+    "Metropolis correction would not leave the target invariant, and its energy error grows along the trajectory "
+    "(O(eps) over a fixed time, unbounded as the path lengthens) where the leapfrog's stays O(eps^2); "
+    "bench/integrators.py and docs/benchmarks.md compare the two"
+)
+
+
+def _check_scalars(
+    persistence: float, jitter: float, max_steps: int, max_energy_error: float,
+    n_steps: int | None = None, integrator: str = "leapfrog",
+) -> None:  # fmt: skip
+    if integrator == "euler":
+        raise UsageError(EULER_REFUSED)
+    if integrator != "leapfrog":
+        raise UsageError(f"hmc: integrator must be leapfrog (or euler, refused), got {integrator!r}")
+    if n_steps is not None and (isinstance(n_steps, bool) or int(n_steps) != n_steps or n_steps < 1):
+        raise UsageError(f"hmc: n_steps must be a whole number >= 1, got {n_steps}")
     if not 0.0 <= persistence < 1.0:
         raise UsageError(f"hmc: persistence must be in [0, 1), got {persistence}")
     if not 0.0 <= jitter < 1.0:
@@ -162,6 +192,8 @@ def step(
     jitter: float = JITTER,
     max_steps: int = MAX_STEPS,
     max_energy_error: float | None = None,
+    n_steps: int | None = None,
+    integrator: str = "leapfrog",
 ) -> tuple[State, Info]:
     """One HMC transition for every chain.
 
@@ -187,6 +219,11 @@ def step(
         Cap on leapfrog steps per transition.
     max_energy_error
         Energy error above which a trajectory diverges (default 1000).
+    n_steps
+        Leapfrog steps per transition (before jitter) instead of
+        ``path_length / step_size``; ``None``: from the path length.
+    integrator
+        ``"leapfrog"``; ``"euler"`` is refused (see the module docstring).
 
     Returns
     -------
@@ -198,7 +235,7 @@ def step(
     chains, dim = x.shape
     a = 0.0 if persistence is None else float(persistence)
     max_err = MAX_ENERGY_ERROR if max_energy_error is None else float(max_energy_error)
-    _check_scalars(a, jitter, max_steps, max_err)
+    _check_scalars(a, jitter, max_steps, max_err, n_steps, integrator)
     eps = per_chain(step_size, chains, "step_size", NAME)
     length = per_chain(PATH_LENGTH if path_length is None else path_length, chains, "path_length", NAME)
     minv = inv_mass_per_chain(inv_mass, chains, dim, NAME)
@@ -206,7 +243,8 @@ def step(
     noise = rng.normal((dim,))
     z = a * state.momentum + np.sqrt(1.0 - a * a) * noise if a > 0 else noise
     p0 = z / np.sqrt(minv)
-    wanted = np.ceil(length * (1.0 + jitter * (2.0 * rng.uniform() - 1.0)) / eps)
+    spread = 1.0 + jitter * (2.0 * rng.uniform() - 1.0)
+    wanted = np.ceil(length * spread / eps) if n_steps is None else np.ceil(int(n_steps) * spread)
     n = np.clip(wanted, 1, max_steps).astype(np.int64)
     if target.compiled is not None:  # compiled: the whole path without Python (mcmc.core.compiled)
         traj = target.compiled.trajectory(x, p0, state.log_density, state.grad, eps, n, minv, max_err)
@@ -264,6 +302,7 @@ def run_attrs(state: State, final: dict[str, Any]) -> dict[str, Any]:
             "persistence": plain(final.get("persistence", 0.0)),
             "max_steps": plain(final.get("max_steps", MAX_STEPS)),
             "max_energy_error": plain(final.get("max_energy_error", MAX_ENERGY_ERROR)),
+            **({"n_steps": plain(final["n_steps"])} if final.get("n_steps") is not None else {}),
         }
     }
 
@@ -282,6 +321,8 @@ def make_adapter(warmup: int, state: State, target: Target, rng: ChainRandom, **
         float(fixed.get("jitter", JITTER)),
         int(fixed.get("max_steps", MAX_STEPS)),
         float(fixed.get("max_energy_error", MAX_ENERGY_ERROR)),
+        fixed.get("n_steps"),
+        str(fixed.get("integrator", "leapfrog")),
     )
     limit = int(fixed.get("max_steps", MAX_STEPS))
     return WindowAdapter(warmup, state, target, rng, early_cap={"max_steps": min(limit, EARLY_MAX_STEPS)},

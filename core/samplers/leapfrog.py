@@ -172,3 +172,52 @@ def integrate(
                 half_m, left, limit, half, em = half_m[go], left[go], limit[go], half[go], em[go]
                 first_end = int(left.min(initial=0))
     return Trajectory(x, p, lp, g, taken, diverged)
+
+
+def euler(
+    value_and_grad: ValueAndGrad,
+    position: np.ndarray,
+    momentum: np.ndarray,
+    step_size: float,
+    n_steps: int,
+    inv_mass: np.ndarray,
+) -> Trajectory:
+    """Explicit Euler's method on Hamilton's equations: the integrator HMC must not use, kept to show why.
+
+    One step: ``x <- x + eps M^{-1} p`` and ``p <- p + eps grad log pi(x)``,
+    both from the old point. It is neither time-reversible nor volume-preserving,
+    and on a Gaussian it multiplies the energy by ``1 + eps^2`` (per unit of
+    mass) every step: over a fixed integration time its energy error is
+    ``O(eps)``, and it grows without bound as the path lengthens, where the
+    leapfrog's stays ``O(eps^2)`` and bounded (Neal 2011, section 2.3 and
+    figure 1). ``mcmc sample -s hmc -P hmc:integrator=euler`` is refused
+    with that reason; ``bench/integrators.py`` and
+    ``tests/core/test_integrators.py`` measure both errors.
+
+    Parameters
+    ----------
+    value_and_grad
+        Log density and its gradient for a batch of points.
+    position, momentum
+        ``(chains, dim)`` the start.
+    step_size, n_steps
+        ``eps`` and the number of steps, the same for every chain.
+    inv_mass
+        ``(chains, dim)`` (or broadcastable) diagonal of ``M^{-1}``.
+
+    Returns
+    -------
+    Trajectory
+        Every chain takes ``n_steps``; none is flagged diverged.
+    """
+    x = np.array(position, dtype=float)
+    p = np.array(momentum, dtype=float)
+    minv = np.broadcast_to(np.asarray(inv_mass, dtype=float), x.shape)
+    lp, g = value_and_grad(x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for _ in range(int(n_steps)):
+            x, p = x + step_size * minv * p, p + step_size * g
+            lp, g = value_and_grad(x)
+    chains = x.shape[0]
+    return Trajectory(x, p, np.asarray(lp, dtype=float), np.asarray(g, dtype=float),
+                      np.full(chains, int(n_steps), dtype=np.int64), np.zeros(chains, dtype=bool))  # fmt: skip

@@ -215,7 +215,12 @@ SWENDSEN_WANG = Declaration(
 HMC = Declaration(
     "hmc", "mcmc.core.samplers.hmc", "Hamiltonian Monte Carlo, the default",
     (STEP_SIZE.at(SEARCHED), PATH_LENGTH.at("pi/2"), TARGET_ACCEPT.at(HMC_ACCEPT), PERSISTENCE.at("0"),
-     MAX_ENERGY_ERROR.at(STAN_ENERGY)),
+     MAX_ENERGY_ERROR.at(STAN_ENERGY),
+     Setting("n_steps", "leapfrog steps per transition instead of path-length / step-size (jittered)", int,
+             default="path-length / step-size"),
+     Setting("jitter", "relative spread of the path length or of n-steps: uniform in 1 +- jitter", default="0.5"),
+     Setting("integrator", "the integrator (euler is refused, with the reason)", str, ("leapfrog", "euler"),
+             "leapfrog")),
 )  # fmt: skip
 HMC_GIBBS = Declaration(
     "hmc-gibbs", "mcmc.core.samplers.hmc_within_gibbs",

@@ -61,7 +61,9 @@ STATISTICAL_TESTS: dict[tuple[str, str], tuple[str, ...]] = {
     (DENSITY, "swendsen-wang"): ("tests/core/test_ising.py::test_sampler_matches_enumeration",
                                  "tests/core/test_potts.py::test_sampler_matches_enumeration",
                                  "tests/core/test_graph_potts.py::test_sampler_matches_enumeration"),
-    (DENSITY, "hmc"): ("tests/core/test_hmc.py::test_hmc_matches_exact_moments",),
+    (DENSITY, "hmc"): ("tests/core/test_hmc.py::test_hmc_matches_exact_moments",
+                       "tests/core/test_integrators.py::test_hmc_with_twenty_unjittered_steps_takes_exactly_twenty_and_is_exact",
+                       "tests/core/test_integrators.py::test_the_leapfrog_energy_error_is_second_order_and_eulers_first"),
     (DENSITY, "hmc-gibbs"): (
         "tests/core/test_hmc_within_gibbs.py::test_docs_example_normal_gamma_matches_exact_posterior",
     ),

@@ -52,6 +52,7 @@ SAMPLE_CASES: dict[str, list[str]] = {
     "gibbs-graph": ["-t", str(Path(__file__).parents[1] / "graphs" / "cube.csv"), "-T", "q=3", "-s", "gibbs"],
     "swendsen-wang-graph": ["-t", str(Path(__file__).parents[1] / "graphs" / "cube.csv"), "-T", "q=3",
                             "-s", "swendsen-wang"],
+    "hmc-n-steps-banana": ["-t", "banana", "-s", "hmc", "-P", "n-steps=20", "-P", "jitter=0"],
     "mh-weights": ["-t", str(MARKOV / "weights.csv"), "-s", "mh", "-P", f"proposal-matrix={MARKOV / 'proposal.csv'}"],
 }
 
