@@ -133,6 +133,16 @@ class ChainRandom:
         if used.size and np.any(used != used[0]):
             b.synced = False
 
+    def subset(self, rows: np.ndarray) -> ChainSubset:
+        """The streams of the chains ``rows`` (indices into this batch), as an object with this class's methods.
+
+        What a user's function that draws for "every chain" (a proposal,
+        ``proposal_sample(rng)``) is given when only some chains need a
+        draw (those still looking in rejection sampling): each of them
+        draws from its own stream, and the others' streams are left alone.
+        """
+        return ChainSubset(self, np.asarray(rows, dtype=np.int64))
+
     # -- internals ---------------------------------------------------------
 
     def _buffer(self, kind: str) -> _Buffer:
@@ -189,6 +199,34 @@ class ChainRandom:
         out = b.data[rows[:, None], idx]
         b.pos[rows] += k
         return out.reshape(rows.size, *shape)
+
+
+class ChainSubset:
+    """Some chains of a :class:`ChainRandom` (see :meth:`ChainRandom.subset`): the same methods, for them only."""
+
+    def __init__(self, parent: ChainRandom, rows: np.ndarray) -> None:
+        self.parent, self.rows = parent, rows
+
+    @property
+    def chains(self) -> int:
+        """Number of chains in the subset."""
+        return int(self.rows.size)
+
+    def normal(self, size: int | tuple[int, ...] = ()) -> np.ndarray:
+        """Standard normal draws ``(subset chains, *size)``."""
+        return self.parent.normal(size, mask=self.rows)
+
+    def uniform(self, size: int | tuple[int, ...] = ()) -> np.ndarray:
+        """Uniform draws on [0, 1), ``(subset chains, *size)``."""
+        return self.parent.uniform(size, mask=self.rows)
+
+    def exponential(self, size: int | tuple[int, ...] = ()) -> np.ndarray:
+        """Standard exponential draws, ``(subset chains, *size)``."""
+        return self.parent.exponential(size, mask=self.rows)
+
+    def log_uniform(self) -> np.ndarray:
+        """``log(u)`` for one uniform per chain of the subset."""
+        return self.parent.log_uniform(mask=self.rows)
 
 
 class _Buffer:

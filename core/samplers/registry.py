@@ -199,6 +199,14 @@ REJECTION = Declaration(
     "rejection", "mcmc.core.samplers.rejection",
     "independent draws under a fitted envelope, low dimensions",
 )
+INVERSE_CDF = Declaration(
+    "inverse-cdf", "mcmc.core.samplers.inverse_cdf", "independent draws x = F^-1(u) of a 1-D target",
+)
+EXACT = Declaration(
+    "exact", "mcmc.core.samplers.exact", "the target's own exact draws (gaussian: Box-Muller)",
+    (Setting("method", "the target's exact method: the basic or the polar Box-Muller transform of the normal",
+             str, ("box-muller", "polar"), "box-muller"),),
+)  # fmt: skip
 ISIR = Declaration(
     "isir", "mcmc.core.samplers.isir", "importance sampling with resampling, exact for any proposal",
     (Setting("particles", "importance samples per iteration, the current state included", int, default="16"),),
@@ -260,6 +268,6 @@ LIKELIHOOD_WEIGHTING = Declaration(
 
 #: Every sampler, in the order of ``mcmc sample --help`` and of the choices.
 DECLARATIONS: tuple[Declaration, ...] = (
-    RWM, MH_INDEPENDENCE, MH_LOGNORMAL, TWO_STAGE, SLICE, ELLIPTICAL_SLICE, REJECTION, ISIR, GIBBS, SWENDSEN_WANG,
-    HMC, HMC_GIBBS, MARKOV, MH, NUTS, NETWORK_GIBBS, LOGIC_SAMPLING, LIKELIHOOD_WEIGHTING,
+    RWM, MH_INDEPENDENCE, MH_LOGNORMAL, TWO_STAGE, SLICE, ELLIPTICAL_SLICE, REJECTION, INVERSE_CDF, EXACT, ISIR,
+    GIBBS, SWENDSEN_WANG, HMC, HMC_GIBBS, MARKOV, MH, NUTS, NETWORK_GIBBS, LOGIC_SAMPLING, LIKELIHOOD_WEIGHTING,
 )  # fmt: skip

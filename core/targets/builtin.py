@@ -4,7 +4,10 @@
   equicorrelation matrix ``(1 - rho) I + rho 1 1^T``; ``scales="unit"`` (all 1)
   or ``"log"`` (log-spaced from 0.01 to 1: condition number 10^4, the
   ill-conditioned case). Up to :data:`GIBBS_MAX_DIM` it is a
-  :class:`GaussianTarget`, whose full conditionals ``gibbs`` draws from.
+  :class:`GaussianTarget`, whose full conditionals ``gibbs`` draws from and
+  whose exact draws ``exact`` makes by the Box-Muller transform, basic
+  (:func:`box_muller`) or polar (:func:`marsaglia_polar`); in one dimension
+  its quantile function is known (``inverse-cdf``), as the ``gamma``'s is.
 * ``bimodal``: independently per coordinate ``0.5 N(-3, 1) + 0.5 N(3, 1)``
   (``2^dim`` modes; mean 0, sd ``sqrt(10)``); local samplers do not cross
   between modes and R-hat should say so.
@@ -62,7 +65,10 @@ class GaussianTarget(Target):
 
     loc: Any = None
     precision: Any = None
+    rho: float = 0.0
+    scales: Any = None
     discrete = False  # FullConditionals: continuous coordinates
+    exact_methods = ("box-muller", "polar")  # ExactDraws
 
     def conditional_blocks(self) -> range:
         """The coordinates, in order."""
@@ -82,6 +88,28 @@ class GaussianTarget(Target):
         pull = ((x - mean) * precision[i]).sum(axis=1) - diag[i] * (x[:, i] - mean[i])
         x[:, i] = mean[i] - pull / diag[i] + noise[:, i] / np.sqrt(diag[i])
 
+    def exact_draws(self, rng: ChainRandom, method: str) -> np.ndarray:
+        """``(chains, dim)`` exact draws: standard normals by Box-Muller (``method``), then ``D (a z + b 1 1^T z)``.
+
+        ``a = sqrt(1 - rho)`` and ``b = (sqrt(1 - rho + dim rho) - a) / dim``
+        make ``a z + b (sum z) 1`` have covariance ``(1 - rho) I + rho 1 1^T``
+        (``a^2 = 1 - rho``, ``2 a b + dim b^2 = rho``): no matrix factor, and
+        elementwise sums only, so the same bytes on every CPU.
+        """
+        normals = {"box-muller": box_muller, "polar": marsaglia_polar}.get(method)
+        if normals is None:
+            raise UsageError(f"exact: the normal's methods are {', '.join(self.exact_methods)}, not {method!r}")
+        z = normals(rng, self.dim)
+        a = np.sqrt(1.0 - self.rho)
+        b = (np.sqrt(1.0 - self.rho + self.dim * self.rho) - a) / self.dim
+        return self.loc + self.scales * (a * z + b * np.sum(z, axis=1, keepdims=True))
+
+    def quantile(self, u: np.ndarray) -> np.ndarray:
+        """``mu + sd Phi^-1(u)`` (one dimension only: inverse-cdf refuses more)."""
+        from scipy.special import ndtri  # start-up: SciPy's special functions only when drawn
+
+        return self.loc[0] + self.scales[0] * ndtri(np.asarray(u, dtype=float))
+
     def coordinate_noise(self, rng: ChainRandom, updates: int) -> np.ndarray:
         """One standard normal per update and chain, ``(chains, updates)`` (random scan)."""
         return rng.normal((updates,))
@@ -94,6 +122,69 @@ class GaussianTarget(Target):
         # Each chain's row of Q, gathered; the same row-wise sums as draw_conditional (no BLAS).
         pull = ((x - mean) * q[index]).sum(axis=1) - diag * (x[rows, index] - mean[index])
         x[rows, index] = mean[index] - pull / diag + noise / np.sqrt(diag)
+
+
+def box_muller(rng: ChainRandom, n: int) -> np.ndarray:
+    """``(chains, n)`` standard normals by the Box-Muller transform (Box & Muller 1958), from uniforms.
+
+    Box, G. E. P. & Muller, M. E. (1958), "A note on the generation of random
+    normal deviates", Ann. Math. Statist. 29, 610-611: for independent
+    ``u1, u2 ~ U(0, 1]``, ``sqrt(-2 log u1) (cos 2 pi u2, sin 2 pi u2)`` are
+    two independent standard normals (the radius squared is ``Exp(1/2)``,
+    the angle uniform). ``ceil(n / 2)`` pairs per chain, two uniforms each.
+    """
+    pairs = -(-n // 2)
+    u = rng.uniform((pairs, 2))
+    radius = np.sqrt(-2.0 * np.log1p(-u[..., 0]))  # 1 - u in (0, 1]
+    angle = 2.0 * np.pi * u[..., 1]
+    return np.stack([radius * np.cos(angle), radius * np.sin(angle)], axis=-1).reshape(u.shape[0], 2 * pairs)[:, :n]
+
+
+def marsaglia_polar(rng: ChainRandom, n: int) -> np.ndarray:
+    """``(chains, n)`` standard normals by the polar form of the Box-Muller transform (Marsaglia & Bray 1964).
+
+    Marsaglia, G. & Bray, T. A. (1964), "A convenient method for generating
+    normal variables", SIAM Review 6, 260-264: draw ``(v1, v2)`` uniform on
+    the square ``[-1, 1)^2`` until ``0 < s = v1^2 + v2^2 < 1`` (a point of the
+    unit disc, probability ``pi / 4``); then ``v sqrt(-2 log s / s)`` are two
+    independent standard normals: no sine or cosine. Rejection per pair, each
+    chain redrawing only its own pending pairs from its own stream (all of a
+    chain's pairs are drawn again while any is pending, so a chain's numbers
+    depend on its own draws only).
+    """
+    pairs = -(-n // 2)
+    chains = rng.chains
+    v = np.zeros((chains, pairs, 2))
+    s = np.zeros((chains, pairs))
+    pending = np.ones((chains, pairs), dtype=bool)
+    while pending.any():
+        rows = np.flatnonzero(pending.any(axis=1))
+        w = 2.0 * rng.uniform((pairs, 2), mask=rows) - 1.0
+        r2 = np.sum(w * w, axis=-1)
+        take = pending[rows] & (r2 > 0.0) & (r2 < 1.0)
+        sub_v, sub_s = v[rows], s[rows]
+        sub_v[take], sub_s[take] = w[take], r2[take]
+        v[rows], s[rows] = sub_v, sub_s
+        pending[rows] &= ~take
+    z = v * np.sqrt(-2.0 * np.log(s) / s)[..., None]
+    return z.reshape(chains, 2 * pairs)[:, :n]
+
+
+@dataclass(frozen=True, eq=False)
+class KnownQuantile(Target):
+    """A one-dimensional target whose quantile function is known (:class:`~mcmc.core.targets.protocols.Quantile`).
+
+    Parameters
+    ----------
+    quantile_fn
+        ``u (n,) -> x (n,)`` in the sampling space.
+    """
+
+    quantile_fn: Any = None
+
+    def quantile(self, u: np.ndarray) -> np.ndarray:
+        """``F^-1(u)`` in the sampling space."""
+        return np.asarray(self.quantile_fn(np.asarray(u, dtype=float)), dtype=float)
 
 
 def _check_dim(dim: int, minimum: int = 1) -> int:
@@ -154,7 +245,9 @@ def gaussian(dim: int = 10, rho: float = 0.0, scales: str = "unit") -> Target:
     }  # fmt: skip
     if dim > GIBBS_MAX_DIM:  # the precision matrix is dim^2 floats: only where that is small
         return Target(**common)
-    return GaussianTarget(**common, loc=np.zeros(dim), precision=precision_times(np.eye(dim)) / np.outer(d, d))
+    return GaussianTarget(
+        **common, loc=np.zeros(dim), precision=precision_times(np.eye(dim)) / np.outer(d, d), rho=rho, scales=d.copy(),
+    )  # fmt: skip
 
 
 def bimodal(dim: int = 1) -> Target:
@@ -283,7 +376,11 @@ def gamma(dim: int = 1, shape: float = 2.0, rate: float = 1.0) -> Target:
         # Overdispersed on the log scale around the mean; always positive.
         return (k / r) * np.exp(rng.normal((dim,)))
 
-    return Target(
+    from scipy.special import gammaincinv  # start-up: SciPy's special functions only for this target
+
+    cls, extra = (KnownQuantile, {"quantile_fn": lambda u: gammaincinv(k, u) / r}) if dim == 1 else (Target, {})
+    return cls(
+        **extra,
         name="gamma",
         dim=dim,
         log_density=log_density,

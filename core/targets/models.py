@@ -31,6 +31,7 @@ import numpy as np
 from mcmc.core.compiled import lazy_paths
 from mcmc.core.errors import InputError, UsageError
 from mcmc.core.targets.base import Target, flat_names
+from mcmc.core.targets.builtin import KnownQuantile
 
 KERNELS = "mcmc.core.targets.model_kernels"  # their point functions, compiled (HMC's trajectories)
 
@@ -192,7 +193,14 @@ def beta_bernoulli(
 
     mean = A / (A + B)
     sd = np.sqrt(A * B / ((A + B) ** 2 * (A + B + 1.0)))
-    return Target(
+
+    def quantile(u: np.ndarray) -> np.ndarray:  # on the logit scale: the logit of the Beta(A, B) quantile
+        from scipy.special import betaincinv, logit  # start-up: SciPy's special functions only when drawn
+
+        return logit(betaincinv(A, B, u))
+
+    return KnownQuantile(
+        quantile_fn=quantile,
         name="beta-bernoulli",
         dim=1,
         log_density=log_density,

@@ -18,6 +18,15 @@ says it offers that by implementing one of these protocols (a subclass of
   declare ``LATTICE = True`` on it.
 * :class:`WeightedBonds`, for ``swendsen-wang`` on a graph: a coupling per
   pair instead of one ``beta``.
+* :class:`Quantile`, for ``inverse-cdf``: a one-dimensional target's
+  quantile function (without it, inverse-cdf inverts the CDF numerically).
+* :class:`ExactDraws`, for ``exact``: a target's own exact sampler (the
+  normal's Box-Muller transform, basic and polar).
+* :class:`ProposalDistribution` and its refinement :class:`EnvelopeBound`,
+  for ``importance`` and ``rejection``: a proposal the target file gives
+  (and the bound ``log k`` with ``p <= k q``, which makes rejection exact).
+* :class:`GaussianPrior`, for ``elliptical-slice``: the model's own Gaussian
+  prior and its likelihood, ``pi(x) ∝ N(x; mu, Sigma) L(x)``.
 * :class:`TransitionKernel`, for ``markov``: a finite Markov chain given by
   its transition matrix, simulated rather than targeted; the driver runs
   only samplers that declare ``SIMULATES_CHAIN = True`` on it.
@@ -207,6 +216,88 @@ class WeightedBonds(Protocol):
 
     def couplings(self) -> np.ndarray:
         """``(n_pairs,)`` the coupling of each pair of ``bonds()``, in that order."""
+        ...
+
+
+@runtime_checkable
+class Quantile(Protocol):
+    """A one-dimensional target with its quantile function (in the sampling space): ``x = F^-1(u)``.
+
+    ``inverse-cdf`` draws ``x = F^-1(u)``, ``u ~ U(0, 1)``: an exact,
+    independent draw (Robert & Casella 2004, lemma 2.4).
+    """
+
+    def quantile(self, u: np.ndarray) -> np.ndarray:
+        """``(n,)`` the quantiles at ``u (n,)`` in ``(0, 1)``."""
+        ...
+
+
+@runtime_checkable
+class ExactDraws(Protocol):
+    """A target that draws exactly from itself by a method of its own (the ``exact`` sampler).
+
+    Attributes
+    ----------
+    exact_methods
+        The names of its methods (``("box-muller", "polar")``), the first the default.
+    """
+
+    exact_methods: tuple[str, ...]
+
+    def exact_draws(self, rng: ChainRandom, method: str) -> np.ndarray:
+        """``(chains, dim)`` independent exact draws, one per chain, from each chain's own stream."""
+        ...
+
+
+@runtime_checkable
+class ProposalDistribution(Protocol):
+    """A proposal ``q`` the target gives: draws and their log density (``importance``, ``rejection``)."""
+
+    def proposal_sample(self, rng: Any) -> np.ndarray:
+        """``(rng.chains, dim)`` one draw of ``q`` per chain of ``rng`` (a ChainRandom or a subset of one)."""
+        ...
+
+    def proposal_log_density(self, x: np.ndarray) -> np.ndarray:
+        """``(n,)`` ``log q(x)`` at ``x (n, dim)``."""
+        ...
+
+
+@runtime_checkable
+class EnvelopeBound(ProposalDistribution, Protocol):
+    """A proposal with an envelope: ``exp(log_density(x)) <= exp(log_bound) q(x)`` everywhere.
+
+    Rejection sampling is then exact (von Neumann 1951; Robert & Casella
+    2004, section 2.3): accept ``x ~ q`` with probability ``p(x) / (k q(x))``.
+
+    Attributes
+    ----------
+    log_bound
+        ``log k``.
+    """
+
+    log_bound: float
+
+
+@runtime_checkable
+class GaussianPrior(Protocol):
+    """A posterior ``pi(x) ∝ N(x; prior_mean, L L^T) exp(log_likelihood(x))``: the model's own Gaussian prior.
+
+    Elliptical slice sampling (Murray, Adams & MacKay 2010) moves on
+    ellipses of this prior and evaluates only the likelihood.
+
+    Attributes
+    ----------
+    prior_mean
+        ``(dim,)``.
+    prior_chol
+        ``(dim, dim)`` lower-triangular ``L`` with ``Sigma = L L^T``.
+    """
+
+    prior_mean: np.ndarray
+    prior_chol: np.ndarray
+
+    def log_likelihood(self, x: np.ndarray) -> np.ndarray:
+        """``(n,)`` the log likelihood at ``x (n, dim)``."""
         ...
 
 

@@ -28,6 +28,24 @@ user's own code, by design. It (or, with ``:name``, the module attribute
   scan drawn up front, passed as ``noise``; else ``noise`` is ``None`` and
   ``draw_conditional`` draws from ``rng``). The target is then a
   :class:`UserConditionalsTarget` (:class:`~mcmc.core.targets.protocols.FullConditionals`).
+* optionally the hooks of the samplers that draw independently or use the
+  model's structure (each makes the target implement a protocol of
+  :mod:`mcmc.core.targets.protocols`; docs/formats.md, "Target files"):
+
+  - ``quantile(u)``, ``u (n,) -> (n,)``, for a one-dimensional target: its
+    quantile function, which ``inverse-cdf`` draws through exactly
+    (:class:`~mcmc.core.targets.protocols.Quantile`);
+  - ``proposal_sample(rng) -> (rng.chains, dim)`` and
+    ``proposal_log_density(x) -> (n,)``: a proposal ``q`` for ``importance``
+    (:class:`~mcmc.core.targets.protocols.ProposalDistribution`), and with
+    ``log_bound`` (a number, ``log k`` with ``exp(log_density) <= k q``
+    everywhere) for exact ``rejection``
+    (:class:`~mcmc.core.targets.protocols.EnvelopeBound`);
+  - ``prior_cov`` (or its lower Cholesky factor ``prior_chol``), optionally
+    ``prior_mean`` (default 0), with ``log_likelihood(x)``: the model's
+    Gaussian prior, which ``elliptical-slice`` moves on
+    (:class:`~mcmc.core.targets.protocols.GaussianPrior`); ``log_density``
+    may then be left out (it is the prior's plus the likelihood).
 
 The functions are probed once on two points: the log density must return
 ``(2,)`` floats that are finite or ``-inf``, the gradient ``(2, dim)`` finite
@@ -52,6 +70,7 @@ import importlib.util
 import sys
 import types
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +118,130 @@ class UserConditionalsTarget(Target):
         outside[block] = False
         if not np.array_equal(x[:, outside], before[:, outside]):
             raise InputError(self.source, f"draw_conditional for block {block.tolist()} changed other coordinates")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class _QuantileHook:
+    """``quantile(u)`` of a one-dimensional target file (:class:`~mcmc.core.targets.protocols.Quantile`)."""
+
+    quantile_fn: Callable[..., Any] | None = None
+    source: str = ""
+
+    def quantile(self, u: np.ndarray) -> np.ndarray:
+        u = np.asarray(u, dtype=float)
+        out = _call_user(self.quantile_fn, u, self.source, "quantile")  # type: ignore[arg-type]
+        if out.shape != u.shape:
+            raise InputError(self.source, f"quantile returned shape {out.shape} for {u.size} values, not {u.shape}")
+        return out
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class _ProposalHook:
+    """A target file's proposal (:class:`~mcmc.core.targets.protocols.ProposalDistribution`)."""
+
+    proposal_sample_fn: Callable[..., Any] | None = None
+    proposal_log_density_fn: Callable[..., Any] | None = None
+    source: str = ""
+
+    def proposal_sample(self, rng: Any) -> np.ndarray:
+        out = _call_user(self.proposal_sample_fn, rng, self.source, "proposal_sample")  # type: ignore[arg-type]
+        return _shaped(out, rng.chains, self.dim, True, self.source, "proposal_sample")  # type: ignore[attr-defined]
+
+    def proposal_log_density(self, x: np.ndarray) -> np.ndarray:
+        out = _call_user(self.proposal_log_density_fn, x, self.source, "proposal_log_density")  # type: ignore[arg-type]
+        return _shaped(out, np.shape(x)[0], self.dim, False, self.source, "proposal_log_density")  # type: ignore[attr-defined]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class _BoundHook:
+    """``log_bound`` of a target file with a proposal (:class:`~mcmc.core.targets.protocols.EnvelopeBound`)."""
+
+    log_bound: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class _PriorHook:
+    """A target file's Gaussian prior (:class:`~mcmc.core.targets.protocols.GaussianPrior`)."""
+
+    prior_mean: Any = None
+    prior_chol: Any = None
+
+
+@lru_cache(maxsize=32)
+def _user_class(hooks: tuple[type, ...], conditionals: bool) -> type:
+    """The target class of a file with these hooks: a frozen dataclass over them and the base target."""
+    base: type = UserConditionalsTarget if conditionals else Target
+    if not hooks:
+        return base
+    name = "User" + "".join(h.__name__.strip("_").removesuffix("Hook") for h in hooks) + base.__name__
+    return dataclasses.make_dataclass(name, [], bases=(*hooks, base), frozen=True, eq=False)
+
+
+def cholesky(cov: np.ndarray) -> np.ndarray:
+    """The lower Cholesky factor of a symmetric positive definite ``cov`` (Cholesky-Banachiewicz, row by row).
+
+    Written out with elementwise products and sums, not LAPACK: the factor,
+    and with it every draw of a prior, has the same bytes on every CPU.
+
+    Raises
+    ------
+    ValueError
+        ``cov`` is not positive definite.
+    """
+    a = np.asarray(cov, dtype=float)
+    n = a.shape[0]
+    chol = np.zeros_like(a)
+    for i in range(n):
+        row = chol[i, :i]
+        # chol[i, j] for j < i, one column at a time: the products of rows i and j so far
+        for j in range(i):
+            chol[i, j] = (a[i, j] - np.sum(row[:j] * chol[j, :j])) / chol[j, j]
+        d = a[i, i] - np.sum(chol[i, :i] * chol[i, :i])
+        if not d > 0:
+            raise ValueError(f"not positive definite (pivot {i} is {d:.3g})")
+        chol[i, i] = np.sqrt(d)
+    return chol
+
+
+def _prior(obj: Any, dim: int, source: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(prior_mean, prior_chol)`` from the file's ``prior_cov`` or ``prior_chol`` and ``prior_mean``, or ``None``."""
+    cov, chol, mean = (getattr(obj, k, None) for k in ("prior_cov", "prior_chol", "prior_mean"))
+    if cov is None and chol is None:
+        if mean is not None:
+            raise InputError(source, "defines prior_mean but neither prior_cov nor prior_chol")
+        return None
+    if cov is not None and chol is not None:
+        raise InputError(source, "defines both prior_cov and prior_chol; give one")
+    what = "prior_cov" if cov is not None else "prior_chol"
+    try:
+        matrix = np.array(cov if cov is not None else chol, dtype=float)
+        m = np.zeros(dim) if mean is None else np.broadcast_to(np.asarray(mean, dtype=float), (dim,)).copy()
+    except (TypeError, ValueError):
+        raise InputError(source, f"{what} and prior_mean must be numbers ({dim} x {dim}, and {dim})") from None
+    if matrix.shape != (dim, dim) or not np.all(np.isfinite(matrix)) or not np.all(np.isfinite(m)):
+        raise InputError(source, f"{what} must be a finite {dim} x {dim} matrix, got shape {matrix.shape}")
+    if cov is not None:
+        if not np.allclose(matrix, matrix.T, rtol=1e-12, atol=0):
+            raise InputError(source, "prior_cov is not symmetric")
+        try:
+            matrix = cholesky(matrix)
+        except ValueError as exc:
+            raise InputError(source, f"prior_cov is {exc}") from None
+    elif np.any(np.triu(matrix, 1) != 0) or not np.all(np.diag(matrix) > 0):
+        raise InputError(source, "prior_chol must be lower-triangular with a positive diagonal")
+    matrix.setflags(write=False)
+    m.setflags(write=False)
+    return m, matrix
+
+
+def gaussian_log_density(x: np.ndarray, mean: np.ndarray, chol: np.ndarray) -> np.ndarray:
+    """``log N(x; mean, L L^T)`` at ``x (n, dim)`` by forward substitution (elementwise sums, no LAPACK)."""
+    d = mean.size
+    z = np.empty_like(np.asarray(x, dtype=float))
+    r = np.asarray(x, dtype=float) - mean
+    for i in range(d):
+        z[:, i] = (r[:, i] - np.sum(z[:, :i] * chol[i, :i], axis=1)) / chol[i, i]
+    return -0.5 * np.sum(z * z, axis=1) - np.sum(np.log(np.diag(chol))) - 0.5 * d * np.log(2.0 * np.pi)
 
 
 def load_user_target(spec: str, text: str | None = None) -> Target:
@@ -188,6 +331,12 @@ POINT = "point_log_density_and_grad"
 def _from_namespace(obj: Any, spec: str, source: str) -> Target:
     log_prior = _callable(obj, "log_prior", source, required=False)
     log_likelihood = _callable(obj, "log_likelihood", source, required=False)
+    has_prior = getattr(obj, "prior_cov", None) is not None or getattr(obj, "prior_chol", None) is not None
+    if has_prior and log_likelihood is None:
+        raise InputError(source, "defines a Gaussian prior (prior_cov or prior_chol) but no log_likelihood(x)")
+    if has_prior and log_prior is None:
+        # The prior is the Gaussian: log_prior is its log density (set below, once dim is known).
+        log_prior = _placeholder
     if (log_prior is None) != (log_likelihood is None):
         given, missing = ("log_prior", "log_likelihood") if log_likelihood is None else ("log_likelihood", "log_prior")
         raise InputError(source, f"defines {given}(x) but not {missing}(x); two-stage needs both")
@@ -214,10 +363,9 @@ def _from_namespace(obj: Any, spec: str, source: str) -> Target:
 
         log_density.user_name = POINT  # type: ignore[attr-defined]  # what error messages call it
     elif log_density is None:  # prior x likelihood only
-        prior, likelihood = log_prior, log_likelihood
 
         def log_density(x: np.ndarray) -> np.ndarray:
-            return np.asarray(prior(x), dtype=float) + np.asarray(likelihood(x), dtype=float)
+            return np.asarray(log_prior(x), dtype=float) + np.asarray(log_likelihood(x), dtype=float)
 
     grad = _callable(obj, "grad_log_density", source, required=False)
     initial = _callable(obj, "initial_point", source, required=False)
@@ -232,6 +380,12 @@ def _from_namespace(obj: Any, spec: str, source: str) -> Target:
     if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
         raise InputError(source, f"dim must be a positive integer, got {dim!r}")
     dim = int(dim)
+    prior = _prior(obj, dim, source)
+    if prior is not None and log_prior is _placeholder:
+        prior_mean, prior_chol = prior
+
+        def log_prior(x: np.ndarray) -> np.ndarray:
+            return gaussian_log_density(x, prior_mean, prior_chol)
     transform = _callable(obj, "transform", source, required=False)
     variables = _variables(getattr(obj, "variables", None), source)
     names = getattr(obj, "names", None)
@@ -255,10 +409,11 @@ def _from_namespace(obj: Any, spec: str, source: str) -> Target:
         "transform": None if transform is None else _batched(transform, dim, len(names or ()), source),
         "options": {}, "value_and_grad_fn": compiled_vg if grad is None else None, "compiled": compiled,
     }  # fmt: skip
+    hooks, extra = _hooks(obj, dim, source, prior)
     draw = _callable(obj, "draw_conditional", source, required=False)
     blocks = getattr(obj, "conditional_blocks", None)
     if draw is None and blocks is None:
-        return Target(**common)
+        return _user_class(hooks, False)(**common, **extra)  # type: ignore[no-any-return]
     if draw is None or blocks is None:
         raise InputError(source, "Gibbs blocks need both conditional_blocks and draw_conditional(rng, x, block, noise)")
     try:
@@ -271,7 +426,47 @@ def _from_namespace(obj: Any, spec: str, source: str) -> Target:
     if not parsed:
         raise InputError(source, "conditional_blocks is empty")
     noise = _callable(obj, "sweep_noise", source, required=False)
-    return UserConditionalsTarget(**common, blocks=parsed, draw_fn=draw, noise_fn=noise, source=source)
+    cls = _user_class(hooks, True)
+    return cls(**common, **extra, blocks=parsed, draw_fn=draw, noise_fn=noise, source=source)  # type: ignore[no-any-return]
+
+
+def _placeholder(x: np.ndarray) -> np.ndarray:  # the Gaussian prior's log density, until dim is known
+    raise AssertionError("replaced once the dimension is known")
+
+
+def _hooks(
+    obj: Any, dim: int, source: str, prior: tuple[np.ndarray, np.ndarray] | None
+) -> tuple[tuple[type, ...], dict[str, Any]]:
+    """The hook mixins a file's functions call for, and their field values (see the module docstring)."""
+    hooks: list[type] = []
+    extra: dict[str, Any] = {}
+    quantile = _callable(obj, "quantile", source, required=False)
+    if quantile is not None:
+        if dim != 1:
+            raise InputError(source, f"quantile(u) applies to a one-dimensional target; dim is {dim}")
+        hooks.append(_QuantileHook)
+        extra.update(quantile_fn=quantile, source=source)
+    sample = _callable(obj, "proposal_sample", source, required=False)
+    log_q = _callable(obj, "proposal_log_density", source, required=False)
+    if (sample is None) != (log_q is None):
+        raise InputError(source, "a proposal needs both proposal_sample(rng) and proposal_log_density(x)")
+    bound = getattr(obj, "log_bound", None)
+    if bound is not None and sample is None:
+        raise InputError(source, "defines log_bound but no proposal (proposal_sample and proposal_log_density)")
+    if sample is not None:
+        hooks.append(_ProposalHook)
+        extra.update(proposal_sample_fn=sample, proposal_log_density_fn=log_q, source=source)
+    if bound is not None:
+        if isinstance(bound, bool) or not isinstance(bound, (int, float, np.floating, np.integer)) or not np.isfinite(
+            bound
+        ):
+            raise InputError(source, f"log_bound must be a finite number (log k, with p <= k q), got {bound!r}")
+        hooks.append(_BoundHook)
+        extra["log_bound"] = float(bound)
+    if prior is not None:
+        hooks.append(_PriorHook)
+        extra.update(prior_mean=prior[0], prior_chol=prior[1])
+    return tuple(hooks), extra
 
 
 def _variables(value: Any, source: str) -> tuple[tuple[str, tuple[int, ...]], ...] | None:
@@ -394,6 +589,7 @@ def _probe(target: Target, source: str) -> None:
             raise InputError(source, "log_prior(x) + log_likelihood(x) differs from log_density(x) at the probe points")
     if target.transform is not None:
         target.report(x.copy())  # raises on a wrong shape
+    _probe_hooks(target, rng, source)
     if target.grad_log_density is not None or target.value_and_grad_fn is not None:
         g = target.value_and_grad(x)[1]
         if not np.all(np.isfinite(g[np.isfinite(lp)])):
@@ -404,3 +600,18 @@ def _probe(target: Target, source: str) -> None:
 def _call(fn: Callable[[np.ndarray], Any], x: np.ndarray) -> np.ndarray:
     # fn is guarded (_guarded); a copy, so a function that writes into x harms nothing
     return np.asarray(fn(x.copy()), dtype=float)
+
+
+def _probe_hooks(target: Target, rng: ChainRandom, source: str) -> None:
+    """The hooks' values at the probe: quantiles finite and increasing, proposals finite with a finite density."""
+    if isinstance(target, _QuantileHook):
+        u = np.array([0.1, 0.5, 0.9])
+        q = target.quantile(u)
+        if not np.all(np.isfinite(q)) or not np.all(np.diff(q) >= 0):
+            raise InputError(source, f"quantile(u) at u = 0.1, 0.5, 0.9 gave {q.tolist()}: not finite and increasing")
+    if isinstance(target, _ProposalHook):
+        x = target.proposal_sample(rng)
+        if not np.all(np.isfinite(x)):
+            raise InputError(source, "proposal_sample returned non-finite points at the probe")
+        if not np.all(np.isfinite(target.proposal_log_density(x))):
+            raise InputError(source, "proposal_log_density is not finite at the probe's own proposals")

@@ -53,6 +53,14 @@ STATISTICAL_TESTS: dict[tuple[str, str], tuple[str, ...]] = {
     (DENSITY, "elliptical-slice"): (_EXACT_MOMENTS,),
     (DENSITY, "rejection"): (_EXACT_MOMENTS,),
     (DENSITY, "isir"): (_EXACT_MOMENTS,),
+    (DENSITY, "inverse-cdf"): (
+        "tests/core/test_independent.py::test_inverse_cdf_draws_match_exact_quantiles_and_moments",
+        "tests/core/test_independent.py::test_the_numerical_inverse_is_the_exact_quantile_to_1e_9",
+    ),
+    (DENSITY, "exact"): (
+        "tests/core/test_independent.py::test_exact_draws_of_the_gaussian_target_match_its_moments_and_correlation",
+        "tests/core/test_independent.py::test_both_forms_give_standard_normals",
+    ),
     (DENSITY, "gibbs"): (_EXACT_MOMENTS, "tests/core/test_ising.py::test_sampler_matches_enumeration",
                          "tests/core/test_potts.py::test_sampler_matches_enumeration",
                          "tests/core/test_gibbs_scan.py::test_both_scans_match_the_enumerated_ising_model",

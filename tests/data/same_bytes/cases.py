@@ -53,6 +53,10 @@ SAMPLE_CASES: dict[str, list[str]] = {
     "swendsen-wang-graph": ["-t", str(Path(__file__).parents[1] / "graphs" / "cube.csv"), "-T", "q=3",
                             "-s", "swendsen-wang"],
     "hmc-n-steps-banana": ["-t", "banana", "-s", "hmc", "-P", "n-steps=20", "-P", "jitter=0"],
+    "inverse-cdf-gamma": ["-t", "gamma", "-T", "shape=3", "-s", "inverse-cdf"],  # the quantile function
+    "inverse-cdf-bimodal": ["-t", "bimodal", "--dim", "1", "-s", "inverse-cdf"],  # the numerical inverse
+    "exact-box-muller": ["-t", "gaussian", "--dim", "3", "--rho", "0.5", "-s", "exact"],
+    "exact-polar": ["-t", "gaussian", "--dim", "3", "--scales", "log", "-s", "exact", "-P", "method=polar"],
     "mh-weights": ["-t", str(MARKOV / "weights.csv"), "-s", "mh", "-P", f"proposal-matrix={MARKOV / 'proposal.csv'}"],
 }
 
