@@ -1,5 +1,11 @@
 """Elliptical slice sampling, vectorized over chains (Murray, Adams & MacKay 2010).
 
+Two ways to split the target into a Gaussian and the rest: the model's own
+Gaussian prior when the target file gives it (``prior_cov`` or ``prior_chol``
+with ``log_likelihood``, :class:`~mcmc.core.targets.protocols.GaussianPrior`),
+exactly as Murray, Adams & MacKay define the method, only the likelihood
+evaluated; otherwise a reference Gaussian learnt in warm-up (below).
+
 Elliptical slice sampling draws from ``pi(x) ∝ N(x; mu, Sigma) L(x)``. From
 the current ``x`` (Murray, Adams & MacKay 2010, "Elliptical slice sampling",
 AISTATS, Fig. 2):
@@ -29,6 +35,13 @@ robust to badly scaled targets; see :class:`ReferenceAdapter`); after warm-up
 it is fixed, so the draws are an exact MCMC sample. Without warm-up the
 reference is ``N(0, I)``, the classical setting of a standard normal prior.
 
+With the model's prior ``N(mu, Sigma)``, ``Sigma = L L^T``, the ellipse's
+auxiliary draw is ``nu = L z``, ``z ~ N(0, I)`` (the factor applied by
+elementwise sums, no BLAS: the same bytes on every CPU), ``L(x)`` is the
+file's ``log_likelihood`` (counted as likelihood evaluations) and there is
+no warm-up adaptation: the draws after any warm-up are exact MCMC draws, and
+the warm-up iterations are burn-in.
+
 As in :mod:`mcmc.core.samplers.slice`, chains still shrinking evaluate the
 density together (masked rows) and draw only from their own streams; the
 statistic ``n_evals`` counts the log-density evaluations of each chain.
@@ -43,10 +56,11 @@ import numpy as np
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import registry
 from mcmc.core.samplers import slice as slice_sampler
-from mcmc.core.samplers.adapt import Adapter, Step, Welford
+from mcmc.core.samplers.adapt import Adapter, FixedParams, Step, Welford
 from mcmc.core.samplers.base import DensityState as State
 from mcmc.core.samplers.base import density_state
 from mcmc.core.targets.base import Target
+from mcmc.core.targets.protocols import GaussianPrior
 
 DECLARATION = registry.ELLIPTICAL_SLICE
 NAME = DECLARATION.name
@@ -81,8 +95,11 @@ def step(
     ----------
     ref_mean, ref_sd
         The reference Gaussian ``N(ref_mean, diag(ref_sd^2))``: scalars,
-        ``(dim,)`` or ``(chains, dim)``; ``ref_sd > 0``.
+        ``(dim,)`` or ``(chains, dim)``; ``ref_sd > 0``. Unused when the
+        target has its own Gaussian prior.
     """
+    if isinstance(target, GaussianPrior):
+        return _step_prior(rng, state, target)
     x, lp = state.position, state.log_density
     n, d = x.shape
     mean = np.broadcast_to(np.asarray(ref_mean, dtype=float), (n, d))
@@ -112,6 +129,41 @@ def step(
             break
         theta[looking] = lo[looking] + rng.uniform(mask=looking) * (hi[looking] - lo[looking])
     # A chain still shrinking after MAX_SHRINK rounds keeps x (always in the slice).
+    return State(new, new_lp), Info(evals)
+
+
+def _step_prior(rng: ChainRandom, state: State, target: GaussianPrior) -> tuple[State, Info]:
+    """One transition on the ellipses of the model's prior ``N(prior_mean, L L^T)``, the likelihood only evaluated."""
+    x = state.position
+    n, d = x.shape
+    mean, chol = target.prior_mean, target.prior_chol
+    prior = target.log_prior  # type: ignore[attr-defined]  # the Gaussian's log density (the file's prior)
+    log_lik = state.log_density - np.asarray(prior(x), dtype=float)
+    nu = np.sum(rng.normal((d,))[:, None, :] * chol[None, :, :], axis=2)  # L z, row by row
+    offset = x - mean
+    log_y = log_lik - rng.exponential()
+    theta = TWO_PI * rng.uniform()
+    lo, hi = theta - TWO_PI, theta.copy()
+    new, new_lp = x.copy(), state.log_density.copy()
+    evals = np.zeros(n, dtype=np.int64)
+    looking = np.arange(n)
+    for _ in range(MAX_SHRINK):
+        t = theta[looking]
+        cand = mean + offset[looking] * np.cos(t)[:, None] + nu[looking] * np.sin(t)[:, None]
+        cand_ll = np.asarray(target.log_likelihood(cand), dtype=float)
+        evals[looking] += 1
+        hit = cand_ll > log_y[looking]
+        done = looking[hit]
+        new[done] = cand[hit]
+        new_lp[done] = np.asarray(prior(cand[hit]), dtype=float) + cand_ll[hit]
+        miss = looking[~hit]
+        below = theta[miss] < 0.0
+        lo[miss[below]] = theta[miss[below]]
+        hi[miss[~below]] = theta[miss[~below]]
+        looking = miss
+        if not looking.size:
+            break
+        theta[looking] = lo[looking] + rng.uniform(mask=looking) * (hi[looking] - lo[looking])
     return State(new, new_lp), Info(evals)
 
 
@@ -175,6 +227,15 @@ class ReferenceAdapter(Adapter):
 
 def make_adapter(
     warmup: int, state: State, target: Target, rng: ChainRandom, *, ref_mean: Any = 0.0, ref_sd: Any = 1.0
-) -> ReferenceAdapter:
-    """Slice sampling, then elliptical slice sampling, learning the reference (see :class:`ReferenceAdapter`)."""
+) -> ReferenceAdapter | FixedParams:
+    """Slice sampling, then elliptical slice sampling, learning the reference (see :class:`ReferenceAdapter`);
+    with the model's own prior nothing is learnt."""
+    if isinstance(target, GaussianPrior):
+        return FixedParams()
     return ReferenceAdapter(warmup, state, target, rng, ref_mean, ref_sd)
+
+
+def run_attrs(state: State, final: dict[str, Any]) -> dict[str, Any]:
+    """Which Gaussian the ellipses were drawn from: the model's prior, or the reference learnt in warm-up."""
+    del state
+    return {"elliptical": {"gaussian": "learnt in warm-up" if "ref_mean" in final else "the model's prior"}}

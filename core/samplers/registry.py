@@ -193,7 +193,7 @@ SLICE = Declaration(
     (Setting("width", "initial slice interval width, tuned in warm-up", default="1"),),
 )  # fmt: skip
 ELLIPTICAL_SLICE = Declaration(
-    "elliptical-slice", "mcmc.core.samplers.elliptical", "a Gaussian reference learnt in warm-up",
+    "elliptical-slice", "mcmc.core.samplers.elliptical", "the model's Gaussian prior, or one learnt in warm-up",
 )
 REJECTION = Declaration(
     "rejection", "mcmc.core.samplers.rejection",
@@ -211,6 +211,9 @@ ISIR = Declaration(
     "isir", "mcmc.core.samplers.isir", "importance sampling with resampling, exact for any proposal",
     (Setting("particles", "importance samples per iteration, the current state included", int, default="16"),),
 )  # fmt: skip
+IMPORTANCE = Declaration(
+    "importance", "mcmc.core.samplers.importance", "weighted independent draws, self-normalised estimates",
+)
 GIBBS = Declaration(
     "gibbs", "mcmc.core.samplers.gibbs",
     "full conditionals (ising, potts, gaussian, graph.csv)",
@@ -269,5 +272,6 @@ LIKELIHOOD_WEIGHTING = Declaration(
 #: Every sampler, in the order of ``mcmc sample --help`` and of the choices.
 DECLARATIONS: tuple[Declaration, ...] = (
     RWM, MH_INDEPENDENCE, MH_LOGNORMAL, TWO_STAGE, SLICE, ELLIPTICAL_SLICE, REJECTION, INVERSE_CDF, EXACT, ISIR,
-    GIBBS, SWENDSEN_WANG, HMC, HMC_GIBBS, MARKOV, MH, NUTS, NETWORK_GIBBS, LOGIC_SAMPLING, LIKELIHOOD_WEIGHTING,
+    IMPORTANCE, GIBBS, SWENDSEN_WANG, HMC, HMC_GIBBS, MARKOV, MH, NUTS,
+    NETWORK_GIBBS, LOGIC_SAMPLING, LIKELIHOOD_WEIGHTING,
 )  # fmt: skip

@@ -1,4 +1,4 @@
-"""Rejection sampling from an independent t proposal learnt in warm-up (von Neumann 1951).
+"""Rejection sampling: exact with the user's proposal and bound, else from a t proposal learnt in warm-up.
 
 Draw ``x ~ q`` and ``u ~ U(0, 1)`` until ``u M q(x) < pi~(x)``; the accepted
 ``x`` are independent draws from ``pi`` exactly, provided the envelope holds,
@@ -18,6 +18,17 @@ command-line summary says so. The statistic ``n_evals`` counts the proposals
 (density evaluations) a draw took; the overall acceptance rate is
 ``1 / mean(n_evals)``.
 
+With the target file's own proposal and bound
+(:class:`~mcmc.core.targets.protocols.EnvelopeBound`: ``proposal_sample``,
+``proposal_log_density`` and ``log_bound``, ``log k`` with ``p <= k q``)
+nothing is learnt or estimated: the draws are exact (Robert & Casella 2004,
+*Monte Carlo Statistical Methods*, 2nd ed., section 2.3.2), as the
+envelope's theory asks, whatever the dimension (the learnt envelope is
+estimated from a few hundred points and falls short above about four
+dimensions). A proposal where ``p > k q`` means the given bound is wrong: the
+run stops with the point and the ratio (:class:`~mcmc.core.errors.InputError`,
+exit 2), rather than drawing from ``min(p, k q)`` in silence.
+
 Randomness: every chain draws its proposals and uniforms from its own
 stream, in shapes that depend only on its own history, so chain ``i`` depends
 only on the seed and ``i``.
@@ -29,12 +40,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mcmc.core.errors import McmcError
+from mcmc.core.errors import InputError, McmcError
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import registry
+from mcmc.core.samplers.adapt import FixedParams
 from mcmc.core.samplers.base import DensityState, density_state
 from mcmc.core.samplers.proposals import ProposalAdapter, fixed_proposal, student_t_draw, student_t_logpdf
 from mcmc.core.targets.base import Target
+from mcmc.core.targets.protocols import EnvelopeBound
 
 DECLARATION = registry.REJECTION
 NAME = DECLARATION.name
@@ -72,7 +85,11 @@ def step(
     ------
     McmcError
         A chain accepted none of :data:`MAX_PROPOSALS` proposals.
+    InputError
+        With the target's own envelope: a proposal where ``p > k q``.
     """
+    if isinstance(target, EnvelopeBound):
+        return _step_given(rng, state, target)
     n = state.position.shape[0]
     loc, scale = fixed_proposal(state, loc, scale)
     bound = np.broadcast_to(np.asarray(log_bound, dtype=float), (n,))
@@ -95,6 +112,38 @@ def step(
     raise McmcError(
         f"rejection sampling: chain {int(looking[0])} accepted none of {MAX_PROPOSALS} proposals (the envelope "
         "is far too loose for this target); use another sampler"
+    )
+
+
+def _step_given(rng: ChainRandom, state: State, target: EnvelopeBound) -> tuple[State, Info]:
+    """One exact draw per chain under the target's own proposal and bound ``log k``."""
+    n = state.position.shape[0]
+    x, lp = state.position.copy(), state.log_density.copy()
+    evals = np.zeros(n, dtype=np.int64)
+    looking = np.arange(n)
+    for _ in range(MAX_PROPOSALS):
+        cand = np.asarray(target.proposal_sample(rng.subset(looking)), dtype=float)
+        cand_lp = np.asarray(target.log_density(cand), dtype=float)  # type: ignore[attr-defined]
+        log_ratio = cand_lp - np.asarray(target.proposal_log_density(cand), dtype=float) - target.log_bound
+        evals[looking] += 1
+        over = np.flatnonzero(log_ratio > 0)
+        if over.size:
+            i = over[np.argmax(log_ratio[over])]
+            raise InputError(
+                getattr(target, "source", None) or getattr(target, "name", None),
+                f"the envelope fails: p > k q at x = [{', '.join(f'{v:.6g}' for v in cand[i])}] "
+                f"(log p - log q - log_bound = {log_ratio[i]:.6g} > 0, chain {int(looking[i])}); "
+                "log_bound must be at least the largest log p - log q",
+            )
+        hit = rng.log_uniform(mask=looking) < np.where(np.isnan(log_ratio), -np.inf, log_ratio)
+        done = looking[hit]
+        x[done], lp[done] = cand[hit], cand_lp[hit]
+        looking = looking[~hit]
+        if not looking.size:
+            return State(x, lp), Info(evals, np.zeros(n, dtype=np.int64))
+    raise McmcError(
+        f"rejection sampling: chain {int(looking[0])} accepted none of {MAX_PROPOSALS} proposals under the target's "
+        f"own bound (log_bound {target.log_bound:g} is far too loose); use another sampler"
     )
 
 
@@ -136,7 +185,10 @@ class EnvelopeAdapter(ProposalAdapter):
 
 def make_adapter(
     warmup: int, state: State, target: Target, rng: ChainRandom, *, loc: Any = 0.0, scale: Any = 1.0, **fixed: Any
-) -> EnvelopeAdapter:
+) -> EnvelopeAdapter | FixedParams:
     """Slice sampling in warm-up, then the proposal and the envelope from its draws (:class:`EnvelopeAdapter`);
-    a ``log_bound`` given passes through unchanged."""
+    a ``log_bound`` given passes through unchanged. With the target's own envelope nothing is learnt."""
+    if isinstance(target, EnvelopeBound):
+        return FixedParams(**fixed)
     return EnvelopeAdapter(warmup, state, target, rng, loc, scale, fixed)
+

@@ -28,6 +28,7 @@ TARGETS: dict[str, tuple[str, str]] = {
     "gamma": ("mcmc.core.targets.builtin", "gamma"),
     "logistic": ("mcmc.core.targets.models", "logistic"),
     "beta-bernoulli": ("mcmc.core.targets.models", "beta_bernoulli"),
+    "dirichlet": ("mcmc.core.targets.dirichlet", "dirichlet"),
     "eight-schools": ("mcmc.core.targets.models", "eight_schools"),
     "ising": ("mcmc.core.targets.ising", "ising"),
     "potts": ("mcmc.core.targets.potts", "potts"),

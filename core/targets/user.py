@@ -334,7 +334,10 @@ def _from_namespace(obj: Any, spec: str, source: str) -> Target:
     has_prior = getattr(obj, "prior_cov", None) is not None or getattr(obj, "prior_chol", None) is not None
     if has_prior and log_likelihood is None:
         raise InputError(source, "defines a Gaussian prior (prior_cov or prior_chol) but no log_likelihood(x)")
-    if has_prior and log_prior is None:
+    if has_prior and log_prior is not None:
+        raise InputError(source, "defines log_prior and a Gaussian prior (prior_cov or prior_chol): the prior is "
+                         "the Gaussian's, leave log_prior out")  # fmt: skip
+    if has_prior:
         # The prior is the Gaussian: log_prior is its log density (set below, once dim is known).
         log_prior = _placeholder
     if (log_prior is None) != (log_likelihood is None):

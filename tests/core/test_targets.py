@@ -30,6 +30,7 @@ BUILTINS = [
     ("ising", {"size": 4}),
     ("bnn", {"hidden": 3}),
     ("potts", {"size": 4, "q": 3}),
+    ("dirichlet", {"counts": "4,1,3,1,1", "eta": 1}),
 ]
 GRADIENT_TARGETS = [(n, o) for n, o in BUILTINS if n not in ("ising", "potts")]  # a spin lattice has no gradient
 

@@ -57,6 +57,12 @@ SAMPLE_CASES: dict[str, list[str]] = {
     "inverse-cdf-bimodal": ["-t", "bimodal", "--dim", "1", "-s", "inverse-cdf"],  # the numerical inverse
     "exact-box-muller": ["-t", "gaussian", "--dim", "3", "--rho", "0.5", "-s", "exact"],
     "exact-polar": ["-t", "gaussian", "--dim", "3", "--scales", "log", "-s", "exact", "-P", "method=polar"],
+    "rejection-envelope": ["-t", str(Path(__file__).parents[1] / "sample" / "envelope.py"), "-s", "rejection"],
+    "importance-banana": ["-t", "banana", "-s", "importance"],
+    "importance-envelope": ["-t", str(Path(__file__).parents[1] / "sample" / "envelope.py"), "-s", "importance"],
+    "elliptical-slice-prior": ["-t", str(Path(__file__).parents[1] / "sample" / "gp_regression.py"),
+                               "-s", "elliptical-slice"],
+    "hmc-dirichlet": ["-t", "dirichlet", "-T", "counts=4,1,3,1,1", "-T", "eta=1", "-s", "hmc"],
     "mh-weights": ["-t", str(MARKOV / "weights.csv"), "-s", "mh", "-P", f"proposal-matrix={MARKOV / 'proposal.csv'}"],
 }
 
