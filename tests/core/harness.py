@@ -51,10 +51,12 @@ STATISTICAL_TESTS: dict[tuple[str, str], tuple[str, ...]] = {
     (DENSITY, "two-stage"): (_EXACT_MOMENTS, _MH + "test_enumerated_two_stage_kernel_is_reversible"),
     (DENSITY, "slice"): (_EXACT_MOMENTS,),
     (DENSITY, "elliptical-slice"): (
-        _EXACT_MOMENTS, "tests/core/test_target_hooks.py::test_elliptical_slice_on_the_models_prior_matches_the_exact_gp_posterior",
+        _EXACT_MOMENTS,
+        "tests/core/test_target_hooks.py::test_elliptical_slice_on_the_models_prior_matches_the_exact_gp_posterior",
     ),
     (DENSITY, "rejection"): (
-        _EXACT_MOMENTS, "tests/core/test_target_hooks.py::test_rejection_under_the_files_bound_is_exact_in_eight_dimensions",
+        _EXACT_MOMENTS,
+        "tests/core/test_target_hooks.py::test_rejection_under_the_files_bound_is_exact_in_eight_dimensions",
     ),
     (DENSITY, "importance"): (
         "tests/core/test_target_hooks.py::test_importance_estimates_are_within_their_delta_method_mcse",

@@ -181,7 +181,8 @@ BAD_HOOKS = {
                               "needs both proposal_sample(rng) and proposal_log_density(x)"),
     "a bound without a proposal": (HEAD + LOGD + "log_bound = 1.0\n", "defines log_bound but no proposal"),
     "a bound not a number": (HEAD + LOGD + "def proposal_sample(rng):\n    return rng.normal((2,))\n"
-                             "def proposal_log_density(x):\n    return -0.5 * np.sum(x * x, axis=1)\nlog_bound = 'big'\n",
+                             "def proposal_log_density(x):\n    return -0.5 * np.sum(x * x, axis=1)\n"
+                             "log_bound = 'big'\n",
                              "log_bound must be a finite number"),
     "a proposal of the wrong shape": (HEAD + LOGD + "def proposal_sample(rng):\n    return rng.normal((3,))\n"
                                       "def proposal_log_density(x):\n    return np.zeros(len(x))\n",
