@@ -15,7 +15,7 @@ from mcmc.core.targets import CSV_SAMPLERS, csv_kind, default_sampler, get_targe
 from mcmc.core.targets.finite import mh_transition_matrix, read_weights, uniform_proposal
 from mcmc.core.targets.markov_chain import analyse
 from mcmc.core.targets.protocols import FiniteStates
-from mcmc.diagnostics.markov import markov_report
+from mcmc.diagnostics.report.markov import markov_report
 
 DATA = Path(__file__).parents[1] / "data" / "markov"
 WEIGHTS = DATA / "weights.csv"
