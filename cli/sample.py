@@ -25,7 +25,8 @@ from mcmc.core.samplers.registry import TWO_STAGE
 
 TUNING = "Sampler tuning"
 MCEM = "Monte Carlo EM"
-McemFormat = choices("table", "json", "csv")
+#: --format's choices: table and json for a run's summary; csv too for --mcem's trace.
+SampleFormat = choices("table", "json", "csv")
 #: Warm-up iterations and draws per chain of a run.
 WARMUP, DRAWS = 1000, 1000
 #: Monte Carlo EM's defaults (its settings' module is NumPy-free).
@@ -44,10 +45,11 @@ HELP = (
     "0.5 N(3,1) per coordinate), banana (Haario's twisted Gaussian), funnel (Neal's), gamma, logistic (--data CSV: "
     "predictors, then a 0/1 outcome column), beta-bernoulli, eight-schools, ising (the 2-D Ising model, -T size=L "
     "-T beta=B; reports magnetization m, |m| and energy per spin), potts (the q-state Potts model, -T size=L -T q=Q "
-    "-T beta=B; energy and order parameter m per sweep), bnn (Neal's Bayesian neural network regression: "
-    "--data CSV with predictors then the outcome, -T hidden=H tanh units, default 8; built-in 1-D data without "
-    "--data; --predict TEST.csv --predictions PRED.csv, --plot PNG; its weights are not identifiable, so judge the "
-    "hyperparameters, lp and predictions the summary lists, not single weights); or your own Python file, --target "
+    "-T beta=B; energy and order parameter m per sweep), dirichlet (-T counts=4,1,3,1,1 -T eta=1), bnn (Neal's "
+    "Bayesian neural network regression: "
+    "--data CSV with predictors then the outcome (built-in 1-D data without it), -T hidden=H tanh units, default 8; "
+    "--predict TEST.csv --predictions PRED.csv, --plot PNG; its weights are not identifiable: judge the "
+    "hyperparameters, lp and predictions); or your own Python file, --target "
     "model.py\\[:name], defining log_density(x) for x of shape (chains, dim) and dim, optionally "
     "grad_log_density(x) and names.\n\n"
     "[bold]Bayesian networks[/]: --target NET.bif, a discrete network in the Bayesian Interchange Format (bnlearn, "
@@ -59,9 +61,23 @@ HELP = (
     "for one block of the whole network, whose every draw is exact, and 10^4 for blocks grown from "
     "near-deterministic groups, which a sweep recomputes).\n\n"
     "[bold]Finite Markov chains[/]: --target P.csv, a row-stochastic transition matrix (optional header of state "
-    "names; -T start=STATE, default a uniform initial law), simulated by the markov sampler (the default for it); "
+    "names; -T start=STATE, or an initial law -T init=0.21,0.68,0.11, default uniform; -T steps=T adds the exact "
+    "law after T steps, pi_0 P^T, beside the chains' states at step T: give --warmup 0 and many chains), simulated "
+    "by the markov sampler (the default for it); "
     "the summary gives the exact stationary law (left eigenvector, and power iteration from the initial law), "
     "irreducibility, periodicity, detailed balance and the spectral gap beside the simulated frequencies with MCSE.\n\n"
+    "[bold]Finite laws and graphs[/]: --target weights.csv, a law pi_j proportional to b_j (header state,weight, "
+    "or one weight per line), sampled by mh (Metropolis-Hastings on the states; -P mh:proposal-matrix=Q.csv, "
+    "default uniform over the other states), with its transition matrix and the Markov chain report of it "
+    "beside b / sum(b); --target graph.csv, a Potts model on any graph (header i,j,beta, an edge and its coupling "
+    "per line; -T q=Q), sampled by gibbs or swendsen-wang. docs/formats.md says how the three CSV targets are "
+    "told apart.\n\n"
+    "[bold]Exact answers[/]: a target that knows its mean and sd (the Gaussians, beta-bernoulli, dirichlet: the "
+    "posterior of multinomial counts, a small ising or potts lattice, a small graph) has them set beside the "
+    "estimates, mean and variance, with z-scores.\n\n"
+    "[bold]Your file's own structure[/]: beside log_density(x), a target file may give quantile(u) (exact "
+    "inverse-cdf draws), proposal_sample(rng) with proposal_log_density(x) (importance; with log_bound, exact "
+    "rejection), prior_cov with log_likelihood(x) (elliptical-slice on the model's own prior).\n\n"
     "[bold]Monte Carlo EM[/] (Wei & Tanner 1990): --mcem finds the maximum-likelihood parameters of a model with "
     "latent variables, --target censored-normal (right-censored normal data, mean and sd unknown) or your file "
     "model.py declaring log_joint(z, theta), latent_dim, parameters and theta0 (docs/formats.md). Each iteration "
@@ -76,7 +92,8 @@ HELP = (
     "--chains 2 --first-chain 2 gives exactly chains 2-3 of a --chains 4 run, for spreading chains over processes "
     "or machines.\n\n"
     "Writes .npz or ArviZ .nc (-o - writes npz to stdout): the same command line gives the same bytes. A summary "
-    "goes to stderr: max R-hat, min bulk ESS, acceptance, divergences, time.\n\n"
+    "goes to stderr: max R-hat, min bulk ESS, acceptance, divergences, time, and what the target knows exactly "
+    "beside the estimates; -f json writes it to stdout as one document instead (schema mcmc.sample/1).\n\n"
     "[bold]Examples[/]\n\n"
     "[dim]# eight schools with HMC, then a convergence check[/]\n\n"
     "mcmc sample -t eight-schools --target-accept 0.9 --seed 1 -o fit.npz\n\n"
@@ -270,12 +287,14 @@ def command(
                      f"Monte Carlo error shrinks as EM's steps do (>= 1). \\[default: {EM.growth:g}]"),
     ] = None,
     fmt: Annotated[
-        McemFormat | None,  # type: ignore[valid-type]
+        SampleFormat | None,  # type: ignore[valid-type]
         typer.Option(
-            "--format", "-f", metavar="table|json|csv", rich_help_panel=MCEM, case_sensitive=False,
+            "--format", "-f", metavar="table|json|csv", rich_help_panel="Run", case_sensitive=False,
             show_default=False,
-            help="With --mcem, how the trace of theta is printed on stdout: table, json (schema mcmc.mcem/1) or csv "
-            "(one row per iteration). \\[default: table]",
+            help="table: the run's summary on stderr. json: the summary as one document on stdout (schema "
+            "mcmc.sample/1: the run, its checks, a Markov chain's matrix and laws, the weights, the exact moments). "
+            "With --mcem, how the trace of theta is printed on stdout: table, json (schema mcmc.mcem/1) or csv (one "
+            "row per iteration). \\[default: table]",
         ),
     ] = None,
     quiet: Annotated[
@@ -301,6 +320,7 @@ def command(
         "max_energy_error": max_energy_error, "particles": particles, "max_tree_depth": max_tree_depth,
     }  # fmt: skip
     em = {"--em-iterations": em_iterations, "--em-draws": em_draws, "--em-growth": em_growth, "--format": fmt}
+    out_format = getattr(fmt, "value", fmt) or "table"
     if mcem:
         _mcem(target, sampler, given, param or (), chains=chains, warmup=warmup, seed=seed, output=output, em=em,
               quiet=quiet, sampling={
@@ -310,7 +330,9 @@ def command(
                   "--predict": predict, "--predictions": predictions, "--plot": plot, "--scheduler": scheduler,
               })  # fmt: skip
         return
-    stray = [option for option, value in em.items() if value is not None]
+    if out_format == "csv":
+        raise UsageError("--format csv applies to --mcem (a run's summary is table or json)")
+    stray = [option for option, value in em.items() if value is not None and option != "--format"]
     if stray:
         raise UsageError(f"{', '.join(stray)} applies to --mcem")
     warmup = WARMUP if warmup is None else warmup
@@ -318,6 +340,8 @@ def command(
     output = "chains.npz" if output is None else output
     from mcmc.core.targets import default_sampler, is_network_target  # start-up: the targets' registry, once parsed
 
+    if out_format == "json" and output == "-":
+        raise UsageError("-o - and --format json would both write to stdout; pick one")
     sampler = sampler or default_sampler(target)
     params = options.tuning(sampler, given, param or (), NETWORK if is_network_target(target) else DENSITY)
     if plot:
@@ -355,7 +379,11 @@ def command(
         from mcmc.cli.render.plot import plot_predictive  # start-up: matplotlib's renderer only with --plot
 
         plot_predictive(result.predictive, plot)
-    if not quiet:
+    if out_format == "json":
+        from mcmc.cli.render import render  # start-up: the renderers only once the run is done
+
+        render(result, "json", sys.stdout)
+    elif not quiet:
         # start-up: rich's tables only when the summary is shown
         from mcmc.cli.render import render, table_sample  # noqa: F401 - table_sample registers SampleResult's table
 

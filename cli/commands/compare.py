@@ -24,12 +24,13 @@ import numpy as np
 from mcmc.cli.commands.files import piped_stdin
 from mcmc.cli.commands.progress import Progress, for_label
 from mcmc.core.chains import Chains
-from mcmc.core.errors import UsageError
+from mcmc.core.errors import InputError, UsageError
 from mcmc.core.paths import check_paths
 from mcmc.core.random import ChainRandom, entropy_seed
 from mcmc.core.ranges import check_settings
 from mcmc.core.targets import is_network_target
 from mcmc.diagnostics.readers import read_chains
+from mcmc.diagnostics.report.check import is_weighted
 from mcmc.diagnostics.report.compare import DEFAULT_MAX_Z, Comparison, compare_draws
 from mcmc.diagnostics.report.samplers import (
     SamplerComparison,
@@ -93,6 +94,11 @@ def compare_runs(
 
     def read(src: str) -> tuple[Chains, list[str]]:
         run = read_chains([src], stdin=stdin if src == "-" else None, layout=layout)
+        if is_weighted(run):
+            # The z-test compares chains' means with their MCSE; weighted draws' estimates are self-normalised.
+            raise InputError(src, "holds weighted draws (importance sampling, likelihood weighting): compare "
+                             "reads equally weighted chains; mcmc diagnose judges weighted draws and gives their "
+                             "self-normalised means and MCSE")  # fmt: skip
         return run, list(dict.fromkeys(run.attrs.get("source_files") or [src]))
 
     a, source_a = read(files[0])

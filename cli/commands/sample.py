@@ -10,7 +10,11 @@ of them and its :class:`~mcmc.diagnostics.report.summary.RunSummary`. A
 target with a posterior predictive (``bnn``) adds its
 :class:`~mcmc.diagnostics.report.predictive.PredictiveReport` and the
 predictions file; a transition matrix (``P.csv``) its
-:class:`~mcmc.diagnostics.report.markov.MarkovReport`. On a Bayesian network
+:class:`~mcmc.diagnostics.report.markov.MarkovReport` (with ``-T steps=T``
+the law after ``T`` steps beside the chains'), as does Metropolis-Hastings on
+a weights file (``-s mh``: the report of the chain's transition matrix beside
+``b / sum(b)``); a target that knows its exact mean and sd its
+:class:`~mcmc.diagnostics.report.exact.ExactMoments`. On a Bayesian network
 file (``NET.bif``) it hands over to :func:`network_run`, whose result also
 carries the marginals (:mod:`mcmc.diagnostics.report.network`). With
 ``--mcem`` the target is a latent-variable model and :func:`mcem_run` finds
@@ -24,6 +28,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
+
+import numpy as np
 
 from mcmc.cli.commands.files import check_chains_output, write_chains_to
 from mcmc.cli.commands.progress import Progress
@@ -42,6 +48,7 @@ from mcmc.diagnostics.report.thresholds import Thresholds
 if TYPE_CHECKING:  # start-up: a network's and a Markov chain's reports load only for their runs
     from mcmc.core.mcem.config import McemSettings
     from mcmc.core.mcem.em import McemResult
+    from mcmc.diagnostics.report.exact import ExactMoments
     from mcmc.diagnostics.report.markov import MarkovReport
     from mcmc.diagnostics.report.network import NetworkSummary
 
@@ -130,6 +137,7 @@ class SampleResult:
     markov: MarkovReport | None = None
     report: Report | None = None
     advice: tuple[str, ...] = ()
+    exact: ExactMoments | None = None
 
     @property
     def passed(self) -> bool:
@@ -144,18 +152,27 @@ class SampleResult:
         if not self.report.passed:
             where = "standard output" if self.output == "-" else self.output
             line += f" (the draws are in {where}"
-            shown = self.output != "-" and self.report.kind != "weighted"  # diagnose reads no weighted draws yet
+            shown = self.output != "-"
             line += f": mcmc diagnose {self.output} shows every parameter)" if shown else ")"
         return line
 
     def to_dict(self) -> dict[str, Any]:
-        """The run as a JSON document: attributes, timings, the run summary and the network part when there is one."""
+        """The run as a JSON document (``mcmc sample -f json``): attributes, timings, the run summary, the checks,
+        and the parts a run has: the network's marginals, a Markov chain's exact analysis, the weights of
+        weighted draws, the exact moments beside the estimates."""
         summary = None if self.summary is None else dataclasses.asdict(self.summary)
+        report = self.report
         return {
             "schema": "mcmc.sample/1", "output": self.output, "seed_given": self.seed_given,
             "attrs": dict(self.chains.attrs), "timings": dict(self.timings), "summary": summary,
             "passed": self.passed, "verdict": self.verdict(), "advice": self.advice,
+            "checks": [] if report is None else [
+                {"name": c.name, "passed": c.passed, "severity": c.severity, "message": c.message}
+                for c in report.checks],
             "network": None if self.network is None else self.network.to_dict(),
+            "markov": None if self.markov is None else self.markov.to_dict(),
+            "weights": None if report is None or report.weights is None else report.weights.to_dict(),
+            "exact": None if self.exact is None else self.exact.to_dict(),
         }  # fmt: skip
 
     @property
@@ -213,7 +230,7 @@ def sample_run(
     from mcmc.core import scaleout
     from mcmc.core.samplers import NETWORK_SAMPLERS, SAMPLERS
     from mcmc.core.targets import get_target
-    from mcmc.core.targets.protocols import TransitionKernel
+    from mcmc.core.targets.protocols import FiniteStates, TransitionKernel
     from mcmc.core.targets.user import read_source
 
     if is_network_target(spec.target):
@@ -240,6 +257,9 @@ def sample_run(
     tgt = None if remote_file else get_target(spec.target, **spec.target_options)
     if remote_file and (predict or predictions or plot):
         raise UsageError("--predict, --predictions and --plot need the target here; run them without --scheduler")
+    steps = getattr(tgt, "steps", None) if isinstance(tgt, TransitionKernel) else None
+    if steps is not None:
+        _check_step_kept(steps, spec)
     job = scaleout.ChainsJob(
         target=spec.target, sampler=spec.sampler, warmup=spec.warmup, draws=spec.draws, thin=spec.thin,
         # Every block of a run given no seed must share the one recorded in the file.
@@ -272,14 +292,50 @@ def sample_run(
     if isinstance(tgt, TransitionKernel):
         from mcmc.diagnostics.report.markov import markov_report  # start-up: only for a Markov chain's run
 
-        markov = markov_report(chains, tgt.analysis, spec.target)
+        markov = markov_report(chains, tgt.analysis, spec.target, steps=steps,
+                               law_at_steps=getattr(tgt, "law_at_steps", None))  # fmt: skip
+    elif isinstance(tgt, FiniteStates) and spec.sampler == "mh":
+        markov = _mh_report(chains, tgt, spec)
     timings["write_time_s"] = time.perf_counter() - t0
     report = check(chains, thresholds=thresholds or Thresholds(), strict=strict, source=[output])
     summary = RunSummary.from_report(report, chains)
+    exact = None
+    if tgt is not None and markov is None and tgt.mean is not None and tgt.sd is not None:
+        from mcmc.diagnostics.report.exact import exact_moments  # start-up: only for a target that knows them
+
+        exact = exact_moments(report, tgt.names, tgt.mean, tgt.sd)
     return SampleResult(
         chains, timings, summary, spec.seed is not None, output, predictive, markov=markov, report=report,
-        advice=failed_advice(report),
+        advice=failed_advice(report), exact=exact,
     )  # fmt: skip
+
+
+def _check_step_kept(steps: int, spec: SampleSpec) -> None:
+    """Refuse, before any work, ``-T steps=T`` whose step the run would not keep (warm-up discards it)."""
+    from mcmc.diagnostics.report.markov import step_index  # start-up: only for a Markov chain's run
+
+    kept = -(-spec.draws // spec.thin)
+    if step_index(steps, spec.warmup, spec.thin, kept) is None:
+        last = spec.warmup + (kept - 1) * spec.thin + 1
+        raise UsageError(
+            f"-T steps={steps} looks at every chain's state after {steps} steps, but this run keeps steps "
+            f"{spec.warmup + 1} to {last} (every {spec.thin}): give --warmup {max(steps - 1, 0)} or less "
+            "(--warmup 0 keeps every step)"
+        )
+
+
+def _mh_report(chains: Chains, target: Any, spec: SampleSpec) -> MarkovReport:
+    """Metropolis-Hastings on a weights file: its transition matrix, analysed exactly, beside ``b / sum(b)``."""
+    # start-up: the sampler's matrix, the analysis and the report only for a Metropolis-Hastings run on weights
+    from mcmc.core.samplers.mh import transition_matrix
+    from mcmc.core.targets.markov_chain import analyse
+    from mcmc.diagnostics.report.markov import markov_report
+
+    matrix = transition_matrix(target, spec.params.get("proposal_matrix"))
+    log_b = np.asarray(target.log_weights, dtype=float)
+    with np.errstate(over="ignore"):
+        b = np.exp(log_b - np.max(log_b))
+    return markov_report(chains, analyse(matrix), spec.target, target_law=(matrix.matrix, b / np.sum(b)))
 
 
 def failed_advice(report: Report) -> tuple[str, ...]:

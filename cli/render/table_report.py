@@ -110,15 +110,20 @@ def layout(columns: list[Column], title: str = "") -> Text:
 
 
 def parameter_columns(report: Report, params: list[Parameter], sig: int | None = None) -> list[Column]:
-    """The columns of a parameter table; estimates rounded to what their MCSE supports (or ``--sig-figs``)."""
-    lag1 = 1 if 1 in report.lags else report.lags[0]
+    """The columns of a parameter table; estimates rounded to what their MCSE supports (or ``--sig-figs``).
+
+    Weighted draws (``report.kind == "weighted"``) have no R-hat, per-parameter
+    ESS, SSIF, autocorrelation or move rate: their table is the self-normalised
+    estimates, their MCSE and status; the weights' ESS and Pareto k are a line
+    of the sampler panel.
+    """
     labels = report.quantile_labels
     middle = len(labels) // 2
 
     def col(header: str, cell: Any, drop: int = 0, left: bool = False) -> Column:
         return Column(header, [cell(p) for p in params], drop, left)
 
-    return [
+    estimates = [
         col("parameter", lambda p: (p.name, "dim bold" if p is report.log_density else "bold"), left=True),
         col("mean", lambda p: (estimate(p.mean, p.mcse_mean, sig), "")),
         col("sd", lambda p: (estimate(p.sd, p.mcse_sd, sig), ""), drop=5),
@@ -128,6 +133,13 @@ def parameter_columns(report: Report, params: list[Parameter], sig: int | None =
             for k, q in enumerate(labels)
         ),
         col("mcse", lambda p: (mcse(p.mcse_mean, sig), "")),
+    ]
+    if report.kind == "weighted":
+        return [*estimates, col("status", lambda p: (p.status, STATUS_STYLE.get(p.status, "")), left=True)]
+    lag1 = 1 if 1 in report.lags else report.lags[0]
+
+    return [
+        *estimates,
         col("R-hat", lambda p: (rhat(p.rhat), "bold red" if p.status == "rhat" else "")),
         col("ESS bulk", lambda p: (ess(p.ess_bulk), "bold yellow" if p.ess_bulk_low else "")),
         col("ESS tail", lambda p: (ess(p.ess_tail), "bold yellow" if p.ess_tail_low else "")),
@@ -176,15 +188,33 @@ def _chains(values: Any, fmt: Any, flagged: Any = (), style: str = "bold red", c
     return parts
 
 
+def weights_line(report: Report) -> Text:
+    """The weights of weighted draws: Kish ESS, Pareto k against its threshold and the draws it needs."""
+    w = report.weights
+    assert w is not None
+    failed = {c.name: c for c in report.checks if not c.passed}
+    ess_style = "bold red" if "ess" in failed else "green"
+    k_check = failed.get("pareto-k")
+    k_style = "green" if k_check is None else ("bold red" if k_check.severity == "error" else "yellow")
+    k_text = "-" if w.pareto_k != w.pareto_k else f"{w.pareto_k:.2f}"
+    return Text.assemble(
+        ("weights     ", "bold"), "Kish ESS ", (ess(w.kish_ess), ess_style), f" of {w.draws} draws; Pareto k ",
+        (k_text, k_style), f" (threshold {w.k_threshold:.2f} = min(1 - 1/log10 S, 0.7); Vehtari et al. 2024)",
+    )  # fmt: skip
+
+
 def sampler_panel(report: Report) -> Panel:
     s = report.sampler
     t = report.thresholds
     failed = {c.name for c in report.checks if not c.passed}
     lines = []
-    acc = _chains(s.acceptance.per_chain, lambda v: num(v, 3), s.acceptance.outliers, style="yellow")
-    overall = num(s.acceptance.overall, 3)
-    label = f"{s.acceptance.label:<12}"
-    lines.append(Text.assemble((label, "bold"), *acc, f" (all {overall}; {s.acceptance.source})"))
+    if report.weights is not None:
+        lines.append(weights_line(report))
+    else:
+        acc = _chains(s.acceptance.per_chain, lambda v: num(v, 3), s.acceptance.outliers, style="yellow")
+        overall = num(s.acceptance.overall, 3)
+        label = f"{s.acceptance.label:<12}"
+        lines.append(Text.assemble((label, "bold"), *acc, f" (all {overall}; {s.acceptance.source})"))
     if s.divergences is not None:
         bad = "divergences" in failed
         per_chain = s.divergences_per_chain or ()

@@ -33,14 +33,56 @@ def _markov_lines(m: Any) -> list[str]:
         f"; detailed balance {'holds' if a.reversible else 'fails'} "
         f"(max |pi_i P_ij - pi_j P_ji| {a.balance_violation:.2g})"
     )]  # fmt: skip
+    t = m.target
+    if t is not None:
+        width = max(10, *(len(escape(n)) for n in a.states))
+        lines.append("  Metropolis-Hastings transition matrix P_ij = Q_ij min(1, b_j Q_ji / (b_i Q_ij)), "
+                     "P_ii = 1 - sum_j!=i P_ij:")  # fmt: skip
+        lines.append("  " + " " * width + " " + " ".join(f"{escape(n)[:8]:>8}" for n in a.states))
+        for i, name in enumerate(a.states):
+            lines.append(f"  {escape(name):<{width}} " + " ".join(f"{v:>8.4f}" for v in t.transition[i]))
     lines.append(f"  stationary law: left eigenvector, and power iteration from the initial law "
-                 f"({'converged' if a.power_converged else 'did not converge'} in {a.power_iterations} steps)")
-    lines.append(f"  {'state':<10} {'eigenvector':>11}   {'power':>10}   simulated +- MCSE")
+                 f"({'converged' if a.power_converged else 'did not converge'} in {a.power_iterations} steps)"
+                 + ("" if t is None else f"; b / sum(b) beside it (max difference {t.max_difference:.2g})"))
+    target = "" if t is None else f"   {'b / sum(b)':>10}"
+    lines.append(f"  {'state':<10} {'eigenvector':>11}   {'power':>10}{target}   simulated +- MCSE")
     for i, name in enumerate(a.states):
         exact = "-" if a.stationary is None else f"{a.stationary[i]:.4f}"
+        law = "" if t is None else f"   {t.law[i]:>10.4f}"
         lines.append(
-            f"  {escape(name):<10} {exact:>11}   {a.stationary_power[i]:>10.4f}   "
+            f"  {escape(name):<10} {exact:>11}   {a.stationary_power[i]:>10.4f}{law}   "
             f"{m.frequencies[i]:.4f} +- {num(m.mcse[i], 2)}" + ("" if m.z is None else f"  (z {num(m.z[i], 2)})")
+        )
+    at = m.at_step
+    if at is not None:
+        lines.append(f"  law after {at.steps} steps from the initial law ({', '.join(f'{v:g}' for v in a.initial)}): "
+                     f"exact pi_0 P^{at.steps} beside the {at.chains} chains' states at step {at.steps}")  # fmt: skip
+        lines.append(f"  {'state':<10} {'exact':>11}   simulated +- MCSE")
+        for i, name in enumerate(a.states):
+            lines.append(f"  {escape(name):<10} {at.exact[i]:>11.4f}   {at.simulated[i]:.4f} +- "
+                         f"{num(at.mcse[i], 2)}  (z {num(at.z[i], 2)})")  # fmt: skip
+    return lines
+
+
+#: Exact moments are tabulated for at most this many coordinates; above, one line gives the largest |z|.
+EXACT_ROWS = 8
+
+
+def _exact_lines(e: Any) -> list[str]:
+    """The estimates beside the exact mean and variance of a target that knows them."""
+    from rich.markup import escape  # start-up: rich's markup only when this summary is drawn
+
+    head = f"  exact moments: largest |z| {num(e.max_z_mean, 2)} for the means, {num(e.max_z_var, 2)} for the variances"
+    if len(e.rows) > EXACT_ROWS:
+        return [head + f" ({len(e.rows)} coordinates; -f json lists them)"]
+    width = max(9, *(len(escape(r.name)) for r in e.rows))
+    lines = [head, f"  {'parameter':<{width}} {'mean':>10} {'MCSE':>8} {'exact':>10} {'z':>6}   "
+                   f"{'variance':>10} {'MCSE':>8} {'exact':>10} {'z':>6}"]  # fmt: skip
+    for r in e.rows:
+        lines.append(
+            f"  {escape(r.name):<{width}} {estimate(r.mean, r.mcse_mean):>10} {mcse(r.mcse_mean):>8} "
+            f"{num(r.exact_mean, 5):>10} {num(r.z_mean, 2):>6}   {estimate(r.var, r.mcse_var):>10} "
+            f"{mcse(r.mcse_var):>8} {num(r.exact_var, 5):>10} {num(r.z_var, 2):>6}"
         )
     return lines
 
@@ -63,10 +105,18 @@ def render_sample(result: SampleResult, out: TextIO, options: RenderOptions = Re
         f"{a['chains']} chains x {result.chains.n_draws} draws (+{a['warmup']} warm-up), seed {a['seed']}{seed_note}"
     ]
     parts = []
-    if s.rhat_max is not None:
+    w = result.report.weights if result.report is not None else None
+    if w is not None:  # weighted draws: the weights' ESS and tail, no R-hat
+        failed = {c.name: c for c in result.report.checks if not c.passed}  # type: ignore[union-attr]
+        k_colour = "green" if "pareto-k" not in failed else (
+            "red" if failed["pareto-k"].severity == "error" else "yellow")  # fmt: skip
+        parts.append(f"Kish ESS of the weights [{'red' if 'ess' in failed else 'green'}]{w.kish_ess:.0f}[/] "
+                     f"of {w.draws}")  # fmt: skip
+        parts.append(f"Pareto k [{k_colour}]{num(w.pareto_k, 3)}[/] (threshold {w.k_threshold:.2f})")
+    if s.rhat_max is not None and w is None:
         colour = "green" if s.rhat_ok else "red"
         parts.append(f"R-hat max [{colour}]{s.rhat_max:.3f}[/] ({escape(s.rhat_argmax)})")
-    if s.ess_bulk_min is not None:
+    if s.ess_bulk_min is not None and w is None:
         colour = "green" if s.ess_bulk_ok else "yellow"
         parts.append(f"bulk ESS min [{colour}]{s.ess_bulk_min:.0f}[/] ({escape(s.ess_bulk_argmin)})")
     if s.acceptance is not None and s.acceptance_by_chain is not None:
@@ -92,6 +142,8 @@ def render_sample(result: SampleResult, out: TextIO, options: RenderOptions = Re
     lines.append("  " + "   ".join(cost) + f"  -> {'stdout' if result.output == '-' else escape(result.output)}")
     if result.markov is not None:
         lines += _markov_lines(result.markov)
+    if result.exact is not None:
+        lines += _exact_lines(result.exact)
     p = result.predictive
     if p is not None:
         judged = ";  ".join(f"{escape(q.name)} R-hat {q.rhat:.3f} ESS {q.ess_bulk:.0f}" for q in p.quantities)

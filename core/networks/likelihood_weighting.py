@@ -12,7 +12,8 @@ with the evidence clamped, so ``w`` is ``p(x, e) / q(x)`` and the
 self-normalised estimate ``sum_n w_n f(x_n) / sum_n w_n`` converges to
 ``E[f(X) | e]``. Draws are independent; their quality is measured by Kish's
 effective sample size of the weights, ``(sum w)^2 / sum w^2`` (Kish 1965),
-and the error of an estimate by the delta method (:func:`weighted_mean`).
+and the error of an estimate by the delta method
+(:func:`mcmc.core.weights.weighted_mean`).
 
 Randomness: ``n_nodes`` uniforms per draw, ``(chains, draws, n_nodes)`` from
 each chain's own stream (the observed nodes' uniforms are drawn and unused,
@@ -36,6 +37,7 @@ import numpy as np
 from mcmc.core.networks.tables import ForwardPlan, forward_plan, forward_sample
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import registry
+from mcmc.core.weights import kish_ess
 
 DECLARATION = registry.LIKELIHOOD_WEIGHTING
 NAME = DECLARATION.name
@@ -106,60 +108,3 @@ def run_attrs(plan: ForwardPlan, stats: dict[str, np.ndarray]) -> dict[str, Any]
     lw = stats["log_weight"]
     return {"ess_weights": kish_ess(lw, axis=1).tolist(), "ess_weights_total": float(kish_ess(lw)), "weighted": True}
 
-
-def normalized_weights(log_weight: np.ndarray) -> np.ndarray:
-    """Weights ``(...)`` scaled to sum to one over all axes (``-inf`` log weights give 0).
-
-    Raises
-    ------
-    ValueError
-        Every weight is zero.
-    """
-    log_weight = np.asarray(log_weight, dtype=float)
-    top = np.max(log_weight)
-    if not np.isfinite(top):
-        raise ValueError("every importance weight is zero")
-    w = np.exp(log_weight - top)
-    return w / w.sum()
-
-
-def kish_ess(log_weight: np.ndarray, axis: int | tuple[int, ...] | None = None) -> np.ndarray:
-    """Kish's effective sample size ``(sum w)^2 / sum w^2`` of weights given as logs.
-
-    ``axis=None`` pools everything; ``axis=1`` on ``(chain, draw)`` gives one
-    ESS per chain. Zero where every weight on the axis is zero.
-    """
-    log_weight = np.asarray(log_weight, dtype=float)
-    top = np.max(log_weight, axis=axis, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    w = np.exp(log_weight - top)
-    s1 = np.sum(w, axis=axis)
-    s2 = np.sum(w * w, axis=axis)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(s2 > 0, s1 * s1 / np.where(s2 > 0, s2, 1.0), 0.0)
-
-
-def weighted_mean(values: np.ndarray, log_weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Self-normalised importance estimate of ``E[f]`` and its delta-method MCSE.
-
-    Parameters
-    ----------
-    values
-        ``(chain, draw, ...)`` values of ``f`` at the draws (indicators of a
-        state, for a marginal probability).
-    log_weight
-        ``(chain, draw)`` log weights.
-
-    Returns
-    -------
-    mean, mcse
-        Shape ``values.shape[2:]``: ``mu = sum w f / sum w`` and
-        ``sqrt(sum w^2 (f - mu)^2) / sum w`` (the delta method for a ratio
-        estimator of independent draws; Owen 2013, ch. 9).
-    """
-    w = normalized_weights(log_weight)
-    values = np.asarray(values, dtype=float)
-    wf = w.reshape(w.shape + (1,) * (values.ndim - 2))
-    mean = np.sum(wf * values, axis=(0, 1))
-    mcse = np.sqrt(np.sum(wf**2 * (values - mean) ** 2, axis=(0, 1)))
-    return mean, mcse

@@ -176,7 +176,7 @@ RWM = Declaration(
 )  # fmt: skip
 MH_INDEPENDENCE = Declaration(
     "mh-independence", "mcmc.core.samplers.mh_independence",
-    "independence Metropolis-Hastings with a fitted t proposal",
+    "independence MH with a fitted t proposal",
     (SCALE.at("2"),),
 )  # fmt: skip
 MH_LOGNORMAL = Declaration(
@@ -184,7 +184,7 @@ MH_LOGNORMAL = Declaration(
     (SCALE.at(RW_SCALE), TARGET_ACCEPT.at(RW_ACCEPT)),
 )  # fmt: skip
 TWO_STAGE = Declaration(
-    "two-stage", "mcmc.core.samplers.two_stage", "delayed acceptance, for prior x likelihood targets",
+    "two-stage", "mcmc.core.samplers.two_stage", "delayed acceptance for prior x likelihood targets",
     (SCALE.at(RW_SCALE), TARGET_ACCEPT.at(RW_ACCEPT),
      Setting("proposal", "proposal kind", str, ("rw", "lognormal"), "rw")),
 )  # fmt: skip
@@ -193,17 +193,17 @@ SLICE = Declaration(
     (Setting("width", "initial slice interval width, tuned in warm-up", default="1"),),
 )  # fmt: skip
 ELLIPTICAL_SLICE = Declaration(
-    "elliptical-slice", "mcmc.core.samplers.elliptical", "the model's Gaussian prior, or one learnt in warm-up",
+    "elliptical-slice", "mcmc.core.samplers.elliptical", "the model's Gaussian prior or one learnt in warm-up",
 )
 REJECTION = Declaration(
     "rejection", "mcmc.core.samplers.rejection",
-    "independent draws under a fitted envelope, low dimensions",
+    "exact under the file's envelope, else a fitted one",
 )
 INVERSE_CDF = Declaration(
-    "inverse-cdf", "mcmc.core.samplers.inverse_cdf", "independent draws x = F^-1(u) of a 1-D target",
+    "inverse-cdf", "mcmc.core.samplers.inverse_cdf", "x = F^-1(u) for 1-D targets",
 )
 EXACT = Declaration(
-    "exact", "mcmc.core.samplers.exact", "the target's own exact draws (gaussian: Box-Muller)",
+    "exact", "mcmc.core.samplers.exact", "gaussian by Box-Muller, basic or polar",
     (Setting("method", "the target's exact method: the basic or the polar Box-Muller transform of the normal",
              str, ("box-muller", "polar"), "box-muller"),),
 )  # fmt: skip
@@ -212,16 +212,16 @@ ISIR = Declaration(
     (Setting("particles", "importance samples per iteration, the current state included", int, default="16"),),
 )  # fmt: skip
 IMPORTANCE = Declaration(
-    "importance", "mcmc.core.samplers.importance", "weighted independent draws, self-normalised estimates",
+    "importance", "mcmc.core.samplers.importance", "weighted draws, self-normalised means",
 )
 GIBBS = Declaration(
     "gibbs", "mcmc.core.samplers.gibbs",
-    "full conditionals (ising, potts, gaussian, graph.csv)",
+    "full conditionals: ising, potts, gaussian, graph.csv",
     (Setting("scan", "order of the updates: each coordinate in turn, or one picked at random per update", str,
              ("systematic", "random"), "systematic"),),
 )
 SWENDSEN_WANG = Declaration(
-    "swendsen-wang", "mcmc.core.samplers.swendsen_wang", "cluster flips on ising, potts and graph.csv",
+    "swendsen-wang", "mcmc.core.samplers.swendsen_wang", "cluster flips: ising, potts, graph.csv",
 )
 HMC = Declaration(
     "hmc", "mcmc.core.samplers.hmc", "Hamiltonian Monte Carlo, the default",
@@ -235,15 +235,15 @@ HMC = Declaration(
 )  # fmt: skip
 HMC_GIBBS = Declaration(
     "hmc-gibbs", "mcmc.core.samplers.hmc_within_gibbs",
-    "Gibbs draws of blocks between HMC moves, bnn's default",
+    "Gibbs blocks between HMC moves, bnn's default",
     (STEP_SIZE.at(SEARCHED), PATH_LENGTH.at("1.5"), TARGET_ACCEPT.at(HMC_ACCEPT), PERSISTENCE.at("0.8"),
      MAX_ENERGY_ERROR.at(STAN_ENERGY)),
 )  # fmt: skip
 MARKOV = Declaration(
-    "markov", "mcmc.core.samplers.markov", "simulates the Markov chain of a transition matrix P.csv",
+    "markov", "mcmc.core.samplers.markov", "simulates the chain of a transition matrix P.csv",
 )
 MH = Declaration(
-    "mh", "mcmc.core.samplers.mh", "Metropolis-Hastings on the states of weights.csv",
+    "mh", "mcmc.core.samplers.mh", "Metropolis-Hastings on weights.csv",
     (Setting("proposal_matrix", "proposal matrix Q of mh, a transition-matrix CSV", str,
              default="uniform over the other states", suffix=".csv"),),
 )  # fmt: skip

@@ -126,8 +126,10 @@ def read_chains(
     InputError
         Missing file, directory, unknown or corrupt format, bad cells, ragged
         chains, files whose variables disagree, a header asking for more memory
-        than the machine has, a likelihood-weighting run (weighted draws are
-        not chains); the message names the file.
+        than the machine has; the message names the file. Weighted draws
+        (importance sampling, likelihood weighting: ``attrs["weighted"]``) are
+        read as they are, their ``log_weight`` among the sample statistics:
+        judging them is :func:`mcmc.diagnostics.report.check.check_weighted`'s.
     UsageError
         An unknown ``layout``; empty, repeated or reserved ``names``; a
         negative ``discard`` or a ``thin`` below 1. (``discard`` that leaves
@@ -146,7 +148,7 @@ def read_chains(
     source = labels[0] if len(labels) == 1 else ", ".join(labels)
     # A Bayesian network run stores state codes, whose mean means nothing: its
     # parameters are the state indicators NODE[STATE] (docs/formats.md).
-    return indicator_chains(chains.sliced(discard, thin, source), source)
+    return indicator_chains(chains.sliced(discard, thin, source), source, weighted_ok=True)
 
 
 def _parse_names(names: str | Sequence[str] | None) -> tuple[str, ...] | None:

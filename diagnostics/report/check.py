@@ -42,9 +42,10 @@ import numpy as np
 
 from mcmc.core.chains import Chains
 from mcmc.core.errors import InputError, UsageError
+from mcmc.core.weights import kish_ess, weighted_moments, weighted_quantiles
 from mcmc.diagnostics import stats
 from mcmc.diagnostics.report.parameters import Parameter, rank_failing
-from mcmc.diagnostics.report.report import Report
+from mcmc.diagnostics.report.report import Report, WeightsSummary
 from mcmc.diagnostics.report.sampler import ACCEPTANCE_FROM_DRAWS, Acceptance, Sampler, sampler_summary
 from mcmc.diagnostics.report.selection import flatten, select
 from mcmc.diagnostics.report.thresholds import Thresholds
@@ -87,6 +88,8 @@ def check(
     """
     if is_topic_model(chains):
         return check_topic_model(chains, thresholds=thresholds, probs=probs, lags=lags, source=source, strict=strict)
+    if is_weighted(chains):
+        return check_weighted(chains, var=var, thresholds=thresholds, probs=probs, source=source, strict=strict)
     # Duplicates would collapse in the label -> value maps and misalign CSV columns.
     probs = tuple(dict.fromkeys(float(p) for p in probs))
     lags = tuple(dict.fromkeys(int(k) for k in lags))
@@ -239,45 +242,152 @@ def _statuses(
     return status.tolist()
 
 
+def is_weighted(chains: Chains) -> bool:
+    """True for weighted independent draws (importance sampling, likelihood weighting): ``attrs["weighted"]``."""
+    return bool(chains.attrs.get("weighted")) and "log_weight" in chains.sample_stats
+
+
 def check_weighted(
-    n_chains: int,
-    n_draws: int,
-    kish_ess: float,
+    chains: Chains,
     *,
+    var: Sequence[str] | None = None,
     thresholds: Thresholds = Thresholds(),  # noqa: B008 - frozen
+    probs: Sequence[float] = DEFAULT_PROBS,
     source: Sequence[str] = (),
     strict: bool = False,
 ) -> Report:
-    """The report of weighted independent draws (likelihood weighting): the Kish ESS of the weights.
+    """The one judge of weighted draws (importance sampling, likelihood weighting): the weights, and estimates.
 
     A weighted sample is not a chain: R-hat and the autocorrelation ESS do not
-    apply, and what limits its precision is how unequal the weights are, as
-    Kish's effective sample size ``(sum w)^2 / sum w^2`` measures (Kish 1965).
-    It is judged against the same ESS limit as a chain's draws (100 per chain
-    by default), so every command says the same of the same run.
+    apply (the draws are independent), and what limits its precision is the
+    weights. Two checks, on all the weights (``sample_stats["log_weight"]``)
+    together:
+
+    * ``ess``: Kish's effective sample size ``(sum w)^2 / sum w^2`` (Kish
+      1965) against the same limit as a chain's draws (100 per chain by
+      default), so every command says the same of the same run;
+    * ``pareto-k``: the Pareto ``k`` of the weights' upper tail
+      (:func:`mcmc.diagnostics.stats.importance.pareto_khat`; Vehtari et al.
+      2024). It fails at ``k >= min(1 - 1/log10 S, 0.7)`` for ``S`` draws
+      (equation 13 of the paper: at 0.7 and above no sample size makes the
+      estimate reliable, below it a small sample may still be too small;
+      the advice says how many draws the ``k`` needs); between 0.5 and that
+      threshold it warns: the weights' variance is infinite, so the delta
+      method's MCSE understates the error. Fewer than 25 draws of positive
+      weight give no ``k`` (a warning).
+
+    Every parameter gets the self-normalised mean and sd with their
+    delta-method MCSE (:func:`mcmc.core.weights.weighted_moments`; Owen
+    2013, section 9.2) and weighted quantiles; its ESS columns hold the Kish
+    ESS, R-hat and the autocorrelations are undefined (NaN).
 
     Parameters
     ----------
-    n_chains, n_draws
-        The shape of the run.
-    kish_ess
-        Kish's ESS of all the weights together.
-    thresholds, source, strict
+    chains
+        Weighted draws: variables ``(chain, draw, ...)`` and ``log_weight`` ``(chain, draw)``.
+    var, thresholds, probs, source, strict
         As for :func:`check`.
     """
+    # start-up: the Pareto fit's module loads SciPy's special functions, only for weighted draws
+    from mcmc.diagnostics.stats.importance import (
+        K_FINITE_VARIANCE,
+        K_MAX,
+        MIN_DRAWS,
+        khat_threshold,
+        min_draws,
+        pareto_khat,
+    )
+
+    probs = tuple(dict.fromkeys(float(p) for p in probs))
+    if not probs or not all(0 < p < 1 for p in probs):
+        raise UsageError(f"quantiles must lie strictly between 0 and 1 (got {', '.join(map(str, probs))})")
+    selection = select(chains, var)
+    x = flatten(chains, selection)
+    n_chains, n_draws, n_params = x.shape
+    if n_params == 0:
+        raise InputError(", ".join(source) or None, "has no parameters to judge")
+    log_w = np.asarray(chains.sample_stats["log_weight"], dtype=float)
+    if log_w.shape != (n_chains, n_draws):
+        raise InputError(", ".join(source) or None, f"log_weight has shape {log_w.shape}; expected "
+                         f"{(n_chains, n_draws)} (chain, draw)")  # fmt: skip
     thresholds = thresholds.for_chains(n_chains)
-    finite = bool(np.isfinite(kish_ess))
-    ok = finite and kish_ess >= float(thresholds.min_ess)
-    relation = ">=" if ok else "<"
-    message = f"Kish ESS of the weights {kish_ess:.0f} {relation} {thresholds.min_ess_text}" if finite else (
+    total = n_chains * n_draws
+    positive = int(np.sum(np.isfinite(log_w)))
+    kish = float(kish_ess(log_w)) if positive else 0.0
+    finite = positive > 0 and np.isfinite(kish)
+    ess_ok = finite and kish >= float(thresholds.min_ess)
+    relation = ">=" if ess_ok else "<"
+    message = f"Kish ESS of the weights {kish:.0f} {relation} {thresholds.min_ess_text}" if finite and kish > 0 else (
         "the weights have no usable ESS (every draw has weight zero)")  # fmt: skip
-    checks = (Check("ess", ok, message, (), "error", (), "" if ok else ADVICE["weights"]),)
+    checks = [Check("ess", ess_ok, message, (), "error", (), "" if ess_ok else ADVICE["weights"])]
+    k = pareto_khat(log_w) if positive else float("nan")
+    limit = khat_threshold(total)
+    if not np.isfinite(k) and positive < MIN_DRAWS:
+        checks.append(Check("pareto-k", False, f"Pareto k not computed: {positive} draws of positive weight, "
+                            f"fewer than {MIN_DRAWS}", (), "warning", (), "draw more (--draws)"))  # fmt: skip
+    elif not np.isfinite(k):
+        checks.append(Check("pareto-k", True, "Pareto k undefined: the largest weights are equal (no tail)"))
+    elif k >= limit:
+        need = min_draws(k)
+        advice = (ADVICE["pareto-k"] if k >= K_MAX else
+                  f"the estimate needs about {need:.0f} draws at this k (Vehtari et al. 2024): draw more "
+                  "(--draws, --chains), or use a proposal closer to the target")  # fmt: skip
+        checks.append(Check("pareto-k", False, f"Pareto k of the weights {k:.2f} >= {limit:.2f} (min(1 - "
+                            f"1/log10 {total}, {K_MAX:g}))", (), "error", (), advice))  # fmt: skip
+    elif k > K_FINITE_VARIANCE:
+        checks.append(Check("pareto-k", False, f"Pareto k of the weights {k:.2f} > {K_FINITE_VARIANCE:g}: their "
+                            "variance is infinite and the MCSE understates the error", (), "warning", (),
+                            ADVICE["pareto-k-variance"]))  # fmt: skip
+    else:
+        checks.append(Check("pareto-k", True, f"Pareto k of the weights {k:.2f} <= {K_FINITE_VARIANCE:g}"))
+    params = _weighted_parameters(x, log_w, selection.names, selection.variables, probs, kish, ess_ok, positive,
+                                  thresholds, weighted_moments, weighted_quantiles)  # fmt: skip
     nan = (float("nan"),) * n_chains
-    sampler = Sampler(Acceptance(nan, float("nan"), ACCEPTANCE_FROM_DRAWS, (), False), n_chains * n_draws)
+    sampler = Sampler(Acceptance(nan, float("nan"), ACCEPTANCE_FROM_DRAWS, (), False), total)
+    notes = [f"weighted draws ({chains.attrs.get('sampler', 'importance')}): self-normalised estimates with "
+             "delta-method MCSE; no R-hat or autocorrelation (the draws are independent)"]  # fmt: skip
     return Report(
-        source=tuple(source), n_chains=n_chains, n_draws=n_draws, thresholds=thresholds, probs=(), lags=(),
-        parameters=(), sampler=sampler, checks=checks, kind="weighted", strict=strict,
+        source=tuple(source), n_chains=n_chains, n_draws=n_draws, thresholds=thresholds, probs=probs, lags=(),
+        parameters=params, sampler=sampler, checks=tuple(checks), notes=tuple(notes), draws=x,
+        worst=rank_failing(params), kind="weighted", strict=strict,
+        weights=WeightsSummary(kish, k, limit, min_draws(k) if np.isfinite(k) else float("nan"), total, positive),
     )  # fmt: skip
+
+
+def _weighted_parameters(
+    x: np.ndarray, log_w: np.ndarray, names: Sequence[str], variables: Sequence[str], probs: Sequence[float],
+    kish: float, ess_ok: bool, positive: int, thresholds: Thresholds, moments: Any, quantiles: Any,
+) -> tuple[Parameter, ...]:  # fmt: skip
+    """One :class:`Parameter` per column of ``x``: self-normalised moments and quantiles, the Kish ESS."""
+    n = x.shape[2]
+    if positive == 0:
+        m = {k: np.full(n, np.nan) for k in ("mean", "mcse_mean", "sd", "mcse_sd")}
+        q = np.full((len(probs), n), np.nan)
+    else:
+        m = moments(x, log_w)
+        q = quantiles(x, log_w, tuple(probs))
+    flags = stats.status_flags(x)
+    labels = [quantile_label(p) for p in probs]
+    nan = float("nan")
+    out = []
+    for i, (name, variable) in enumerate(zip(names, variables, strict=True)):
+        if flags["nan"][i]:
+            status = "nan"
+        elif flags["inf"][i]:
+            status = "inf"
+        elif flags["constant"][i]:
+            status = "constant"
+        else:
+            status = "ok" if ess_ok else "ess"
+        out.append(Parameter(
+            name=name, variable=variable, mean=float(m["mean"][i]), sd=float(m["sd"][i]), mad=nan,
+            quantiles=dict(zip(labels, q[:, i].tolist(), strict=True)), mcse_mean=float(m["mcse_mean"][i]),
+            mcse_sd=float(m["mcse_sd"][i]), ess_bulk=kish, ess_tail=kish, rhat=nan, rhat_split=nan, ssif=nan,
+            ess_ssif=nan, ssif_disagrees=False, acf={}, iat=nan, acceptance=nan, status=status,
+            ess_bulk_low=status == "ess", ess_tail_low=status == "ess", max_rhat=float(thresholds.max_rhat),
+            min_ess=float(thresholds.min_ess),
+        ))  # fmt: skip
+    return tuple(out)
 
 
 def is_topic_model(chains: Chains) -> bool:

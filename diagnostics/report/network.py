@@ -34,9 +34,9 @@ import numpy as np
 from mcmc.core.chains import Chains
 from mcmc.core.networks.evidence import format_evidence
 from mcmc.core.networks.indicators import indicator_chains, indicator_name
-from mcmc.diagnostics.report.check import check, check_weighted
+from mcmc.diagnostics.report.check import check
 from mcmc.diagnostics.report.report import Report
-from mcmc.diagnostics.report.selection import flatten, select
+from mcmc.diagnostics.report.selection import select
 from mcmc.diagnostics.report.summary import RunSummary
 from mcmc.diagnostics.report.thresholds import Thresholds
 
@@ -127,8 +127,8 @@ def estimate_indicators(
 
     The indicators are judged once, by :func:`mcmc.diagnostics.report.check.check`
     (the report ``mcmc diagnose`` makes of the same file), and the estimates
-    are read off that report; weighted draws by
-    :func:`~mcmc.diagnostics.report.check.check_weighted`.
+    are read off that report; weighted draws by its
+    :func:`~mcmc.diagnostics.report.check.check_weighted`, which ``check`` hands them to.
 
     Parameters
     ----------
@@ -152,15 +152,14 @@ def estimate_indicators(
     weighted = bool(chains.attrs.get("weighted"))
     n = len(nodes)
     if weighted:
-        # start-up: the network samplers' modules load numba (0.4 s), only for a weighted run
-        from mcmc.core.networks.likelihood_weighting import kish_ess, weighted_mean
-
-        x = flatten(ind, selection)
-        log_weight = chains.sample_stats["log_weight"]
-        mean, mcse = weighted_mean(x, log_weight)
-        kish = float(kish_ess(log_weight))
+        # The one judge of weighted draws (check dispatches to check_weighted): Kish ESS and Pareto k, and the
+        # self-normalised estimates with their delta-method MCSE, read off its parameters.
+        report = check(ind, thresholds=thresholds, source=source, strict=strict)
+        params = report.parameters
+        mean = np.array([p.mean for p in params])
+        mcse = np.array([0.0 if p.sd == 0 else p.mcse_mean for p in params])
+        kish = report.weights.kish_ess if report.weights is not None else float("nan")
         ess, rhat = np.full(n, kish), np.full(n, np.nan)
-        report = check_weighted(x.shape[0], x.shape[1], kish, thresholds=thresholds, source=source, strict=strict)
         summary = RunSummary.from_report(report, ind)
         summary = replace(summary, ess_bulk_min=kish, ess_bulk_argmin=WEIGHTS_ESS, ess_tail_min=kish,
                           ess_tail_argmin=WEIGHTS_ESS, ess_bulk_ok=report.passed)  # fmt: skip

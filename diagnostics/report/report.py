@@ -35,6 +35,38 @@ _TABLE_STATS = ("mcse_mean", "mcse_sd", "ess_bulk", "ess_tail", "rhat", "rhat_sp
 
 
 @dataclass(frozen=True)
+class WeightsSummary:
+    """What the weights of weighted draws say (:func:`mcmc.diagnostics.report.check.check_weighted`).
+
+    Attributes
+    ----------
+    kish_ess
+        Kish's ``(sum w)^2 / sum w^2`` over every draw.
+    pareto_k
+        The Pareto ``k`` of the weights' upper tail (NaN when not computed).
+    k_threshold
+        ``min(1 - 1/log10 S, 0.7)``: the largest ``k`` with a reliable estimate from these ``S`` draws.
+    k_min_draws
+        ``10^(1 / (1 - k))``: the draws this ``k`` needs.
+    draws
+        ``S``, every draw of every chain.
+    positive
+        The draws of positive weight.
+    """
+
+    kish_ess: float
+    pareto_k: float
+    k_threshold: float
+    k_min_draws: float
+    draws: int
+    positive: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kish_ess": self.kish_ess, "pareto_k": self.pareto_k, "k_threshold": self.k_threshold,
+                "k_min_draws": self.k_min_draws, "draws": self.draws, "positive": self.positive}  # fmt: skip
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything ``mcmc diagnose`` shows, for any renderer.
 
@@ -73,6 +105,7 @@ class Report:
     classic_rows: tuple[ClassicRow, ...] = ()
     kind: str = "chains"
     topic_model: TopicModelVerdict | None = field(default=None, repr=False, compare=False)
+    weights: WeightsSummary | None = None
 
     @property
     def passed(self) -> bool:
@@ -142,6 +175,7 @@ class Report:
             "parameters": [record(p) for p in self.parameters],
             **({"classic": self.classic.to_dict()} if self.classic is not None else {}),
             **({"topic_model": self.topic_model.to_dict()} if self.topic_model is not None else {}),
+            **({"weights": self.weights.to_dict()} if self.weights is not None else {}),
         }
 
     def to_table(self) -> tuple[list[str], list[list[Any]]]:
@@ -181,7 +215,11 @@ class Report:
 
     def verdict(self) -> str:
         """One line: ``PASS: ...`` listing what was checked, or ``FAIL: ...`` listing what failed."""
-        if self.passed and self.kind in ("weighted", "topic-model"):
+        if self.passed and self.kind == "weighted":
+            line = "PASS: " + ", ".join(c.message for c in self.checks if c.passed)
+            warnings = [c.name for c in self.checks if not c.passed]
+            return line + (f" (warnings: {', '.join(warnings)})" if warnings else "")
+        if self.passed and self.kind == "topic-model":
             line = "PASS: " + self.checks[0].message
             warnings = [c.name for c in self.checks if not c.passed]
             return line + (f" (warnings: {', '.join(warnings)})" if warnings else "")

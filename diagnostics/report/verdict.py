@@ -61,6 +61,10 @@ ADVICE = {
     "rank-normalized ESS does not",
     "weights": "the weights are too unequal for precise estimates: draw more (--draws), or use a sampler that "
     "moves through the posterior (gibbs) when the evidence is unlikely under the prior",
+    "pareto-k": "the weights' tail is too heavy for any sample size to fix (Vehtari et al. 2024): the proposal "
+    "misses part of the target; use a wider or heavier-tailed proposal, or an MCMC sampler",
+    "pareto-k-variance": "the estimates converge more slowly than their MCSE says: draw more, or use a wider "
+    "or heavier-tailed proposal",
     "lp": "the log density has not mixed even where the parameters look fine: run longer or look at the "
     "parameters the log density depends on",
 }

@@ -236,13 +236,27 @@ def test_diagnose_reports_node_states_as_indicator_parameters(mcmc, tmp_path: Pa
     assert [p["name"] for p in json.loads(v.out)["parameters"]] == ["Burglary[True]", "Burglary[False]"]
 
 
-def test_diagnose_refuses_a_weighted_run_in_one_line(mcmc, tmp_path: Path) -> None:
+def test_diagnose_judges_a_weighted_run_by_its_weights_and_compare_refuses_it(mcmc, tmp_path: Path) -> None:
+    """diagnose and sample give one verdict on weighted draws: the Kish ESS and Pareto k of the weights, and the
+    self-normalised marginals; compare, which z-tests equally weighted chains, refuses them in one line."""
     out = tmp_path / "w.npz"
-    assert mcmc("sample", "-t", EARTHQUAKE, "-s", "likelihood-weighting", "--seed", "1", "--draws", "100", "-q",
-                "-o", str(out)).code == 0  # fmt: skip
-    r = mcmc("diagnose", str(out))
-    assert r.code == 2
-    assert re.search(r"w\.npz: a likelihood-weighting run holds weighted draws", _one_error_line(r.stderr))
+    s = mcmc("sample", "-t", EARTHQUAKE, *BOTH_CALL, "-s", "likelihood-weighting", "--seed", "1", "--draws", "2000",
+             "-q", "--no-check", "-o", str(out))  # fmt: skip
+    assert s.code == 0, s.stderr
+    r = mcmc("diagnose", str(out), "-f", "json")
+    doc = json.loads(r.out)
+    assert {c["name"] for c in doc["checks"]} == {"ess", "pareto-k"}
+    assert doc["weights"]["draws"] == 8000 and doc["weights"]["kish_ess"] > 0
+    params = {p["name"]: p for p in doc["parameters"]}
+    assert params["Burglary[True]"]["mean"] == pytest.approx(0.5565, abs=4 * params["Burglary[True]"]["mcse_mean"])
+    assert params["Burglary[True]"]["rhat"] is None  # no R-hat for independent weighted draws
+    j = mcmc("sample", "-t", EARTHQUAKE, *BOTH_CALL, "-s", "likelihood-weighting", "--seed", "1", "--draws", "2000",
+             "-q", "--no-check", "-o", str(tmp_path / "w2.npz"), "--query", "Burglary")  # fmt: skip
+    assert j.code == 0
+    assert r.code == (0 if doc["passed"] else 1)
+    c = mcmc("compare", str(out), str(tmp_path / "w2.npz"))
+    assert c.code == 2
+    assert re.search(r"w\.npz: holds weighted draws .* mcmc diagnose judges weighted draws", _one_error_line(c.stderr))
 
 
 # --------------------------------------------------------------------------- mcmc compare

@@ -225,7 +225,8 @@ def test_init_option(mcmc) -> None:
         (("-s", "nuts", "--max-tree-depth", "0"), "--max-tree-depth must be a whole number in [1, 30], got 0"),
         (("-t", "ising", "-s", "hmc"), "is a spin lattice: sample it with gibbs or swendsen-wang, not hmc"),
         (("-t", "banana", "-s", "gibbs"), "sampler 'gibbs' needs full conditionals"),
-        (("-t", "gaussian", "-s", "swendsen-wang"), "sampler 'swendsen-wang' needs an Ising lattice target"),
+        (("-t", "gaussian", "-s", "swendsen-wang"), "sampler 'swendsen-wang' needs an Ising lattice (ising), a Potts "
+                                                    "lattice (potts) or graph.csv"),
         (("-t", "ising", "-s", "gibbs", "-T", "size=2"), "size"),
     ],
 )
@@ -376,7 +377,11 @@ def test_param_sets_a_setting_as_its_option_does(mcmc, options, params) -> None:
         (("-s", "rwm", "-P", "scale"), "--param expects KEY=VALUE or SAMPLER:KEY=VALUE, got 'scale'"),
         (("-s", "rwm", "--scale", "1", "-P", "scale=2"), "scale is given twice"),
         (("-s", "two-stage", "-P", "proposal=x"), "must be one of rw, lognormal, got 'x'"),
-        (("-s", "gibbs", "-P", "scale=1"), "gibbs has no option 'scale' (its options: none)"),
+        (("-s", "gibbs", "-P", "scale=1"), "gibbs has no option 'scale' (its options: scan)"),
+        (("-s", "gibbs", "-P", "scan=zigzag"), "must be one of systematic, random, got 'zigzag'"),
+        (("-s", "mh", "-P", "proposal-matrix=Q.txt"), "must be a file name ending in .csv, got 'Q.txt'"),
+        (("-s", "hmc", "-P", "n-steps=0"), "--param 'n-steps=0': must be a whole number in [1, 1024], got 0"),
+        (("-s", "hmc", "-P", "jitter=1"), "--param 'jitter=1': must be a number in [0, 1), got 1"),
     ],
 )
 def test_bad_params_are_one_line_and_exit_2(mcmc, tmp_path: Path, monkeypatch, args, message) -> None:

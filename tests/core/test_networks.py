@@ -25,7 +25,7 @@ from mcmc.core.networks.bif import read_bif
 from mcmc.core.networks.driver import sample_network, to_chains
 from mcmc.core.networks.evidence import parse_evidence
 from mcmc.core.networks.indicators import indicator_draws, indicator_variables
-from mcmc.core.networks.likelihood_weighting import kish_ess, weighted_mean
+from mcmc.core.weights import kish_ess, weighted_mean
 from mcmc.core.networks.network import BayesianNetwork
 from mcmc.core.networks.tables import compile_network, reducibility
 from mcmc.core.networks.variable_elimination import (
