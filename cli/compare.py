@@ -184,7 +184,7 @@ def command(
             raise UsageError("--var selects parameters of runs being compared; with --samplers every coordinate counts")
         if layout is not None:
             raise UsageError("--layout describes chains files; with --samplers there are none")
-        names = [s.strip().lower() for s in samplers.split(",") if s.strip()]
+        items = samplers.split(",")
         extra = options.parse_target_options(target_option or [])
         if dim is not None and "dim" in extra:
             raise UsageError("give the dimension once: --dim or --target-option dim=..., not both")
@@ -193,7 +193,8 @@ def command(
         from mcmc.core.targets import is_network_target
 
         kind = NETWORK if is_network_target(target) else DENSITY
-        params = options.parse_sampler_params(param or [], names, kind)  # before the target file is loaded and probed
+        # before the target file is loaded and probed; an item may be a variant, gibbs:scan=random
+        names, params = options.parse_sampler_variants(items, param or [], kind)
 
         # start-up: the command layer (NumPy, the samplers, the statistics) only once the options parse
         from mcmc.cli.commands.compare import compare_samplers

@@ -355,6 +355,35 @@ def parse_sampler_params(
     return out
 
 
+def parse_sampler_variants(
+    items: Sequence[str], param: Sequence[str] = (), kind: str | None = None
+) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """``mcmc compare``'s ``--samplers`` items and ``-P``: each row's label and its kernel keywords.
+
+    An item is a sampler name (``gibbs``) or a variant of one with settings of
+    its own, ``NAME:KEY=VALUE[:KEY=VALUE...]`` (``gibbs:scan=random``), so two
+    settings of one sampler run side by side; the label is the item as
+    written. ``-P NAME:KEY=VALUE`` applies to every row of that sampler, and
+    a variant's own settings win. Settings are checked as ``-P``'s.
+
+    Returns
+    -------
+    labels
+        The items, lower-cased, in order.
+    params
+        Label -> kernel keywords.
+    """
+    labels = [item.strip().lower() for item in items if item.strip()]
+    bases = list(dict.fromkeys(label.split(":", 1)[0] for label in labels))
+    shared = parse_sampler_params(param, bases, kind)
+    params: dict[str, dict[str, Any]] = {}
+    for label in labels:
+        base, *own = label.split(":")
+        mine = parse_sampler_params([f"{base}:{kv}" for kv in own], [base], kind)[base] if own else {}
+        params[label] = {**shared.get(base, {}), **mine}
+    return labels, params
+
+
 class Layout(str, Enum):
     """Axis order of bare arrays (:data:`mcmc.diagnostics.readers.LAYOUTS`)."""
 

@@ -121,13 +121,16 @@ def compare_runs(
 
 
 def _sampler_names(samplers: Sequence[str], known: Sequence[str], unknown: str) -> list[str]:
-    """``samplers`` as a list, refusing none, an unknown one (``unknown`` says why) or one listed twice."""
+    """``samplers`` as a list, refusing none, an unknown one (``unknown`` says why) or one listed twice.
+
+    An item may be a variant of a sampler, ``NAME:KEY=VALUE`` (its settings in ``params`` under that label).
+    """
     names = list(samplers)
     if not names:
         raise UsageError("--samplers needs at least one sampler name")
     for name in names:
-        if name not in known:
-            raise UsageError(unknown.format(name=name, known=", ".join(known)))
+        if name.split(":", 1)[0] not in known:
+            raise UsageError(unknown.format(name=name.split(":", 1)[0], known=", ".join(known)))
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise UsageError(f"--samplers: {', '.join(twice)} listed more than once")
@@ -168,11 +171,13 @@ def compare_samplers(
         A registered target name or a user file ``model.py[:name]``
         (:func:`mcmc.core.targets.get_target`).
     samplers
-        Registered sampler names (:data:`mcmc.core.samplers.SAMPLERS`), each once.
+        Registered sampler names (:data:`mcmc.core.samplers.SAMPLERS`), or
+        variants of them, ``NAME:KEY=VALUE`` (``gibbs:scan=random``: its
+        settings in ``params`` under that label), each once: a row each.
     target_options
         Keyword options of the target (``dim``, ``rho``, ``data``, ...).
     params
-        Sampler name -> keyword tuning of its kernel.
+        Sampler name (or variant's label) -> keyword tuning of its kernel.
     progress
         Told ``progress("NAME on TARGET", done, total)`` while each sampler runs.
     observe
@@ -211,7 +216,7 @@ def compare_samplers(
     names = _sampler_names(samplers, list(SAMPLERS), "--samplers: unknown sampler {name!r}; choose from {known}")
     tuning = {name: dict((params or {}).get(name, {})) for name in names}
     tgt = get_target(target, **options)
-    kernels = {name: get_sampler(name) for name in names}
+    kernels = {name: get_sampler(name.split(":", 1)[0]) for name in names}
     probe = tgt.initial(ChainRandom(0, (0,)), 1)
     for kernel in kernels.values():
         kernel.init(probe, tgt)
@@ -225,8 +230,9 @@ def compare_samplers(
             kernel, tgt, chains=chains, warmup=warmup, draws=draws, seed=seed, params=tuning[name],
             progress=for_label(progress, f"{name} on {tgt.name}"),
         )  # fmt: skip
-        rows.append(sampler_row(result, truth_mean=tgt.mean, truth_sd=tgt.sd, grad_cost=grad_cost, timings=timings,
-                                thresholds=thresholds, strict=strict))  # fmt: skip
+        row = sampler_row(result, truth_mean=tgt.mean, truth_sd=tgt.sd, grad_cost=grad_cost, timings=timings,
+                          thresholds=thresholds, strict=strict)  # fmt: skip
+        rows.append(replace(row, sampler=name))  # a variant's row is labelled as given (gibbs:scan=random)
 
     passed, verdict = samplers_verdict(rows, max_z, check_sd, judge_draws)
     bad, bad_sd = off_truth(rows, max_z, check_sd)

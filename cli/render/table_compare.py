@@ -35,6 +35,8 @@ def render_samplers(result: SamplerComparison, out: TextIO, options: RenderOptio
         ("ess_tail_min", "min tail ESS", fixed(0)),
         ("ess_per_s", "ESS per second", count),
         ("ess_per_1k_evals", "ESS per 1000 evaluations", count),
+        ("acf1_max", "max lag-1 autocorrelation", lambda v: "-" if v is None else f"{v:.2f}"),
+        ("iat_max", "max autocorrelation time", lambda v: "-" if v is None else f"{v:.1f}"),
         ("acceptance", "acceptance rate", lambda v: count(v, 2)),  # rejection on a network: 0.0036
         ("divergences", "divergences", lambda v: "-" if v is None else str(v)),
         ("passed", "checks of mcmc diagnose", lambda v: "pass" if v else "FAIL"),

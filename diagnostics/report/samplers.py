@@ -63,7 +63,12 @@ class SamplerRow:
     ``None`` when unknown. ``ess_per_1k_grads`` is the worst ESS per 1000
     gradient evaluations of the sampling phase (``None`` for a sampler that
     takes none): the cost measure of gradient-based samplers whatever a
-    gradient costs. Fields that do not apply are ``None``.
+    gradient costs. ``acf1_max`` and ``iat_max`` are the largest lag-1
+    autocorrelation and integrated autocorrelation time (in draws) over the
+    coordinates, with where: how correlated successive draws are, what ESS
+    divides by (two scans of Gibbs, a fixed path of HMC against a jittered
+    one). Fields that do not apply are ``None`` (weighted draws have no
+    autocorrelation).
     :meth:`to_dict` is the flat JSON record (the summary's fields beside the row's).
     """
 
@@ -86,6 +91,10 @@ class SamplerRow:
     sd_z_max: float | None
     sd_z_argmax: str | None
     ess_per_1k_grads: float | None = None
+    acf1_max: float | None = None
+    acf1_argmax: str | None = None
+    iat_max: float | None = None
+    iat_argmax: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The row as one flat record, in the column order of ``mcmc compare --format csv``."""
@@ -101,7 +110,8 @@ class SamplerRow:
             "ess_per_1k_evals": self.ess_per_1k_evals, "ess_per_1k_grads": self.ess_per_1k_grads,
             "acceptance": s.acceptance, "divergences": s.divergences,
             "mean_z_max": self.mean_z_max, "mean_z_argmax": self.mean_z_argmax, "sd_z_max": self.sd_z_max,
-            "sd_z_argmax": self.sd_z_argmax, "passed": s.passed, "verdict": s.verdict,
+            "sd_z_argmax": self.sd_z_argmax, "acf1_max": self.acf1_max, "acf1_argmax": self.acf1_argmax,
+            "iat_max": self.iat_max, "iat_argmax": self.iat_argmax, "passed": s.passed, "verdict": s.verdict,
         }  # fmt: skip
 
 
@@ -142,7 +152,12 @@ def sampler_row(
     """
     names, x = flat_draws(chains)
     a = chains.attrs
-    run = RunSummary.from_report(check(chains, thresholds=thresholds or Thresholds(), strict=strict), chains)
+    report = check(chains, thresholds=thresholds or Thresholds(), strict=strict)
+    run = RunSummary.from_report(report, chains)
+    params = report.parameters
+    pnames = [p.name for p in params]
+    acf1 = finite_arg(np.array([p.acf.get(1, np.nan) for p in params], dtype=float), pnames, np.nanargmax)
+    iat = finite_arg(np.array([p.iat for p in params], dtype=float), pnames, np.nanargmax)
     bulk_min, tail_min = run.ess_bulk_min, run.ess_tail_min
     ess_min = None if bulk_min is None or tail_min is None else min(bulk_min, tail_min)
 
@@ -156,6 +171,16 @@ def sampler_row(
     ess_per_1k_grads = 1000.0 * ess_min / ng if ess_min is not None and ng > 0 else None
 
     mean_z = sd_z = (None, None)
+    if report.kind == "weighted" and truth_mean is not None and truth_sd is not None:
+        # Weighted draws: the self-normalised estimates and their delta-method MCSE, as the report has them.
+        by = {p.name: p for p in params}
+        rows = [(by[n], m, s) for n, m, s in zip(names, truth_mean, truth_sd, strict=True) if n in by]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean_z = finite_arg(np.array([abs(p.mean - m) / p.mcse_mean for p, m, _ in rows]),
+                                [p.name for p, _, _ in rows], np.nanargmax)  # fmt: skip
+            sd_z = finite_arg(np.array([abs(p.sd - s) / p.mcse_sd for p, _, s in rows]),
+                              [p.name for p, _, _ in rows], np.nanargmax)  # fmt: skip
+        truth_mean = truth_sd = None
     if truth_mean is not None:
         truth_mean = np.asarray(truth_mean, dtype=float)
         if truth_mean.shape != (len(names),):
@@ -176,6 +201,7 @@ def sampler_row(
         cost=float(cost), sampling_cost=float(sampling_cost),
         ess_min=ess_min, ess_per_s=ess_per_s, ess_per_1k_evals=ess_per_1k, ess_per_1k_grads=ess_per_1k_grads,
         mean_z_max=mean_z[0], mean_z_argmax=mean_z[1], sd_z_max=sd_z[0], sd_z_argmax=sd_z[1],
+        acf1_max=acf1[0], acf1_argmax=acf1[1], iat_max=iat[0], iat_argmax=iat[1],
     )  # fmt: skip
 
 
@@ -219,6 +245,7 @@ BETTER: dict[str, bool] = {
     "ess_per_s": True,
     "ess_per_1k_evals": True,
     "ess_per_1k_grads": True,
+    "iat_max": False,
     "divergences": False,
     "mean_z_max": False,
     "sd_z_max": False,

@@ -25,7 +25,7 @@ ROW_KEYS = {
     "n_density_evals_warmup", "n_gradient_evals_warmup", "cost", "sampling_cost", "rhat_max", "rhat_argmax",
     "ess_bulk_min", "ess_bulk_argmin", "ess_tail_min", "ess_tail_argmin", "ess_min", "ess_per_s",
     "ess_per_1k_evals", "ess_per_1k_grads", "acceptance", "divergences", "mean_z_max", "mean_z_argmax",
-    "sd_z_max", "sd_z_argmax", "passed", "verdict",
+    "sd_z_max", "sd_z_argmax", "acf1_max", "acf1_argmax", "iat_max", "iat_argmax", "passed", "verdict",
 }  # fmt: skip
 TOP_RUNS = {
     "schema", "mode", "a", "b", "max_z", "check_sd", "passed", "verdict", "failed", "only_in_a", "only_in_b",
