@@ -94,7 +94,8 @@ def command(
             "-s",
             metavar="NAME,NAME,...",
             rich_help_panel="Samplers",
-            help="Comma-separated samplers, by mcmc sample's --sampler names.",
+            help="Comma-separated samplers, by mcmc sample's --sampler names; a sampler with settings of its own, "
+            "NAME:KEY=VALUE, is a row of its own beside the others (-s gibbs,gibbs:scan=random).",
             show_default=False,
         ),
     ] = None,

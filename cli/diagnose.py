@@ -29,6 +29,8 @@ HELP = """Diagnose convergence of MCMC draws: R-hat, ESS, MCSE, autocorrelation,
 
 Reads chain files (chains .npz, .npy of shape (chain, draw[, dim]), ArviZ netCDF .nc or emcee HDF5 backend .h5, ArviZ zarr store .zarr, posteriordb .json, CmdStan CSV with one file per chain, CSV with chain and draw columns, or - for stdin) and reports, per scalar parameter, mean, sd, quantiles, MCSE, rank-normalized split R-hat, bulk and tail ESS, ESS implied by SSIF, autocorrelations and move rate; and for the sampler: acceptance, divergent transitions, tree-depth saturation and E-BFMI per chain (CmdStan `diagnose` semantics). Failing parameters come first, worst first; each failed check says what to do; the log density (lp) has its own row; estimates show the digits their MCSE supports.
 
+Weighted draws (mcmc sample -s importance, -s likelihood-weighting on a network) are judged by their weights instead: the Kish ESS and the Pareto k of the weights' tail (Vehtari et al. 2024: fails at k >= min(1 - 1/log10 S, 0.7) for S draws, warns above 0.5), with the self-normalised mean and sd of every parameter and their delta-method MCSE.
+
 The verdict goes to stderr as one line. Exit status: 0 every check passed, 1 a check failed, 2 bad usage or unreadable input. Defaults can be set in a \\[tool.mcmc.diagnose] table of pyproject.toml (current directory or nearest parent); command-line options override it.
 
 [bold]Examples[/]

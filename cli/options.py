@@ -103,7 +103,9 @@ TargetOptions = Annotated[
         metavar="KEY=VALUE",
         rich_help_panel="Target",
         help="Other option of a built-in target, repeatable: banana b=0.1, gamma shape=0.5 rate=2, logistic "
-        "prior_sd=1, beta-bernoulli successes=3 trials=10 a=1 b=1, ising size=32 beta=0.3.",
+        "prior_sd=1, beta-bernoulli successes=3 trials=10 a=1 b=1, dirichlet counts=4,1,3,1,1 eta=1, ising size=32 "
+        "beta=0.3; of a CSV target: P.csv start=STATE or init=0.2,0.7,0.1 and steps=10, weights.csv start=STATE, "
+        "graph.csv q=3 (beta=1 without a beta column).",
         show_default=False,
     ),
 ]
