@@ -30,6 +30,10 @@ chain picking one block per update, which draws every block for every chain
 and keeps the chosen one (``blocks^2`` draws per iteration: meant for a few
 blocks). The picks are uniforms of each chain's own stream, drawn up front
 per iteration, so chain ``i`` still depends only on the seed and ``i``.
+A Bayesian network's Gibbs sampler (``NET.bif``, :mod:`mcmc.core.samplers.network_gibbs`)
+has no random scan yet: it is being replaced by blocked Gibbs through
+junction trees (branch ``networks``), which should take the ``scan`` setting
+when it lands.
 
 Every update is "accepted". On a discrete target the statistic ``flip_rate``
 is the fraction of the chain's coordinates that changed in the sweep; a
