@@ -63,7 +63,7 @@ def test_a_user_file_and_another_sampler_with_its_settings(mcmc, data_dir: Path)
         (("-t", "censored-normal", "--mcem", "--width", "1"), "name the E-step's --sampler"),
         (("-t", "censored-normal", "--mcem", "--em-growth", "0.9"), "--em-growth must be a number >= 1"),
         (("-t", "gaussian", "--em-draws", "10"), "--em-draws applies to --mcem"),
-        (("-t", "gaussian", "-f", "json"), "--format applies to --mcem"),
+        (("-t", "gaussian", "-f", "csv"), "--format csv applies to --mcem"),  # a run's summary: table or json
     ],
 )
 def test_bad_usage_is_one_line_and_exit_2(mcmc, args, needle) -> None:
