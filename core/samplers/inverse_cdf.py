@@ -70,9 +70,12 @@ SOLVE_STEPS = 100  # Newton-or-bisection steps at most per draw (bisection alone
 SOLVE_TOLERANCE = 1e-13  # |F(x) - u| at which a draw stops, in probability
 SOLVE_WIDTH = 1e-15  # relative width of the bracket at which a draw stops
 ANCHOR_TRIES = 100
-# 5-point Gauss-Legendre on [0, 1]
-_GL_X, _GL_W = np.polynomial.legendre.leggauss(5)
-GL_NODES, GL_WEIGHTS = 0.5 * (_GL_X + 1.0), 0.5 * _GL_W
+# 5-point Gauss-Legendre on [-1, 1] in closed form (not leggauss, whose nodes come from LAPACK's eigenvalues and
+# could differ in the last bits between CPUs), then mapped to [0, 1].
+_A, _B = np.sqrt(5.0 - 2.0 * np.sqrt(10.0 / 7.0)) / 3.0, np.sqrt(5.0 + 2.0 * np.sqrt(10.0 / 7.0)) / 3.0
+_WA, _WB = (322.0 + 13.0 * np.sqrt(70.0)) / 900.0, (322.0 - 13.0 * np.sqrt(70.0)) / 900.0
+GL_NODES = 0.5 * (np.array([-_B, -_A, 0.0, _A, _B]) + 1.0)
+GL_WEIGHTS = 0.5 * np.array([_WB, _WA, 128.0 / 225.0, _WA, _WB])
 
 
 class CdfTable(NamedTuple):
