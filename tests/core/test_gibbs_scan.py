@@ -85,7 +85,7 @@ def test_one_iteration_from_exact_draws_leaves_the_ising_law_unchanged(scan) -> 
     exact probability enumeration gives: each value's frequency within
     binomial error.
     """
-    size, beta, n = 3, 0.4, 20000
+    size, beta, n = 3, 0.4, 4000  # chains: each buffers 4096 random numbers per kind (32 KB), so not more
     spins, p = _ising_law(size, beta)
     start = spins[np.random.default_rng(1).choice(p.size, size=n, p=p)]
     target = get_target("ising", size=size, beta=beta)
@@ -102,7 +102,7 @@ def test_one_iteration_from_exact_draws_leaves_the_ising_law_unchanged(scan) -> 
 
 @pytest.mark.parametrize("scan", SCANS)
 def test_one_iteration_from_exact_draws_leaves_a_correlated_gaussian_unchanged(scan) -> None:
-    n, rho = 20000, 0.9
+    n, rho = 4000, 0.9
     target = get_target("gaussian", dim=2, rho=rho)
     start = np.random.default_rng(3).multivariate_normal([0, 0], [[1, rho], [rho, 1]], size=n)
     x = run(gibbs, target, chains=n, warmup=0, draws=1, seed=4, init=start, params={"scan": scan}).chains

@@ -301,7 +301,7 @@ def test_the_lecture_law_after_t_steps_from_its_initial_law_is_exact(steps) -> N
 
 
 def test_chains_started_from_the_initial_law_are_distributed_as_pi_t_at_step_t() -> None:
-    steps, n = 10, 4000
+    steps, n = 10, 2000  # chains: each buffers 4096 random numbers per kind (32 KB), so not more
     t = get_target(str(LECTURE), init=LECTURE_INIT, steps=steps)
     x = run(markov, t, chains=n, warmup=0, draws=steps, seed=31).chains.posterior["state"]
     for at, law in ((1, get_target(str(LECTURE), init=LECTURE_INIT, steps=1).law_at_steps), (steps, t.law_at_steps)):
