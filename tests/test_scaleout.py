@@ -92,7 +92,7 @@ def _options(argv: list[str]) -> tuple[str, str, dict]:
     for i, a in enumerate(argv):
         if a == "-T":
             k, v = argv[i + 1].split("=")
-            opts[k] = float(v) if "." in v else int(v)
+            opts[k] = v if "," in v else float(v) if "." in v else int(v)  # a list (counts=4,1,3) stays text
     return argv[argv.index("-t") + 1], argv[argv.index("-s") + 1], opts
 
 

@@ -74,6 +74,9 @@ class Counter:
                 self.likelihood += lik * n
                 return fn(x)
 
+            # The function itself, for work done once per process rather than per chain (inverse-cdf's
+            # table), which would make the counts of blocks of chains not add up to those of one run.
+            wrapper.__wrapped__ = fn  # type: ignore[attr-defined]
             return wrapper
 
         return dataclasses.replace(

@@ -36,7 +36,9 @@ Where ``F^-1`` comes from:
 
   The table depends on the target only (its anchor is drawn from a fixed
   stream of seed 0), never on the chains or the seed. It costs a few
-  thousand density evaluations once (counted as warm-up evaluations); each
+  thousand density evaluations once per process, which the run's counts leave
+  out (so that blocks of chains run apart add up to one run) and
+  ``attrs["inverse_cdf"]["table_evals"]`` records; each
   draw then costs 6 evaluations per Newton step, about 20 to 40 (more in a
   steep tail, where bisection takes over). A density whose mass sits
   more than ``1e8`` from the anchor, or that does not fall 40 nats below its
@@ -48,6 +50,7 @@ nothing to tune: warm-up iterations are draws thrown away.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -91,6 +94,8 @@ class CdfTable(NamedTuple):
         The largest log density seen, and ``log`` of the integral of ``exp(log p - log_peak)``.
     error
         The estimated error of the CDF (the sum of the intervals' estimates over the total).
+    evaluations
+        The density evaluations the table took.
     """
 
     edges: np.ndarray
@@ -98,6 +103,7 @@ class CdfTable(NamedTuple):
     log_peak: float
     log_norm: float
     error: float
+    evaluations: int = 0
 
 
 class State(NamedTuple):
@@ -167,6 +173,14 @@ def cdf_table(target: Target) -> CdfTable:
     InputError
         No point of finite density, or a tail too heavy for the bracket.
     """
+    calls = [0]
+    density = target.log_density
+
+    def counted(x: np.ndarray) -> np.ndarray:
+        calls[0] += np.shape(x)[0]
+        return density(x)
+
+    target = dataclasses.replace(target, log_density=counted)
     lo, hi, peak = _bracket(target, _anchor(target))
     a = lo + (hi - lo) * np.arange(START_INTERVALS) / START_INTERVALS
     b = np.append(a[1:], hi)
@@ -196,7 +210,7 @@ def cdf_table(target: Target) -> CdfTable:
     cdf = np.concatenate([[0.0], np.cumsum(mass)]) / total
     cdf[-1] = 1.0
     error = float(np.sum(np.concatenate(done_err))) / total
-    return CdfTable(edges, cdf, peak, float(np.log(total)), error)
+    return CdfTable(edges, cdf, peak, float(np.log(total)), error, calls[0])
 
 
 def invert(target: Target, table: CdfTable, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -251,7 +265,12 @@ def init(position: np.ndarray, target: Target) -> State:
     """
     _one_dimensional(target)
     x = np.asarray(position, dtype=float)
-    table = None if isinstance(target, Quantile) else cdf_table(target)
+    table = None
+    if not isinstance(target, Quantile):
+        # Built on the density uncounted (the driver's counter keeps the function as __wrapped__): done once per
+        # process, not per chain, so blocks of chains run apart must count the same as one run.
+        raw = getattr(target.log_density, "__wrapped__", target.log_density)
+        table = cdf_table(dataclasses.replace(target, log_density=raw))
     return State(x, np.asarray(target.log_density(x), dtype=float), table)
 
 
@@ -275,4 +294,4 @@ def run_attrs(state: State, final: dict[str, Any]) -> dict[str, Any]:
         return {"inverse_cdf": {"method": "quantile"}}
     t = state.table
     return {"inverse_cdf": {"method": "numerical", "intervals": int(t.edges.size - 1), "error": t.error,
-                            "support": [float(t.edges[0]), float(t.edges[-1])]}}  # fmt: skip
+                            "support": [float(t.edges[0]), float(t.edges[-1])], "table_evals": t.evaluations}}

@@ -191,9 +191,13 @@ def neighbour_table(n: int, first: np.ndarray, second: np.ndarray, couplings: np
 def coupled_agreement(x: np.ndarray, first: np.ndarray, second: np.ndarray, couplings: np.ndarray) -> np.ndarray:
     """``sum_E beta_ij delta(s_i, s_j)`` for states ``x (..., nodes)``; shape ``(...)``.
 
-    Summed edge by edge in file order (no BLAS): the same bytes on every CPU.
+    The terms are laid out row by row before the sum: indexing ``x[..., first]``
+    returns them column-major for several rows and row-major for one, and
+    NumPy sums a contiguous row in another order than a strided one, so
+    without it a chain's ``lp`` would depend on how many chains run beside it
+    (in its last bit). No BLAS: the same bytes on every CPU.
     """
-    return np.sum(np.where(x[..., first] == x[..., second], couplings, 0.0), axis=-1)
+    return np.sum(np.ascontiguousarray(np.where(x[..., first] == x[..., second], couplings, 0.0)), axis=-1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -250,7 +254,12 @@ class GraphPottsTarget(Target):
 
     def heat_bath(self, around: np.ndarray, weight: np.ndarray, u: np.ndarray) -> np.ndarray:
         """New states of nodes whose neighbours hold ``around (..., D)`` with couplings ``weight``, by inverse CDF."""
-        counts = np.sum(weight[..., None] * (around[..., None] == np.arange(self.q)), axis=-2)  # (..., q)
+        states = np.arange(self.q)
+        # Neighbour by neighbour, in a fixed order (not np.sum over a fancy-indexed axis, whose order of
+        # summation depends on its memory layout, hence on the number of chains).
+        counts = np.zeros((*around.shape[:-1], self.q))
+        for d in range(around.shape[-1]):
+            counts += weight[..., d, None] * (around[..., d, None] == states)
         cdf = conditional_cdf(1.0, counts)
         return np.sum(cdf[..., :-1] <= u[..., None] * cdf[..., -1:], axis=-1).astype(float)
 

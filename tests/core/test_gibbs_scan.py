@@ -138,3 +138,5 @@ def test_random_scan_chain_i_depends_only_on_the_seed_and_i() -> None:
         part = run(gibbs, target, chain_ids=[2, 3], warmup=5, draws=20, seed=8, params={"scan": "random"}).chains
         for name in both.posterior:
             np.testing.assert_array_equal(both.posterior[name][2:], part.posterior[name])
+        for name in both.sample_stats:
+            np.testing.assert_array_equal(both.sample_stats[name][2:], part.sample_stats[name])

@@ -162,3 +162,7 @@ def test_chain_i_depends_only_on_the_seed_and_i(sampler) -> None:
     part = run(sampler, t, chain_ids=[2, 3], warmup=5, draws=30, seed=3).chains
     for name in both.posterior:
         np.testing.assert_array_equal(both.posterior[name][2:], part.posterior[name])
+    for name in both.sample_stats:  # lp too: a sum whose order once depended on the number of chains
+        np.testing.assert_array_equal(both.sample_stats[name][2:], part.sample_stats[name])
+    one = run(sampler, t, chain_ids=[2], warmup=5, draws=30, seed=3).chains
+    np.testing.assert_array_equal(both.sample_stats["lp"][2:3], one.sample_stats["lp"])
