@@ -25,7 +25,6 @@ from mcmc.core.networks.bif import read_bif
 from mcmc.core.networks.driver import sample_network, to_chains
 from mcmc.core.networks.evidence import parse_evidence
 from mcmc.core.networks.indicators import indicator_draws, indicator_variables
-from mcmc.core.weights import kish_ess, weighted_mean
 from mcmc.core.networks.network import BayesianNetwork
 from mcmc.core.networks.tables import compile_network, reducibility
 from mcmc.core.networks.variable_elimination import (
@@ -36,6 +35,7 @@ from mcmc.core.networks.variable_elimination import (
     marginals,
 )
 from mcmc.core.random import ChainRandom
+from mcmc.core.weights import kish_ess, weighted_mean
 from mcmc.diagnostics import stats
 
 DATA = Path(__file__).parents[1] / "data" / "networks"
