@@ -24,6 +24,7 @@ prior) for two-stage Metropolis-Hastings.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -270,7 +271,7 @@ def eight_schools() -> Target:
         return np.concatenate([mu, tau, mu + tau * x[..., 2:]], axis=-1)
 
     variables = (("mu", ()), ("tau", ()), ("theta", (J,)))
-    mean, sd = eight_schools_moments()
+    mean, sd = (a.copy() for a in eight_schools_moments())
     return Target(
         name="eight-schools",
         dim=J + 2,
@@ -289,7 +290,8 @@ def eight_schools() -> Target:
     )
 
 
-def eight_schools_moments(n_grid: int = 40001) -> tuple[np.ndarray, np.ndarray]:
+@lru_cache(maxsize=4)
+def eight_schools_moments(n_grid: int = 4001) -> tuple[np.ndarray, np.ndarray]:
     """Exact posterior mean and sd of ``(mu, tau, theta_1..8)`` by quadrature over ``log tau``.
 
     Given ``tau``: ``w_j = 1 / (sigma_j^2 + tau^2)``, ``V_mu = 1 / (sum w_j + 1/25)``,
@@ -298,7 +300,10 @@ def eight_schools_moments(n_grid: int = 40001) -> tuple[np.ndarray, np.ndarray]:
     ``(tau^2 y_j + sigma_j^2 mu_hat) / (sigma_j^2 + tau^2)`` and variance
     ``V_j + (sigma_j^2 / (sigma_j^2 + tau^2))^2 V_mu`` with ``V_j = sigma_j^2 tau^2 / (sigma_j^2 + tau^2)``.
     The trapezoid rule on a fine grid of ``log tau`` over ``[-25, 12]`` is
-    accurate far beyond Monte Carlo error (the integrand vanishes at both ends).
+    accurate far beyond Monte Carlo error (the integrand vanishes at both ends): 4001
+    points agree with 200 001 to 1e-13 and cost 2 ms of every ``mcmc sample -t
+    eight-schools`` (40 001 cost 25 ms, twice: the command and its run block each build
+    the target). Cached: the arrays returned are shared, copy before changing them.
     """
     y, s2 = EIGHT_Y, EIGHT_SIGMA**2
     log_tau = np.linspace(-25.0, 12.0, n_grid)

@@ -106,7 +106,7 @@ def predictive_report(
     InputError
         A bad test file (naming it).
     """
-    # start-up: the network target's module loads SciPy (0.2 s), only for its runs
+    # start-up: the network target's module (a few ms) only when a sample run reports
     from mcmc.core.targets.bnn import HYPERPARAMETERS, BnnTarget, predict, read_test
 
     if not isinstance(target, BnnTarget):
