@@ -35,6 +35,11 @@ The ``typer>=0.28,<0.29`` pin (``pyproject.toml``)
     ``mcmc diagnose`` (``bench/diagnose.py``) and on ``mcmc --help``.
 The hand-written normal quantile (:func:`mcmc.diagnostics.stats._ranks.norm_ppf`, Wichura's AS241)
     ``mcmc diagnose`` never imports SciPy (about 0.1-0.2 s): ``bench/diagnose.py``.
+SciPy's assignment solver loaded alone (:mod:`mcmc.core.assignment`)
+    About 0.25 s of CPU of every ``mcmc lda`` (its topics matched across
+    chains) and ``mcmc diagnose`` of an LDA chains file: ``scipy.optimize``'s
+    package (linear programming, FFT, ``scipy.linalg``, ``scipy.special``) is
+    not imported; ``bench/startup.py``.
 Lazy imports in the subcommand modules and one subcommand registered per run (:mod:`mcmc.cli.app`)
     ``mcmc --help`` stays under 0.3 s; a ``diagnose`` run does not pay about
     60 ms for building the other commands' options.

@@ -66,7 +66,7 @@ Topic recovery
 --------------
 For synthetic data with known ``phi``: Hellinger distances between fitted and
 true topics, matched one to one by the Hungarian algorithm
-(``scipy.optimize.linear_sum_assignment``) to minimise the total distance.
+(SciPy's ``linear_sum_assignment``, through :mod:`mcmc.core.assignment`) to minimise the total distance.
 """
 
 from __future__ import annotations
@@ -75,6 +75,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mcmc.core.assignment import linear_sum_assignment
 from mcmc.core.errors import UsageError
 from mcmc.core.lda.corpus import Corpus
 
@@ -588,8 +589,6 @@ def topic_recovery(phi_hat: np.ndarray, phi_true: np.ndarray) -> Recovery:
     -------
     Recovery
     """
-    from scipy.optimize import linear_sum_assignment
-
     phi_hat = np.asarray(phi_hat, dtype=np.float64)
     phi_true = np.asarray(phi_true, dtype=np.float64)
     dist = hellinger(phi_hat, phi_true)

@@ -74,6 +74,7 @@ from typing import Any
 
 import numpy as np
 
+from mcmc.core.assignment import match
 from mcmc.diagnostics import stats
 from mcmc.diagnostics.stats.spectral import spectrum0_ar
 
@@ -262,12 +263,7 @@ def _hellinger_of_roots(root_a: np.ndarray, root_b: np.ndarray) -> np.ndarray:
 
 def _assign(cost: np.ndarray) -> np.ndarray:
     """The permutation minimizing the summed cost (Hungarian method): row ``k`` goes to column ``match[k]``."""
-    from scipy.optimize import linear_sum_assignment  # start-up: SciPy (0.1 s) only when topics are matched
-
-    rows, cols = linear_sum_assignment(cost)
-    match = np.empty(cost.shape[0], dtype=np.int64)
-    match[rows] = cols
-    return match
+    return match(cost)
 
 
 @dataclass(frozen=True)
