@@ -1,0 +1,80 @@
+"""What each command imports: the start-up floor held by module, not by time (issue 32).
+
+Each case runs one command in a fresh interpreter, through :func:`mcmc.cli.app.main`
+as the console script does, and lists the modules loaded when it ends. A library
+that a command does not use must not be loaded by it: a stray top-level import of
+SciPy, ArviZ or numba costs 0.1 to 0.3 s of every run (``bench/startup.py`` times
+the commands themselves; ``docs/benchmarks.md``, "start-up").
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+#: Never loaded by any of the commands below.
+NEVER = ("arviz", "arviz_base", "arviz_stats", "xarray", "pandas", "matplotlib", "pydantic", "markdown_it",
+         "scipy.optimize", "scipy.special", "scipy.linalg", "scipy.stats", "scipy.fft")  # fmt: skip
+#: What a command that runs no compiled kernel does not load either.
+NO_KERNELS = ("numba", "llvmlite", "scipy")
+
+
+def loaded_after(*argv: str, cwd: Path) -> set[str]:
+    """The modules (top-level and their subpackages named in the lists above) loaded by ``mcmc ARGV``."""
+    code = (
+        "import io, json, sys\n"
+        "from mcmc.cli.app import main\n"
+        "sys.stdout = io.TextIOWrapper(io.BytesIO())\n"  # the report is not the point
+        f"main({list(argv)!r})\n"
+        "print(json.dumps(sorted(sys.modules)), file=sys.__stderr__)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, check=True)
+    return set(json.loads(proc.stderr.strip().splitlines()[-1]))
+
+
+def heavy(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(n for n in names if n in modules)
+
+
+def test_version_imports_no_subcommand_and_no_numpy(tmp_path) -> None:
+    modules = loaded_after("--version", cwd=tmp_path)
+    assert heavy(modules, (*NEVER, *NO_KERNELS, "numpy")) == []
+    assert not {m for m in modules if m.startswith(("mcmc.cli.", "mcmc.diagnostics", "mcmc.core.samplers"))} - {
+        "mcmc.cli.app", "mcmc.cli.console", "mcmc.cli.speedups"}  # fmt: skip
+
+
+def test_diagnose_help_imports_no_numpy(tmp_path) -> None:
+    modules = loaded_after("diagnose", "--help", cwd=tmp_path)
+    assert heavy(modules, (*NEVER, *NO_KERNELS, "numpy")) == []
+
+
+def test_diagnose_imports_neither_scipy_nor_numba(tmp_path) -> None:
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "small.npz", theta=rng.standard_normal((4, 200, 10)))
+    modules = loaded_after("diagnose", "small.npz", cwd=tmp_path)
+    assert heavy(modules, (*NEVER, *NO_KERNELS)) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("sample", "-t", "eight-schools", "--warmup", "20", "--draws", "10", "--seed", "1", "-o", "es.npz"),
+        ("lda", str(DATA / "lda" / "tiny.ldac"), "-k", "2", "--iterations", "1", "--burn-in", "0", "--seed", "1",
+         "--output", "lda.npz"),
+    ],
+    ids=["sample", "lda"],
+)  # fmt: skip
+def test_a_run_loads_numba_but_no_scipy_subpackage(tmp_path, argv) -> None:
+    # numba imports SciPy's top level (its version check) and, with the probe deferred
+    # (mcmc.cli.speedups), none of scipy.linalg; bnn's scipy.special and the topic
+    # matching's scipy.optimize load only where they are used.
+    modules = loaded_after(*argv, cwd=tmp_path)
+    assert "numba" in modules  # the compiled paths ran: the case tests what it means to
+    assert heavy(modules, NEVER) == []
