@@ -274,7 +274,7 @@ def compare_network_samplers(
     marginals, each row has the worst ``|estimate - exact| / MCSE``. The rows come ranked by ESS per
     second, best first, and a note spells the ranking out. ``progress`` is
     told ``progress("NAME on NETWORK", 0, 1)`` and then ``1, 1`` around each run.
-    ``params`` gives a sampler its settings (gibbs: ``blocks``, ``budget``).
+    ``params`` gives a sampler its settings (gibbs: ``blocks``, ``budget``, ``scan``).
 
     Raises
     ------
@@ -315,8 +315,9 @@ def compare_network_samplers(
         label = f"{name} on {net.name}"
         if progress is not None:
             progress(label, 0, 1)
-        run = sample_network(net, evidence, name, chains=chains, warmup=warmup, draws=draws, seed=seed,
-                             params=(params or {}).get(name))  # fmt: skip
+        # a variant (gibbs:scan=random) runs its sampler with its settings; its row keeps the label
+        run = sample_network(net, evidence, name.split(":", 1)[0], chains=chains, warmup=warmup, draws=draws,
+                             seed=seed, params=(params or {}).get(name))  # fmt: skip
         if progress is not None:
             progress(label, 1, 1)
         if run.warnings:
@@ -336,7 +337,7 @@ def compare_network_samplers(
     notes.insert(0, f"ranked by ESS per second (the smallest over the {n_indicators} state indicators): {ranking}")
     notes.append("an evaluation is one pass over the network: a Gibbs sweep or one forward sample (rejection "
                  "counts the rejected ones); warm-up applies to gibbs only")  # fmt: skip
-    if any(name == "likelihood-weighting" for name in names):
+    if any(name.split(":", 1)[0] == "likelihood-weighting" for name in names):
         notes.append("likelihood-weighting's ESS is the Kish ESS of its weights; it has no R-hat")
     passed, verdict = samplers_verdict(rows, max_z, judge_draws=judge_draws)
     bad, _ = off_truth(rows, max_z)

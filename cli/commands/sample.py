@@ -383,7 +383,7 @@ def network_run(
     UsageError
         A sampler that does not sample networks; a target option or
         ``--init`` (neither applies); a bad block specification or budget
-        (``spec.params``: gibbs's ``blocks`` and ``budget``); an output that
+        (``spec.params``: gibbs's ``blocks``, ``budget`` and ``scan``); an output that
         is the input.
     """
     # start-up: the network samplers load numba (0.4 s), and the network's report the readers, only for a network

@@ -167,7 +167,8 @@ def _blocks_line(n: Any) -> str:
         f", {grown:,} for grown blocks" if grown is not None and grown != n.block_budget and n.block_choice == "auto"
         and any(not b.exact for b in n.blocks) else ""
     )  # fmt: skip
-    head = f"  blocks ({n.block_choice}, {spec}): "
+    scan = ", random scan" if n.scan == "random" else ""
+    head = f"  blocks ({n.block_choice}, {spec}{scan}): "
     if not n.blocks:
         return head + f"none: each of the {n.n_unobserved} nodes from its Markov blanket (single-site Gibbs)"
     singly = n.n_unobserved - sum(len(b.nodes) for b in n.blocks)

@@ -42,7 +42,7 @@ A network sampler is a module registered by name in
     False for independent draws.
 ``build(network, evidence, **settings) -> Plan``
     What the sampler needs, compiled once (its settings are keywords:
-    gibbs's ``blocks`` and ``budget``). A plan has ``tables`` (the
+    gibbs's ``blocks``, ``budget`` and ``scan``). A plan has ``tables`` (the
     :class:`~mcmc.core.networks.tables.NetworkTables`) and ``warnings``
     (messages for the user).
 ``State``, ``Info``

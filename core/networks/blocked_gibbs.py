@@ -40,11 +40,21 @@ boundary is the evidence only (e.g. one block of every unobserved node) is
 all clean: each sweep is an exact independent draw at the cost of a few
 bisections per clique.
 
+Random scan (``scan="random"``): a sweep is as many updates as there are
+units, each of a unit picked uniformly at random, with replacement; each
+update leaves the posterior invariant, hence so does the sweep (the
+random-scan Gibbs sampler; Liu, Wong & Kong 1995, JRSS B 57; Roberts &
+Sahu 1997, JRSS B 59), whatever the units are.
+
 Randomness: one uniform per clique per sweep, ``(chains, sweeps, cliques)``,
 drawn from each chain's own :class:`~mcmc.core.random.ChainRandom` stream
 before the kernel runs, so chain ``i`` depends only on the seed and ``i``,
 and :func:`sample` over many sweeps gives the same bytes as as many
-:func:`step` calls. A plan without blocks delegates to the single-site
+:func:`step` calls. A random scan reads, per update, one uniform for the
+pick and then one per clique of the unit picked: a number that varies by
+chain, so the kernel reads each chain's stream in place
+(:meth:`~mcmc.core.random.ChainRandom.reserve`) and reports how far it read.
+A plan without blocks delegates to the single-site
 sampler :mod:`~mcmc.core.networks.single_site`, the fastest when nothing
 needs blocking.
 
@@ -75,6 +85,7 @@ DECLARATION = registry.NETWORK_GIBBS
 NAME = DECLARATION.name
 MARKOV = True  # a Markov chain: warm-up and thinning apply
 SWEEP_CHUNK = 256  # sweeps per compiled call: bounds the uniforms held, (chains, chunk, cliques)
+RANDOM_RESERVE = 1 << 16  # a random scan's uniforms reserved per chain per compiled call (at least one sweep's)
 
 
 class State(NamedTuple):
@@ -138,6 +149,8 @@ class Plan:
         The arrays the compiled sweep reads, or ``None`` when delegating.
     gibbs
         The single-site plan that does the work when there is no block, else ``None``.
+    scan
+        ``"systematic"`` (the units in turn) or ``"random"`` (each update a unit picked at random).
     """
 
     tables: NetworkTables
@@ -145,6 +158,7 @@ class Plan:
     trees: tuple[jt.JunctionTree, ...]
     kernel: Kernel | None
     gibbs: single_site.Plan | None
+    scan: str = "systematic"
 
     @property
     def units(self) -> tuple[tuple[int, ...], ...]:
@@ -332,6 +346,7 @@ def build(
     blocks: str | BlockSpec | None = "auto",
     budget: int | None = None,
     near_zero: float = NEAR_ZERO,
+    scan: str = "systematic",
 ) -> Plan:
     """Choose the blocks and compile ``network`` with ``evidence`` for blocked Gibbs.
 
@@ -351,24 +366,28 @@ def build(
     near_zero
         Table entries below this count as zeros when looking for the groups
         that trap single-site moves.
+    scan
+        ``"systematic"``: each sweep updates the units in turn; ``"random"``:
+        each of its updates picks a unit at random.
 
     Raises
     ------
     UsageError
-        A bad block specification (:func:`~mcmc.core.networks.blocks.parse_blocks`)
-        or budget.
+        A bad block specification (:func:`~mcmc.core.networks.blocks.parse_blocks`),
+        budget or scan.
     CliqueBudgetError
         A named block too wide for ``budget``.
     """
     if budget is not None:
         check_setting("budget", budget, "the clique budget")
+    registry.SCAN.check(scan, "the scan")
     tables = compile_network(network, evidence)
     plan = choose_blocks(network, tables.evidence, blocks, budget, near_zero)
     if not plan.blocks:
-        return Plan(tables, plan, (), None, single_site.build(network, tables.evidence, tables))
+        return Plan(tables, plan, (), None, single_site.build(network, tables.evidence, tables, scan), scan)
     by_first = {b.nodes[0]: b.tree for b in plan.blocks}
     trees = tuple(by_first[u[0]] if len(u) > 1 else jt.build(network, u) for u in plan.units)
-    return Plan(tables, plan, trees, _compile(network, tables, trees), None)
+    return Plan(tables, plan, trees, _compile(network, tables, trees), None, scan)
 
 
 # -- the compiled kernel -------------------------------------------------------------------------
@@ -423,10 +442,10 @@ def _collect(un, x, work, msg, k, cpt):
 
 
 @nb.njit(cache=True, nogil=True)
-def _draw(un, x, work, u_row, chosen, k):
+def _draw(un, x, work, u_row, u0, chosen, k):
     """Backward sampling of unit ``un``; writes ``x``, returns the number of nodes changed.
 
-    Clique ``g`` reads the uniform ``u_row[g]`` and draws, by inversion, one
+    Clique ``g`` reads the uniform ``u_row[u0 + g]`` and draws, by inversion, one
     of its states that agree with the separator state its parent drew (the
     root: any state), with probability proportional to its collected table:
     a dirty clique's in ``work`` (:func:`_collect`) by a linear scan, a
@@ -447,7 +466,7 @@ def _draw(un, x, work, u_row, chosen, k):
             total = 0.0
             for i in range(lo, hi):
                 total += work[o + k.grp_order[o + i]]
-            r = u_row[g] * total
+            r = u_row[u0 + g] * total
             pick = -1
             acc = 0.0
             for i in range(lo, hi):
@@ -465,7 +484,7 @@ def _draw(un, x, work, u_row, chosen, k):
         else:
             # The first i with cdf > u: never a state of probability zero
             # (its cdf equals its predecessor's); the last is 1 > u.
-            r = u_row[g]
+            r = u_row[u0 + g]
             hi -= 1
             while lo < hi:
                 mid = (lo + hi) // 2
@@ -526,13 +545,69 @@ def _sweeps(
             changed = 0
             for un in range(n_units):
                 _collect(un, x, work, msg, k, cpt)
-                changed += _draw(un, x, work, u[c, s], chosen, k)
+                changed += _draw(un, x, work, u[c, s], 0, chosen, k)
             if record and s % thin == 0:
                 for j in range(unobserved.size):
                     out[c, kept, j] = x[unobserved[j]]
                 lp_out[c, kept] = _log_joint(x, cpt, cpt_offset, par_ptr, par, par_stride)
                 change_out[c, kept] = changed / n_free
                 kept += 1
+
+
+@nb.njit(cache=True, nogil=True)
+def _random_sweeps(
+    codes, data, pos, n_sweeps, thin, kept0, out, lp_out, change_out, unobserved, k,
+    cpt, cpt_offset, par_ptr, par, par_stride,
+):  # fmt: skip
+    """Run ``n_sweeps`` random-scan sweeps on every chain of ``codes (chains, n_nodes)`` in place.
+
+    Chain ``c`` reads its uniforms in order from ``data[c, pos[c]:]``: for
+    each update, one to pick the unit (``floor(units * u)``), then one per
+    clique of that unit for its backward sampling. Records as
+    :func:`_sweeps` does (``change_out``: the fraction of the unobserved
+    nodes that differ from the sweep's start). Returns ``(chains,)`` the
+    uniforms each chain read.
+    """
+    n_chains = codes.shape[0]
+    n_units = k.unit_clq_ptr.size - 1
+    work = np.empty(k.fixed.size)
+    n_msg = 1
+    most = 1
+    for un in range(n_units):
+        most = max(most, k.unit_clq_ptr[un + 1] - k.unit_clq_ptr[un])
+    for g in range(k.sep_size.size):
+        n_msg = max(n_msg, k.sep_size[g])
+    msg = np.empty(n_msg)
+    chosen = np.empty(most, dtype=np.int64)
+    before = np.empty(unobserved.size, dtype=np.int64)
+    n_free = max(unobserved.size, 1)
+    used = np.zeros(n_chains, dtype=np.int64)
+    for c in range(n_chains):
+        x = codes[c]
+        row = data[c]
+        q = pos[c]
+        kept = kept0
+        for s in range(n_sweeps):
+            for j in range(unobserved.size):
+                before[j] = x[unobserved[j]]
+            for _ in range(n_units):
+                un = min(int(row[q] * n_units), n_units - 1)
+                first = k.unit_clq_ptr[un]
+                _collect(un, x, work, msg, k, cpt)
+                _draw(un, x, work, row, q + 1 - first, chosen, k)
+                q += 1 + k.unit_clq_ptr[un + 1] - first
+            if s % thin == 0:
+                changed = 0
+                for j in range(unobserved.size):
+                    if x[unobserved[j]] != before[j]:
+                        changed += 1
+                for j in range(unobserved.size):
+                    out[c, kept, j] = x[unobserved[j]]
+                lp_out[c, kept] = _log_joint(x, cpt, cpt_offset, par_ptr, par, par_stride)
+                change_out[c, kept] = changed / n_free
+                kept += 1
+        used[c] = q - pos[c]
+    return used
 
 
 # -- the sampler protocol ------------------------------------------------------------------------
@@ -587,6 +662,10 @@ def sample(
     lp = np.empty((chains, kept))
     change = np.empty((chains, kept))
     codes = np.array(state.position, dtype=np.int64, copy=True)
+    if plan.scan == "random":
+        _random_sample(rng, codes, plan, draws, thin, out, lp, change)
+        last = lp[:, -1].copy() if kept and (draws - 1) % thin == 0 else log_joint(plan, codes)
+        return State(codes, last), out, {"lp": lp, "change_rate": change}
     # Sweeps in chunks (a multiple of thin) bound the memory of the uniforms;
     # a chain's uniforms are the same whatever the chunking (ChainRandom).
     chunk = thin * max(1, SWEEP_CHUNK // thin)
@@ -601,8 +680,26 @@ def sample(
     return State(codes, last), out, {"lp": lp, "change_rate": change}
 
 
+def _random_sample(rng, codes, plan, draws, thin, out, lp, change) -> None:
+    """:func:`sample`'s random scan: sweeps in chunks whose uniforms fit :data:`RANDOM_RESERVE`, read in place."""
+    k = plan.kernel
+    t = plan.tables
+    n_units = k.unit_clq_ptr.size - 1
+    most = int(np.diff(k.unit_clq_ptr).max())
+    per_sweep = n_units * (1 + most)  # the most a sweep can read: every update picks the widest unit
+    chunk = thin * max(1, min(SWEEP_CHUNK, RANDOM_RESERVE // per_sweep) // thin)
+    for start in range(0, draws, chunk):
+        n = min(chunk, draws - start)
+        data, pos = rng.reserve("uniform", n * per_sweep)
+        used = _random_sweeps(
+            codes, data, pos, n, thin, start // thin, out, lp, change, t.unobserved, k,
+            t.cpt, t.cpt_offset, t.par_ptr, t.par, t.par_stride,
+        )  # fmt: skip
+        rng.advance("uniform", used)
+
+
 def step(rng: ChainRandom, state: State, plan: Plan) -> tuple[State, Info]:
-    """One sweep over the units for every chain (see :func:`sample` for many at once)."""
+    """One sweep over the units for every chain, in the plan's scan (see :func:`sample` for many at once)."""
     new, _, stats = sample(rng, state, plan, 1)
     return new, Info(stats["change_rate"][:, 0])
 
@@ -655,8 +752,8 @@ def run_attrs(plan: Plan, stats: dict[str, np.ndarray]) -> dict[str, Any]:
     of no block are updated singly. ``block_choice``: ``auto``, ``single``
     or ``custom``; ``block_budget`` and ``grown_block_budget``: the largest
     clique table a block may have, in entries (the second for a block grown
-    from a near-deterministic group).
+    from a near-deterministic group). ``scan``: ``systematic`` or ``random``.
     """
     bp = plan.block_plan
     return {"blocks": bp.summary(), "block_choice": bp.spec, "block_budget": bp.budget,
-            "grown_block_budget": bp.grown_budget}  # fmt: skip
+            "grown_block_budget": bp.grown_budget, "scan": plan.scan}  # fmt: skip

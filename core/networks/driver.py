@@ -156,7 +156,7 @@ def sample_network(
         sample per chain consistent with the evidence.
     params
         The sampler's settings, the keywords of its ``build`` (gibbs:
-        ``blocks``, ``budget``, ``near_zero``).
+        ``blocks``, ``budget``, ``near_zero``, ``scan``).
 
     Returns
     -------

@@ -8,8 +8,10 @@ blanket (parents, children and the children's other parents):
     p(x_i | x_-i, e) ∝ p(x_i | pa_i) prod_{c in ch(i)} p(x_c | pa_c).
 
 One iteration is a systematic scan over the unobserved nodes in
-topological order; every update leaves the posterior invariant, hence so
-does the sweep. Single-site moves cannot cross the zeros of a
+topological order, or (``scan="random"``) as many updates as there are
+nodes, each of a node picked uniformly at random, with replacement (the
+random-scan Gibbs sampler; Liu, Wong & Kong 1995; Roberts & Sahu 1997);
+every update leaves the posterior invariant, hence so does the sweep. Single-site moves cannot cross the zeros of a
 deterministic table (:func:`~mcmc.core.networks.tables.reducibility`):
 ``gibbs`` on a network is blocked Gibbs
 (:mod:`~mcmc.core.networks.blocked_gibbs`), which draws such nodes together
@@ -24,8 +26,9 @@ plus a table of offsets over the unit's states. An update is then a few
 multiply-adds per touched table and state, in a numba kernel over chains x
 sweeps x units; nothing in Python runs per node or per sweep.
 
-Randomness: one uniform per unit per sweep, ``(chains, sweeps, units)``,
-drawn from each chain's own :class:`~mcmc.core.random.ChainRandom` stream
+Randomness: one uniform per unit per sweep, ``(chains, sweeps, units)``
+(a random scan: two per update, the pick and the draw), drawn from each
+chain's own :class:`~mcmc.core.random.ChainRandom` stream
 before the kernel runs, so chain ``i`` depends only on the seed and ``i``,
 and :func:`sample` over many sweeps gives the same bytes as as many
 :func:`step` calls.
@@ -47,6 +50,7 @@ import numpy as np
 from mcmc.core.networks.network import BayesianNetwork, Evidence
 from mcmc.core.networks.tables import NetworkTables, compile_network
 from mcmc.core.random import ChainRandom
+from mcmc.core.samplers import registry
 
 SWEEP_CHUNK = 256  # sweeps per compiled call: bounds the uniforms held, (chains, chunk, units)
 
@@ -69,7 +73,9 @@ class Plan:
     tables
         The compiled network (:class:`~mcmc.core.networks.tables.NetworkTables`).
     units
-        Node indices of each update unit, in scan order.
+        Node indices of each update unit, in systematic-scan order.
+    scan
+        ``"systematic"`` or ``"random"`` (:func:`build`).
     Other fields are CSR arrays read by the kernel: ``unit_ptr``/``unit_nodes``
     (nodes of each unit), ``unit_size`` (joint states), ``dec_ptr``/``dec``
     (the codes of each joint state, row-major over the unit's nodes),
@@ -93,10 +99,14 @@ class Plan:
     uf_strides: np.ndarray
     uf_off_ptr: np.ndarray
     uf_off: np.ndarray
+    scan: str = "systematic"
 
 
 def build(
-    network: BayesianNetwork, evidence: Evidence | None = None, tables: NetworkTables | None = None
+    network: BayesianNetwork,
+    evidence: Evidence | None = None,
+    tables: NetworkTables | None = None,
+    scan: str = "systematic",
 ) -> Plan:
     """Compile ``network`` with ``evidence`` for single-site Gibbs sampling.
 
@@ -107,7 +117,16 @@ def build(
         :func:`~mcmc.core.networks.variable_elimination.check_evidence`).
     tables
         ``compile_network(network, evidence)`` when the caller has it already.
+    scan
+        ``"systematic"`` (the nodes in topological order) or ``"random"``
+        (each update a node picked at random).
+
+    Raises
+    ------
+    UsageError
+        An unknown ``scan``.
     """
+    registry.SCAN.check(scan, "the scan")
     tables = compile_network(network, evidence) if tables is None else tables
     units = tuple((int(v),) for v in tables.unobserved)
     card = network.cardinality
@@ -144,6 +163,7 @@ def build(
     return Plan(
         tables, units, arr(unit_ptr), arr(unit_nodes), arr(unit_size), arr(dec_ptr), arr(dec),
         arr(uf_ptr), arr(uf_base), arr(uf_var_ptr), arr(uf_vars), arr(uf_strides), arr(uf_off_ptr), arr(uf_off),
+        scan,
     )  # fmt: skip
 
 
@@ -159,59 +179,91 @@ def _log_joint(x, cpt, cpt_offset, par_ptr, par, par_stride):
 
 
 @nb.njit(cache=True, nogil=True)
+def _update(
+    un, x, r, p, unit_ptr, unit_nodes, unit_size, dec_ptr, dec,
+    uf_ptr, uf_base, uf_var_ptr, uf_vars, uf_strides, uf_off_ptr, uf_off, cpt,
+):  # fmt: skip
+    """Draw unit ``un`` of ``x`` from its full conditional by inversion of the uniform ``r``; returns the nodes changed.
+
+    ``p`` is scratch of at least ``unit_size[un]`` entries.
+    """
+    size = unit_size[un]
+    for k in range(size):
+        p[k] = 1.0
+    for e in range(uf_ptr[un], uf_ptr[un + 1]):
+        base = uf_base[e]
+        for q in range(uf_var_ptr[e], uf_var_ptr[e + 1]):
+            base += x[uf_vars[q]] * uf_strides[q]
+        o = uf_off_ptr[e]
+        for k in range(size):
+            p[k] *= cpt[base + uf_off[o + k]]
+    total = 0.0
+    for k in range(size):
+        total += p[k]
+    r = r * total
+    pick = size - 1
+    acc = 0.0
+    for k in range(size - 1):
+        acc += p[k]
+        if r < acc:
+            pick = k
+            break
+    m = unit_ptr[un + 1] - unit_ptr[un]
+    d = dec_ptr[un] + pick * m
+    changed = 0
+    for j in range(m):
+        v = unit_nodes[unit_ptr[un] + j]
+        if x[v] != dec[d + j]:
+            changed += 1
+            x[v] = dec[d + j]
+    return changed
+
+
+@nb.njit(cache=True, nogil=True)
 def _sweeps(
-    codes, u, record, thin, kept0, out, lp_out, change_out, unobserved,
+    codes, u, record, thin, kept0, out, lp_out, change_out, unobserved, random_scan,
     unit_ptr, unit_nodes, unit_size, dec_ptr, dec,
     uf_ptr, uf_base, uf_var_ptr, uf_vars, uf_strides, uf_off_ptr, uf_off,
     cpt, cpt_offset, par_ptr, par, par_stride,
 ):  # fmt: skip
     """Run ``u.shape[1]`` sweeps on every chain of ``codes (chains, n_nodes)`` in place.
 
-    ``u (chains, sweeps, units)`` uniforms. With ``record``, sweep ``s`` with
-    ``s % thin == 0`` writes the unobserved codes to ``out[c, kept0 + k]`` (its
-    ``k``-th kept sweep), the log
-    joint to ``lp_out`` and the fraction of changed nodes to ``change_out``.
+    ``u (chains, sweeps, units)`` uniforms for a systematic scan (unit ``un``
+    reads ``u[c, s, un]``); ``u (chains, sweeps, 2 * units)`` for a random
+    scan (``random_scan``), whose ``t``-th update picks the unit
+    ``floor(units * u[c, s, 2t])`` and draws it with ``u[c, s, 2t + 1]``.
+    With ``record``, sweep ``s`` with ``s % thin == 0`` writes the unobserved
+    codes to ``out[c, kept0 + k]`` (its ``k``-th kept sweep), the log joint to
+    ``lp_out`` and the fraction of the unobserved nodes that changed in the
+    sweep to ``change_out``.
     """
-    n_chains, n_sweeps, n_units = u.shape
+    n_chains, n_sweeps, _ = u.shape
+    n_units = unit_size.size
     max_k = 1
     for un in range(n_units):
         max_k = max(max_k, unit_size[un])
     p = np.empty(max_k)
+    before = np.empty(unobserved.size, dtype=np.int64)
     n_free = max(unobserved.size, 1)
     for c in range(n_chains):
         x = codes[c]
         kept = kept0
         for s in range(n_sweeps):
             changed = 0
-            for un in range(n_units):
-                size = unit_size[un]
-                for k in range(size):
-                    p[k] = 1.0
-                for e in range(uf_ptr[un], uf_ptr[un + 1]):
-                    base = uf_base[e]
-                    for q in range(uf_var_ptr[e], uf_var_ptr[e + 1]):
-                        base += x[uf_vars[q]] * uf_strides[q]
-                    o = uf_off_ptr[e]
-                    for k in range(size):
-                        p[k] *= cpt[base + uf_off[o + k]]
-                total = 0.0
-                for k in range(size):
-                    total += p[k]
-                r = u[c, s, un] * total
-                pick = size - 1
-                acc = 0.0
-                for k in range(size - 1):
-                    acc += p[k]
-                    if r < acc:
-                        pick = k
-                        break
-                m = unit_ptr[un + 1] - unit_ptr[un]
-                d = dec_ptr[un] + pick * m
-                for j in range(m):
-                    v = unit_nodes[unit_ptr[un] + j]
-                    if x[v] != dec[d + j]:
+            if random_scan:
+                for j in range(unobserved.size):
+                    before[j] = x[unobserved[j]]
+                for t in range(n_units):
+                    un = min(int(u[c, s, 2 * t] * n_units), n_units - 1)
+                    _update(un, x, u[c, s, 2 * t + 1], p, unit_ptr, unit_nodes, unit_size, dec_ptr, dec,
+                            uf_ptr, uf_base, uf_var_ptr, uf_vars, uf_strides, uf_off_ptr, uf_off, cpt)  # fmt: skip
+                for j in range(unobserved.size):  # a node drawn twice counts once
+                    if x[unobserved[j]] != before[j]:
                         changed += 1
-                        x[v] = dec[d + j]
+            else:
+                for un in range(n_units):
+                    changed += _update(un, x, u[c, s, un], p, unit_ptr, unit_nodes, unit_size, dec_ptr, dec,
+                                       uf_ptr, uf_base, uf_var_ptr, uf_vars, uf_strides, uf_off_ptr, uf_off, cpt)
             if record and s % thin == 0:
                 for j in range(unobserved.size):
                     out[c, kept, j] = x[unobserved[j]]
@@ -271,9 +323,10 @@ def sample(
     chunk = thin * max(1, SWEEP_CHUNK // thin)
     for start in range(0, draws, chunk):
         n = min(chunk, draws - start)
-        u = np.ascontiguousarray(rng.uniform((n, len(plan.units))))
+        per_sweep = len(plan.units) * (2 if plan.scan == "random" else 1)
+        u = np.ascontiguousarray(rng.uniform((n, per_sweep)))
         _sweeps(
-            codes, u, True, thin, start // thin, out, lp, change, t.unobserved,
+            codes, u, True, thin, start // thin, out, lp, change, t.unobserved, plan.scan == "random",
             plan.unit_ptr, plan.unit_nodes, plan.unit_size, plan.dec_ptr, plan.dec,
             plan.uf_ptr, plan.uf_base, plan.uf_var_ptr, plan.uf_vars, plan.uf_strides, plan.uf_off_ptr, plan.uf_off,
             t.cpt, t.cpt_offset, t.par_ptr, t.par, t.par_stride,
@@ -283,6 +336,6 @@ def sample(
 
 
 def step(rng: ChainRandom, state: State, plan: Plan) -> tuple[State, Info]:
-    """One systematic-scan sweep for every chain (see :func:`sample` for many at once)."""
+    """One sweep for every chain, in the plan's scan (see :func:`sample` for many at once)."""
     new, _, stats = sample(rng, state, plan, 1)
     return new, Info(stats["change_rate"][:, 0])

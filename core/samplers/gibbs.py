@@ -30,10 +30,10 @@ chain picking one block per update, which draws every block for every chain
 and keeps the chosen one (``blocks^2`` draws per iteration: meant for a few
 blocks). The picks are uniforms of each chain's own stream, drawn up front
 per iteration, so chain ``i`` still depends only on the seed and ``i``.
-A Bayesian network's Gibbs sampler (``NET.bif``, :mod:`mcmc.core.samplers.network_gibbs`)
-has no random scan yet: it is being replaced by blocked Gibbs through
-junction trees (branch ``networks``), which should take the ``scan`` setting
-when it lands.
+A Bayesian network's Gibbs sampler (``NET.bif``,
+:mod:`mcmc.core.networks.blocked_gibbs`) takes the same setting: its
+coordinates are its blocks and single nodes, one picked at random per
+update.
 
 Every update is "accepted". On a discrete target the statistic ``flip_rate``
 is the fraction of the chain's coordinates that changed in the sweep; a

@@ -168,6 +168,9 @@ RW_ACCEPT = "0.234 (0.44 in 1-D)"
 RW_SCALE = "2.38/sqrt(dim)"
 SEARCHED = "found by a search in warm-up"
 HMC_ACCEPT = "0.8"
+# Both Gibbs samplers, on a density and on a network (where a coordinate is a unit: a block or a node).
+SCAN = Setting("scan", "order of the updates: each coordinate (a network's block or node) in turn, or one picked "
+               "at random per update", str, ("systematic", "random"), "systematic")
 STAN_ENERGY = "1000"
 
 RWM = Declaration(
@@ -217,8 +220,7 @@ IMPORTANCE = Declaration(
 GIBBS = Declaration(
     "gibbs", "mcmc.core.samplers.gibbs",
     "full conditionals: ising, potts, gaussian, graph.csv",
-    (Setting("scan", "order of the updates: each coordinate in turn, or one picked at random per update", str,
-             ("systematic", "random"), "systematic"),),
+    (SCAN,),
 )
 SWENDSEN_WANG = Declaration(
     "swendsen-wang", "mcmc.core.samplers.swendsen_wang", "cluster flips: ising, potts, graph.csv",
@@ -258,7 +260,8 @@ NETWORK_GIBBS = Declaration(
     (Setting("blocks", "nodes drawn together: auto, single (none), or node names", str, ("auto", "single"),
              "auto", other="node names A+B+C;D+E"),
      Setting("budget", "largest clique table of a block, in entries", int,
-             default="10^6; 10^4 for blocks grown from near-deterministic groups")),
+             default="10^6; 10^4 for blocks grown from near-deterministic groups"),
+     SCAN),
     kind=NETWORK,
 )  # fmt: skip
 LOGIC_SAMPLING = Declaration(

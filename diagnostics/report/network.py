@@ -327,6 +327,9 @@ class NetworkSummary:
         and the largest clique table a block could have (one of every node,
         or named; and one grown from a near-deterministic group); ``None``
         otherwise.
+    scan
+        Gibbs: ``systematic`` (the units in turn) or ``random`` (each update
+        a unit picked at random); ``None`` otherwise.
     exact_method, exact_largest_clique, exact_note
         With exact values: ``"junction tree"`` or ``"variable elimination"``,
         the junction tree's largest clique table (entries; the one too wide
@@ -356,6 +359,7 @@ class NetworkSummary:
     block_choice: str | None = None
     block_budget: int | None = None
     grown_block_budget: int | None = None
+    scan: str | None = None
     exact_method: str | None = None
     exact_largest_clique: int | None = None
     exact_note: str | None = None
@@ -372,7 +376,7 @@ class NetworkSummary:
             "acceptance_by_chain": None if self.acceptance_by_chain is None else list(self.acceptance_by_chain),
             "warnings": list(self.warnings), "blocks": [b.to_dict() for b in self.blocks],
             "block_choice": self.block_choice, "block_budget": self.block_budget,
-            "grown_block_budget": self.grown_block_budget,
+            "grown_block_budget": self.grown_block_budget, "scan": self.scan,
             "exact_method": self.exact_method, "exact_largest_clique": self.exact_largest_clique,
             "exact_note": self.exact_note,
             "marginals": {
@@ -437,7 +441,7 @@ def network_summary(
         acceptance_by_chain=None if rates is None else tuple(float(r) for r in rates),
         warnings=tuple(run.warnings), blocks=tuple(NetworkBlock.from_attr(b) for b in a.get("blocks", ())),
         block_choice=a.get("block_choice"), block_budget=a.get("block_budget"),
-        grown_block_budget=a.get("grown_block_budget"),
+        grown_block_budget=a.get("grown_block_budget"), scan=a.get("scan"),
         exact_method=None if exact is None else exact.method,
         exact_largest_clique=None if exact is None else exact.largest_clique,
         exact_note=None if exact is None else exact.why_not_tree,

@@ -215,9 +215,18 @@ def network_sampler_row(
     one pass over the network (a Gibbs sweep or one forward sample),
     ``sampling_evals`` of them in the sampling phase and ``warmup_evals`` in
     warm-up; ``timings`` has the run's ``warmup_time_s`` and ``sampling_time_s``.
-    The worst ``|estimate - exact| / MCSE`` is there when exact marginals were given.
+    The worst ``|estimate - exact| / MCSE`` is there when exact marginals were given;
+    the largest lag-1 autocorrelation and autocorrelation time over the
+    indicators for a Markov chain (gibbs), read off the indicators' report.
     """
     s = estimates.summary
+    acf1 = iat = (None, None)
+    report = estimates.report
+    if report is not None and report.kind != "weighted":
+        params = report.parameters
+        pnames = [p.name for p in params]
+        acf1 = finite_arg(np.array([p.acf.get(1, np.nan) for p in params], dtype=float), pnames, np.nanargmax)
+        iat = finite_arg(np.array([p.iat for p in params], dtype=float), pnames, np.nanargmax)
     both = (s.ess_bulk_min, s.ess_tail_min)
     ess_min = None if None in both else min(both)  # type: ignore[type-var]
     t_warm, t_sampling = timings["warmup_time_s"], timings["sampling_time_s"]
@@ -232,6 +241,7 @@ def network_sampler_row(
         ess_per_s=ess_min / t_sampling if ess_min is not None and t_sampling > 0 else None,
         ess_per_1k_evals=1000.0 * ess_min / sampling_evals if ess_min is not None and sampling_evals > 0 else None,
         mean_z_max=mean_z[0], mean_z_argmax=mean_z[1], sd_z_max=None, sd_z_argmax=None,
+        acf1_max=acf1[0], acf1_argmax=acf1[1], iat_max=iat[0], iat_argmax=iat[1],
     )  # fmt: skip
 
 

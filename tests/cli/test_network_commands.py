@@ -204,6 +204,34 @@ def test_compare_passes_the_block_settings_to_gibbs(mcmc) -> None:
     assert r.code == 1 and "off the exact value: gibbs mean" in doc["verdict"], r.stderr
 
 
+def test_random_scan_on_a_network_from_sample_and_compare(mcmc, tmp_path: Path) -> None:
+    # issue 31, item 2: -P gibbs:scan=random on a network, its marginals beside the junction tree's
+    cancer = str(NETWORKS / "cancer.bif")
+    out = tmp_path / "r.npz"
+    r = mcmc("sample", "-t", cancer, "--observe", "Dyspnoea=True", "-P", "gibbs:scan=random", "-P",
+             "gibbs:blocks=Smoker+Cancer", "--exact", "--seed", "2", "--draws", "4000", "-f", "json", "-o", str(out))
+    assert r.code == 0, r.stderr
+    doc = json.loads(r.out)["network"]
+    assert doc["scan"] == "random" and doc["z_ok"] and doc["z_max"] < 4
+    with np.load(out, allow_pickle=False) as npz:
+        assert json.loads(str(npz["__attrs__"]))["scan"] == "random"
+    table = mcmc("sample", "-t", cancer, "-P", "gibbs:scan=random", "-P", "gibbs:blocks=Smoker+Cancer", "--draws",
+                 "100", "--warmup", "10", "--no-check", "-o", str(tmp_path / "t.npz"))  # fmt: skip
+    assert "blocks (custom, clique budget 1,000,000, random scan): Smoker+Cancer" in table.stderr, table.stderr
+    c = mcmc("compare", "-t", cancer, "--observe", "Dyspnoea=True", "-s", "gibbs,gibbs:scan=random", "-P",
+             "gibbs:blocks=single", "--draws", "4000", "--seed", "1", "-f", "json")  # fmt: skip
+    assert c.code == 0, c.stderr
+    cmp = json.loads(c.out)
+    assert cmp["params"] == {"gibbs": {"blocks": "single"}, "gibbs:scan=random": {"blocks": "single", "scan": "random"}}
+    rows = {row["sampler"]: row for row in cmp["samplers"]}
+    assert set(rows) == {"gibbs", "gibbs:scan=random"}
+    # a random scan leaves some nodes un-updated in a sweep: its draws are more autocorrelated
+    assert rows["gibbs:scan=random"]["iat_max"] > rows["gibbs"]["iat_max"] > 0
+    assert rows["gibbs:scan=random"]["acf1_max"] > rows["gibbs"]["acf1_max"]
+    bad = mcmc("sample", "-t", cancer, "-P", "gibbs:scan=sideways", "-o", str(tmp_path / "x.npz"))
+    assert bad.code == 2 and "gibbs:scan=sideways': must be one of systematic, random" in _one_error_line(bad.stderr)
+
+
 def test_default_sampler_of_a_network_is_gibbs() -> None:
     from mcmc.core.targets import default_sampler
 

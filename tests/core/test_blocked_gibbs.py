@@ -175,7 +175,7 @@ def drive_unit(plan, u, x, states, a, pos, joint, radix) -> None:
             chosen[g] = t_of[b]
             mask &= t_of == t_of[b]
         y = x.copy()
-        bg._draw(u, y, work, u_row, np.empty(last - first, dtype=np.int64), k)
+        bg._draw(u, y, work, u_row, 0, np.empty(last - first, dtype=np.int64), k)
         np.testing.assert_array_equal(y[list(nodes)], unit_states[b])
         others = np.ones(y.size, dtype=bool)
         others[list(nodes)] = False
@@ -467,3 +467,130 @@ def test_block_draw_cost_is_its_cliques_not_its_joint_states() -> None:
     big = max(plan.blocks, key=lambda b: len(b.nodes))
     assert math.prod(net.cardinality[v] for v in big.nodes) > 10**6
     assert big.tree.total < 10**4
+
+
+# -- random scan (-P gibbs:scan=random; issue 31, item 2) --------------------------------------------
+
+# Units of both kernels: the compiled blocks with single nodes beside them,
+# blocks with a moving boundary, and single-site Gibbs (no block at all).
+RANDOM_CASES = [
+    ("cancer", "Dyspnoea=True", "Smoker+Cancer", None),
+    ("cancer", "Dyspnoea=True", "single", None),
+    ("asia", "dysp=yes", "tub+lung+either;smoke+bronc", None),
+    ("earthquake", "JohnCalls=True", "Burglary+Alarm", None),
+]
+
+
+def unit_kernels(plan: bg.Plan) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """The exact posterior over the free nodes' joint states and each unit's update kernel, by enumeration."""
+    net, ev = plan.tables.network, plan.tables.evidence
+    free = [int(v) for v in plan.tables.unobserved]
+    radix = [net.cardinality[v] for v in free]
+    states, _, joint = enumerate_free(net, ev, free)
+    kernels = []
+    for unit in plan.units:
+        pos = [free.index(v) for v in unit]
+        unit_states = np.array(list(np.ndindex(*(radix[p] for p in pos))), dtype=np.int64)
+        k = np.eye(len(states))
+        for a in np.flatnonzero(joint > 0):
+            tgt = targets_of(states, a, pos, unit_states, radix)
+            k[a] = 0.0
+            np.add.at(k[a], tgt, joint[tgt] / joint[tgt].sum())
+        kernels.append(k)
+    return states, joint / joint.sum(), kernels
+
+
+@pytest.mark.parametrize(("name", "spec", "blocks", "budget"), RANDOM_CASES)
+def test_one_random_scan_sweep_has_the_exact_law_of_n_random_updates(name, spec, blocks, budget) -> None:
+    # From one state, a random-scan sweep of n units is n updates of a unit picked uniformly:
+    # its law is row a of M^n, M the mean of the units' kernels. 2000 chains, one sweep each,
+    # land on each joint state within 4.5 binomial sd of it; the systematic sweep's law (the
+    # product of the kernels in turn) is far from it at this size, so the test tells the two apart.
+    net = network(name)
+    ev = parse_evidence(net, spec)
+    plan = bg.build(net, ev, blocks, budget, scan="random")
+    states, post, kernels = unit_kernels(plan)
+    n = len(kernels)
+    assert n >= 3
+    law = np.linalg.matrix_power(sum(kernels) / n, n)
+    systematic = np.linalg.multi_dot(kernels)
+    np.testing.assert_allclose(post @ law, post, atol=1e-12)  # what the kernel must leave invariant
+    a = int(np.argmax(np.abs(law - systematic).max(axis=1) * (post > 0)))  # the start the scans differ most from
+    chains = 2000
+    start = np.zeros((chains, net.n_nodes), dtype=np.int64)
+    start[:, plan.tables.unobserved] = states[a]
+    _, codes, _ = bg.sample(ChainRandom(11, chains=chains), bg.init(start, plan), plan, 1)
+    radix = [net.cardinality[int(v)] for v in plan.tables.unobserved]
+    counts = np.bincount(np.ravel_multi_index(codes[:, 0].T, radix), minlength=len(states))
+    assert counts[law[a] == 0].sum() == 0
+    p = law[a][law[a] > 0]
+    z = (counts[law[a] > 0] - chains * p) / np.sqrt(chains * p * (1 - p) + 1e-300)
+    assert np.abs(z).max() < 4.5, (np.abs(z).max(), counts, chains * law[a])
+    q = systematic[a][law[a] > 0]
+    power = np.abs(chains * (q - p)) / np.sqrt(chains * p * (1 - p) + 1e-300)
+    assert power.max() > 9  # a systematic sweep would be caught
+
+
+# Every 4th sweep of 40,000 kept on alarm, whose moving blocks mix slowly (as MOVING's).
+RANDOM_STAT_CASES = [
+    ("asia", "dysp=yes", "tub+lung+either;smoke+bronc", None, 1),
+    ("cancer", "Dyspnoea=True", "single", None, 1),
+    ("child", None, "single", None, 1),  # single-site Gibbs on 18 nodes
+    ("alarm", None, "auto", 100, 4),  # blocks with a moving boundary beside single nodes
+]
+
+
+@pytest.mark.parametrize(("name", "spec", "blocks", "budget", "thin"), RANDOM_STAT_CASES)
+def test_random_scan_marginals_within_4_mcse_of_the_junction_tree(name, spec, blocks, budget, thin) -> None:
+    net = network(name)
+    ev = parse_evidence(net, spec) if spec is not None else random_evidence(net, 2, seed=102)
+    plan = bg.build(net, ev, blocks, budget, scan="random")
+    assert len(plan.units) > 1 and plan.scan == "random"
+    _, codes, st = run(net, ev, plan, seed=8, draws=10_000 * thin, thin=thin)
+    check_marginals(net, ev, plan, codes)
+    full = np.zeros((*codes.shape[:2], net.n_nodes), dtype=np.int64)
+    full[..., plan.tables.unobserved] = codes
+    for i, s in ev.items():
+        full[..., i] = s
+    np.testing.assert_allclose(st["lp"], net.log_joint(full), rtol=1e-12)
+    assert np.all((st["change_rate"] >= 0) & (st["change_rate"] <= 1))
+
+
+@pytest.mark.parametrize(("blocks", "budget"), [("auto", 100), ("single", None)])
+def test_random_scan_same_bytes_chains_apart_and_steps_equal_one_call(blocks: str, budget: int | None) -> None:
+    net = network("alarm")
+    ev = random_evidence(net, 2, seed=3)
+    plan = bg.build(net, ev, blocks, budget, scan="random")
+    kw = dict(warmup=30, draws=300, seed=5)
+    a_state, a, a_st = run(net, ev, plan, **kw)
+    _, b, b_st = run(net, ev, plan, **kw)
+    assert a.tobytes() == b.tobytes() and a_st["lp"].tobytes() == b_st["lp"].tobytes()
+    lo_state, lo, lo_st = run(net, ev, plan, chain_ids=(0, 1), **kw)
+    hi_state, hi, hi_st = run(net, ev, plan, chain_ids=(2, 3), **kw)
+    assert np.concatenate([lo, hi]).tobytes() == a.tobytes()
+    for key in a_st:
+        assert np.concatenate([lo_st[key], hi_st[key]]).tobytes() == a_st[key].tobytes()
+    np.testing.assert_array_equal(np.concatenate([lo_state.position, hi_state.position]), a_state.position)
+    systematic = bg.build(net, ev, blocks, budget)
+    assert run(net, ev, systematic, **kw)[1].tobytes() != a.tobytes()
+    start = bg.init(initial_states(plan.tables, ChainRandom(2, chains=3, stream=1)), plan)
+    _, many, st = bg.sample(ChainRandom(1, chains=3), start, plan, 600)  # more than one compiled call
+    rng = ChainRandom(1, chains=3)
+    s = start
+    for d in range(20):
+        s, info = bg.step(rng, s, plan)
+        np.testing.assert_array_equal(s.position[:, plan.tables.unobserved], many[:, d])
+        np.testing.assert_array_equal(info.change_rate, st["change_rate"][:, d])
+    _, thinned, tst = bg.sample(ChainRandom(1, chains=3), start, plan, 600, thin=7)
+    np.testing.assert_array_equal(thinned, many[:, ::7])
+    np.testing.assert_array_equal(tst["lp"], st["lp"][:, ::7])
+
+
+def test_an_unknown_scan_is_refused_and_the_run_records_its_scan() -> None:
+    net = network("asia")
+    with pytest.raises(UsageError, match="scan must be one of systematic, random"):
+        bg.build(net, {}, scan="sideways")
+    with pytest.raises(UsageError, match="scan must be one of systematic, random"):
+        single_site.build(net, {}, scan="sideways")
+    assert bg.run_attrs(bg.build(net, {}, scan="random"), {})["scan"] == "random"
+    assert bg.run_attrs(bg.build(net, {}), {})["scan"] == "systematic"

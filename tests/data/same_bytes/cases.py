@@ -69,6 +69,11 @@ SAMPLE_CASES: dict[str, list[str]] = {
 # The samplers of a Bayesian network (NET.bif), given both calls; command lines of ``mcmc sample`` run as SHORT.
 NETWORK_CASES: dict[str, list[str]] = {
     "gibbs-earthquake": ["-t", EARTHQUAKE, *BOTH_CALL, "-s", "gibbs"],
+    # random scan: a block beside single nodes, and single-site Gibbs
+    "gibbs-random-earthquake": ["-t", EARTHQUAKE, *BOTH_CALL, "-s", "gibbs", "-P", "blocks=Burglary+Alarm",
+                                "-P", "scan=random"],
+    "gibbs-random-single-earthquake": ["-t", EARTHQUAKE, *BOTH_CALL, "-s", "gibbs", "-P", "blocks=single",
+                                       "-P", "scan=random"],
     "rejection-earthquake": ["-t", EARTHQUAKE, *BOTH_CALL, "-s", "rejection"],
     "likelihood-weighting-earthquake": ["-t", EARTHQUAKE, *BOTH_CALL, "-s", "likelihood-weighting"],
 }
