@@ -21,6 +21,9 @@ Applied at start-up
     one-sweep ``mcmc lda`` on AP, six runs interleaved with and without it:
     median 1.11 s against 1.26 s); it counts at small K on small corpora,
     where ``bench/lda.py --whole-process`` compares whole processes of 1.5 to 3 s.
+:func:`defer_numba_checks` (numba's import without SciPy's version check and without PyYAML), for the same
+    About 26 ms of CPU of each of those starts (``scipy`` 16 ms, ``yaml`` 10 ms, each the
+    best of seven ``import`` after NumPy), about 5 % of a one-sweep ``mcmc lda`` on ten documents.
 
 Used by the option definitions
 ------------------------------
@@ -52,7 +55,9 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["apply", "defer_numba_blas_probe", "defer_rich_markdown", "keep_freed_memory", "lazy_choice"]
+__all__ = [
+    "apply", "defer_numba_blas_probe", "defer_numba_checks", "defer_rich_markdown", "keep_freed_memory", "lazy_choice",
+]  # fmt: skip
 
 
 #: Subcommands whose runs :func:`keep_freed_memory` speeds up. Not ``lda``: a fit frees large arrays of many
@@ -71,6 +76,7 @@ def apply(command: str | None = None) -> None:
         keep_freed_memory()
     if command in NUMBA_COMMANDS:
         defer_numba_blas_probe()
+        defer_numba_checks()
     defer_rich_markdown()
 
 
@@ -175,6 +181,88 @@ class _DeferBlasProbe:
 
         spec.loader.exec_module = exec_without_probe  # type: ignore[method-assign]
         return spec
+
+
+_NUMBA_CONFIG = "numba.core.config"  # imports PyYAML for a config file in the working directory
+_NUMBA_CONFIG_FILE = ".numba_config.yaml"
+
+
+def defer_numba_checks() -> None:
+    """Keep numba's import from importing SciPy for a version check and PyYAML for a file that is not there.
+
+    ``numba/__init__`` imports ``scipy`` only to check that its version is at
+    least 1.0 (16 ms of CPU; mcmc requires ``scipy>=1.11``): the name reads
+    as missing until numba's next import (``numba._version``), which numba
+    takes as "SciPy not installed" and skips the check. ``numba.core.config``
+    imports ``yaml`` (10 ms) to read a ``.numba_config.yaml`` in the working
+    directory: where there is none, a stand-in with ``safe_load`` serves, which
+    imports the real module if such a file appears later. Together about 5 %
+    of a one-sweep ``mcmc lda`` or a short ``mcmc sample`` (``bench/startup.py``).
+    Does nothing once numba is imported.
+    """
+    if "numba" in sys.modules or any(isinstance(f, _DeferNumbaChecks) for f in sys.meta_path):
+        return
+    sys.meta_path.insert(0, _DeferNumbaChecks())
+
+
+class _DeferNumbaChecks:
+    """Import hook for :func:`defer_numba_checks`: SciPy hidden during numba's check, ``yaml`` in its config."""
+
+    def __init__(self) -> None:
+        self.hid_scipy = False
+
+    def show_scipy(self) -> None:
+        if self.hid_scipy and sys.modules.get("scipy", 0) is None:
+            del sys.modules["scipy"]
+        self.hid_scipy = False
+
+    def find_spec(self, name: str, path: object, target: object = None) -> Any:
+        if name == "numba._version":  # numba's first import after its check: SciPy is back
+            self.show_scipy()
+        elif name == "numba" and "scipy" not in sys.modules:
+            import importlib.util  # start-up: only while numba's package loads
+
+            sys.meta_path.remove(self)
+            try:
+                spec = importlib.util.find_spec(name)
+            finally:
+                sys.meta_path.insert(0, self)
+            if spec is None or spec.loader is None:
+                return spec
+            exec_module = spec.loader.exec_module
+
+            def exec_without_check(module: Any) -> None:
+                sys.modules["scipy"] = None  # type: ignore[assignment] - `import scipy` raises ImportError
+                self.hid_scipy = True
+                try:
+                    exec_module(module)
+                finally:
+                    self.show_scipy()  # also when numba's import fails
+
+            spec.loader.exec_module = exec_without_check  # type: ignore[method-assign]
+            return spec
+        elif name == _NUMBA_CONFIG:
+            sys.meta_path.remove(self)  # the last of the three; the normal finders locate the module
+            if "yaml" not in sys.modules and not os.path.exists(_NUMBA_CONFIG_FILE):
+                sys.modules["yaml"] = _yaml_stand_in()
+        return None
+
+
+def _yaml_stand_in() -> Any:
+    """A ``yaml`` module whose ``safe_load`` imports PyYAML and hands the call on (see :func:`defer_numba_checks`)."""
+    import types  # start-up: only when the stand-in module is made
+
+    stand_in = types.ModuleType("yaml", "Stand-in until a YAML file is read (see mcmc.cli.speedups).")
+
+    def safe_load(stream: Any) -> Any:
+        if sys.modules.get("yaml") is stand_in:
+            del sys.modules["yaml"]
+        import yaml  # start-up: PyYAML only when numba finds its config file
+
+        return yaml.safe_load(stream)
+
+    stand_in.safe_load = safe_load  # type: ignore[attr-defined]
+    return stand_in
 
 
 def lazy_choice(load: Callable[[], Iterable[str]]) -> Any:
