@@ -199,15 +199,20 @@ class CompiledPaths(NamedTuple):
 
     ``trajectory``: :func:`make_trajectory`'s leapfrog path, which HMC and
     HMC within Gibbs run; ``tree``: :func:`make_tree`'s NUTS transition, or
-    None where a path exists but no NUTS transition does.
+    None where a path exists but no NUTS transition does. A JAX target's
+    (:mod:`mcmc.core.jax`) take the same arguments and return the same.
     """
 
     trajectory: Callable[..., Trajectory]
     tree: Callable[..., Tree] | None = None
+    compile_seconds: Callable[[], float] | None = None
+    """Seconds spent compiling so far, where compiling happens at a kernel's first call for its shapes (JAX,
+    :mod:`mcmc.core.jax`); None where it happens ahead (numba's kernels, compiled or loaded from the cache)."""
 
     def wrapped(self, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> CompiledPaths:
         """Every kernel passed through ``wrap`` (the driver's counting, a target file's error messages)."""
-        return CompiledPaths(wrap(self.trajectory), None if self.tree is None else wrap(self.tree))
+        return CompiledPaths(wrap(self.trajectory), None if self.tree is None else wrap(self.tree),
+                             self.compile_seconds)
 
 
 def compiled_paths(point: Any, data: tuple[Any, ...] | None = None) -> CompiledPaths:

@@ -47,6 +47,18 @@ user's own code, by design. It (or, with ``:name``, the module attribute
     (:class:`~mcmc.core.targets.protocols.GaussianPrior`); ``log_density``
     may then be left out (it is the prior's plus the likelihood).
 
+A file written in JAX (``backend = "jax"``, or a file that imports ``jax``
+and does not say ``backend = "numpy"``; ``docs/formats.md``, "JAX targets")
+gives ``log_density(x)`` (and ``log_prior``, ``log_likelihood``,
+``transform``) for **one point** ``x (dim,)`` in ``jax.numpy``, and no
+gradient: :mod:`mcmc.core.jax` makes the batched forms and the gradient
+(``jax.vmap``, ``jax.value_and_grad``, compiled in float64) and the compiled
+HMC and NUTS paths. Its ``initial_point``, names, variables and Gibbs blocks
+are as above. jax is imported (and set to float64) before the file runs,
+only for such a file; a missing jax is one line naming the file. Loading the
+same JAX file again in a process returns the target already built, with its
+compiled programs.
+
 The functions are probed once on two points: the log density must return
 ``(2,)`` floats that are finite or ``-inf``, the gradient ``(2, dim)`` finite
 floats, and a prior and likelihood must add up to the log density. Any
@@ -64,6 +76,7 @@ divergent trajectory for the sampler, not a crash.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
 import importlib.util
@@ -256,6 +269,15 @@ def load_user_target(spec: str, text: str | None = None) -> Target:
     path = Path(path_text)
     if text is None and not path.is_file():
         raise InputError(path_text, "no such file" if not path.exists() else "not a file")
+    source_text = text if text is not None else _read(path)
+    backend = _backend(source_text)
+    key = (spec, hashlib.sha256((source_text or "").encode()).hexdigest())
+    if backend == JAX:
+        if key in _JAX_TARGETS:
+            return _JAX_TARGETS[key]
+        from mcmc.core.jax import setup
+
+        setup(path_text)  # before the file runs: the arrays it makes at import are float64 then
     module = _import(path, path_text) if text is None else _import_text(text, path_text)
     if attr:
         if not hasattr(module, attr):
@@ -263,13 +285,62 @@ def load_user_target(spec: str, text: str | None = None) -> Target:
         obj: Any = getattr(module, attr)
     else:
         obj = module
+    declared = _declared(obj, path_text)
+    if declared is not None and declared != backend:  # set in a way the scan of the source did not read
+        raise InputError(path_text, f"write the backend as a plain assignment, backend = {declared!r}, "
+                         "so it is known before the file runs")  # fmt: skip
     if isinstance(obj, Target):
         target = obj
     else:
-        target = _from_namespace(obj, spec, path_text)
+        target = _from_namespace(obj, spec, path_text, backend)
     target = _guarded(target, path_text)
     _probe(target, path_text)
+    if backend == JAX:
+        _JAX_TARGETS[key] = target
     return target
+
+
+#: A target file's ``backend``: its log density is batched NumPy (or a numba point function) or one point in JAX.
+NUMPY, JAX = "numpy", "jax"
+#: JAX targets built in this process, by spec and source: ``mcmc sample`` builds its target twice (once to
+#: check it, once in the run), and a second build would trace and compile every program again.
+_JAX_TARGETS: dict[tuple[str, str], Target] = {}
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None  # the import says what is wrong
+
+
+def _backend(text: str | None) -> str:
+    """The backend a target file's source declares (``backend = "jax"``) or implies (it imports jax)."""
+    if not text:
+        return NUMPY
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return NUMPY  # the import reports it
+    imports_jax = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "backend" for t in node.targets):
+            if isinstance(node.value, ast.Constant) and node.value.value in (NUMPY, JAX):
+                return str(node.value.value)
+        elif isinstance(node, ast.Import):
+            imports_jax |= any(alias.name.split(".")[0] == "jax" for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            imports_jax |= node.module.split(".")[0] == "jax"
+    return JAX if imports_jax else NUMPY
+
+
+def _declared(obj: Any, source: str) -> str | None:
+    value = getattr(obj, "backend", None)
+    if value is None:
+        return None
+    if value not in (NUMPY, JAX):
+        raise InputError(source, f"backend must be {NUMPY!r} or {JAX!r}, got {value!r}")
+    return str(value)
 
 
 def _import(path: Path, source: str) -> Any:
@@ -328,7 +399,7 @@ def _callable(obj: Any, name: str, source: str, required: bool) -> Callable[...,
 POINT = "point_log_density_and_grad"
 
 
-def _from_namespace(obj: Any, spec: str, source: str) -> Target:
+def _from_namespace(obj: Any, spec: str, source: str, backend: str = NUMPY) -> Target:
     log_prior = _callable(obj, "log_prior", source, required=False)
     log_likelihood = _callable(obj, "log_likelihood", source, required=False)
     has_prior = getattr(obj, "prior_cov", None) is not None or getattr(obj, "prior_chol", None) is not None
@@ -343,34 +414,10 @@ def _from_namespace(obj: Any, spec: str, source: str) -> Target:
     if (log_prior is None) != (log_likelihood is None):
         given, missing = ("log_prior", "log_likelihood") if log_likelihood is None else ("log_likelihood", "log_prior")
         raise InputError(source, f"defines {given}(x) but not {missing}(x); two-stage needs both")
-    point = getattr(obj, POINT, None)
-    compiled_vg = compiled = None
-    if point is not None:
-        from mcmc.core.compiled import compiled_paths, is_compiled, make_batch
-
-        if not is_compiled(point):
-            raise InputError(source, "point_log_density_and_grad must be compiled with @numba.njit (for plain "
-                             "Python or NumPy, define log_density(x) and grad_log_density(x) instead)")
-        compiled_vg, compiled = make_batch(point), compiled_paths(point)
-        compiled_vg.user_name = POINT  # type: ignore[attr-defined]  # what error messages call it
-    if getattr(obj, "log_density", None) is None and log_prior is None and point is None and \
+    if getattr(obj, "log_density", None) is None and log_prior is None and getattr(obj, POINT, None) is None and \
             all(hasattr(obj, name) for name in ("log_joint", "latent_dim")):
         raise InputError(source, "declares a latent-variable model (log_joint, latent_dim): find its "
                          "maximum-likelihood parameters with --mcem")
-    log_density = _callable(obj, "log_density", source, required=log_prior is None and point is None)
-    if log_density is None and compiled_vg is not None:
-        batch = compiled_vg
-
-        def log_density(x: np.ndarray) -> np.ndarray:
-            return batch(x)[0]
-
-        log_density.user_name = POINT  # type: ignore[attr-defined]  # what error messages call it
-    elif log_density is None:  # prior x likelihood only
-
-        def log_density(x: np.ndarray) -> np.ndarray:
-            return np.asarray(log_prior(x), dtype=float) + np.asarray(log_likelihood(x), dtype=float)
-
-    grad = _callable(obj, "grad_log_density", source, required=False)
     initial = _callable(obj, "initial_point", source, required=False)
     dim = getattr(obj, "dim", None)
     if dim is None:
@@ -390,6 +437,36 @@ def _from_namespace(obj: Any, spec: str, source: str) -> Target:
         def log_prior(x: np.ndarray) -> np.ndarray:
             return gaussian_log_density(x, prior_mean, prior_chol)
     transform = _callable(obj, "transform", source, required=False)
+    compiled_vg = compiled = None
+    if backend == JAX:
+        log_density, compiled_vg, compiled, log_prior, log_likelihood, transform = _jax_functions(
+            obj, dim, source, log_prior, log_likelihood, transform
+        )
+        grad = None
+    else:
+        point = getattr(obj, POINT, None)
+        if point is not None:
+            from mcmc.core.compiled import compiled_paths, is_compiled, make_batch
+
+            if not is_compiled(point):
+                raise InputError(source, "point_log_density_and_grad must be compiled with @numba.njit (for plain "
+                                 "Python or NumPy, define log_density(x) and grad_log_density(x) instead)")
+            compiled_vg, compiled = make_batch(point), compiled_paths(point)
+            compiled_vg.user_name = POINT  # type: ignore[attr-defined]  # what error messages call it
+        log_density = _callable(obj, "log_density", source, required=log_prior is None and point is None)
+        if log_density is None and compiled_vg is not None:
+            batch = compiled_vg
+
+            def log_density(x: np.ndarray) -> np.ndarray:
+                return batch(x)[0]
+
+            log_density.user_name = POINT  # type: ignore[attr-defined]  # what error messages call it
+        elif log_density is None:  # prior x likelihood only
+
+            def log_density(x: np.ndarray) -> np.ndarray:
+                return np.asarray(log_prior(x), dtype=float) + np.asarray(log_likelihood(x), dtype=float)
+
+        grad = _callable(obj, "grad_log_density", source, required=False)
     variables = _variables(getattr(obj, "variables", None), source)
     names = getattr(obj, "names", None)
     if variables is not None:
@@ -472,6 +549,42 @@ def _hooks(
     return tuple(hooks), extra
 
 
+def _jax_functions(obj: Any, dim: int, source: str, log_prior: Any, log_likelihood: Any, transform: Any) -> tuple[Any, ...]:
+    """A JAX file's point functions as a target's batched functions and compiled paths (:mod:`mcmc.core.jax`)."""
+    for name in ("grad_log_density", POINT):
+        if getattr(obj, name, None) is not None:
+            raise InputError(source, f"defines {name}, but a JAX target's gradient is jax.grad's: remove it "
+                             '(or, for a NumPy file, set backend = "numpy")')  # fmt: skip
+    from mcmc.core.jax.functions import build, output_shape
+
+    log_density = _callable(obj, "log_density", source, required=log_prior is None)
+    if log_density is None:  # prior x likelihood only
+        prior, likelihood = log_prior, log_likelihood
+
+        def log_density(x: Any) -> Any:
+            return prior(x) + likelihood(x)
+
+    for fn, name in ((log_density, "log_density"), (log_prior, "log_prior"), (log_likelihood, "log_likelihood"),
+                     (transform, "transform")):  # fmt: skip
+        if fn is None:
+            continue
+        try:
+            shape = output_shape(fn, dim)
+        except McmcError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the user's code may raise anything
+            raise InputError(source, f"{name} raised {type(exc).__name__}: {_one_line(exc)} (in a JAX target it "
+                             f"takes one point, x of shape ({dim},))") from None  # fmt: skip
+        if name != "transform" and shape != ():
+            raise InputError(source, f"{name}(x) returned shape {shape} for one point; expected a scalar")
+        if name == "transform" and len(shape) != 1:
+            raise InputError(source, f"transform(x) returned shape {shape} for one point; expected a vector")
+    fns = build(log_density, dim, log_prior=log_prior, log_likelihood=log_likelihood, transform=transform)
+    for fn in (fns.log_density, fns.value_and_grad, fns.compiled.trajectory, fns.compiled.tree):
+        fn.user_name = "log_density"  # type: ignore[attr-defined]  # what error messages call it
+    return fns.log_density, fns.value_and_grad, fns.compiled, fns.log_prior, fns.log_likelihood, fns.transform
+
+
 def _variables(value: Any, source: str) -> tuple[tuple[str, tuple[int, ...]], ...] | None:
     if value is None:
         return None
@@ -531,8 +644,10 @@ def _guarded(target: Target, source: str) -> Target:
     value_and_grad.user_name = fused_name  # type: ignore[attr-defined]
 
     def guarded(compiled: Callable[..., Any]) -> Callable[..., Any]:
+        kernel_name = getattr(compiled, "user_name", POINT)
+
         def kernel(*args: Any, **kwargs: Any) -> Any:
-            return _call_user(lambda _: compiled(*args, **kwargs), None, source, POINT, as_array=False)
+            return _call_user(lambda _: compiled(*args, **kwargs), None, source, kernel_name, as_array=False)
 
         return kernel
 

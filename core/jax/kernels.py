@@ -1,0 +1,210 @@
+"""The HMC trajectory and the NUTS transition of one chain in JAX, around a point function ``vg(x) -> (lp, grad)``.
+
+Each is the numba kernel of :mod:`mcmc.core.compiled.kernels` written again
+with ``lax.while_loop``: the same leapfrog step (operation for operation),
+the same divergence rule, and for NUTS the same tree, doubled leaf by leaf
+with the U-turn checks of Stan's recursion done as a binary counter, the same
+multinomial and biased progressive sampling, reading the same random
+numbers in the same order. :mod:`mcmc.core.jax.functions` maps them over
+chains with ``jax.vmap`` and compiles them; a batched ``while_loop`` runs
+until every chain has stopped, a stopped chain's state held by a select, as
+BlackJAX's vmapped NUTS does.
+
+Random numbers come in, they are never made here: the NUTS transition reads
+row ``c`` of the uniform and exponential windows its caller cut from chain
+``c``'s :class:`~mcmc.core.random.ChainRandom` buffers, and returns how many
+of each it read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax.numpy as jnp
+from jax import lax
+
+PointVG = Callable[[Any], tuple[Any, Any]]
+LOG2 = 0.6931471805599453
+
+
+def _kinetic(p: Any, minv: Any) -> Any:
+    return 0.5 * jnp.sum(minv * p * p)
+
+
+def trajectory(vg: PointVG, conditioned: bool) -> Callable[..., tuple[Any, ...]]:
+    """One chain's leapfrog path: ``(full, idx, x0, p0, lp0, g0, eps, n, minv, max_err) -> (x, p, lp, g, k, bad)``.
+
+    As :func:`mcmc.core.samplers.leapfrog.integrate` for one chain: ``n``
+    steps of size ``eps``, stopping at the first step whose energy error
+    exceeds ``max_err`` or is not finite (``bad``). ``conditioned``: ``x0``
+    holds the coordinates ``idx`` of the point ``full``, whose other
+    coordinates stay (HMC within Gibbs); else ``full`` and ``idx`` are unused.
+    """
+
+    def run(full: Any, idx: Any, x0: Any, p0: Any, lp0: Any, g0: Any, eps: Any, n: Any, minv: Any,
+            max_err: Any) -> tuple[Any, ...]:  # fmt: skip
+        half = 0.5 * eps
+        em = eps * minv
+        h0 = -lp0 + _kinetic(p0, minv)
+
+        def cond(s: tuple[Any, ...]) -> Any:
+            return (s[0] < n) & ~s[5]
+
+        def body(s: tuple[Any, ...]) -> tuple[Any, ...]:
+            k, x, p, _, g, _ = s
+            p = p + half * g
+            x = x + em * p
+            if conditioned:
+                lp, g_full = vg(full.at[idx].set(x))
+                g = g_full[idx]
+            else:
+                lp, g = vg(x)
+            p = p + half * g
+            h = -lp + _kinetic(p, minv)
+            bad = ~jnp.isfinite(lp) | ~(h - h0 <= max_err)
+            return k + 1, x, p, lp, g, bad
+
+        start = (jnp.zeros((), jnp.int64), x0, p0, lp0, g0, jnp.zeros((), bool))
+        k, x, p, lp, g, bad = lax.while_loop(cond, body, start)
+        return x, p, lp, g, k, bad
+
+    return run
+
+
+def _logaddexp(a: Any, b: Any) -> Any:
+    """NumPy's ``npy_logaddexp`` case for case (the NumPy NUTS uses ``np.logaddexp``)."""
+    t = a - b
+    return jnp.where(a == b, a + LOG2,
+                     jnp.where(t > 0, a + jnp.log1p(jnp.exp(-t)),
+                               jnp.where(t <= 0, b + jnp.log1p(jnp.exp(t)), a + b)))  # fmt: skip
+
+
+def _no_u_turn(p_a: Any, p_b: Any, rho: Any, minv: Any) -> Any:
+    return (jnp.sum(minv * p_a * rho) > 0) & (jnp.sum(minv * p_b * rho) > 0)
+
+
+def _merge_ok(rho_a: Any, first_a: Any, last_a: Any, rho_b: Any, first_b: Any, last_b: Any, minv: Any) -> Any:
+    """Stan's three checks on joining tree ``a`` and the tree ``b`` after it (``nuts._merge_ok``)."""
+    ok = _no_u_turn(first_a, last_b, rho_a + rho_b, minv)
+    ok = _no_u_turn(first_a, first_b, rho_a + first_b, minv) & ok
+    return _no_u_turn(last_a, last_b, rho_b + last_a, minv) & ok
+
+
+def tree(vg: PointVG, capacity: int) -> Callable[..., tuple[Any, ...]]:
+    """One chain's NUTS transition, as the numba ``nuts`` kernel (:mod:`mcmc.core.compiled.kernels`).
+
+    ``(x0, p0, lp0, g0, eps, minv, max_depth, max_err, uni (capacity,), expo (W,))
+    -> (x, lp, g, h, n_steps, sum_accept, diverging, depth, uniforms_used,
+    exponentials_used)``. ``max_depth`` (at most ``capacity``, which sizes the
+    stack of left siblings) is traced, so every depth up to ``capacity``
+    shares one compilation; ``uni`` and ``expo`` are the chain's next
+    uniforms (one per doubling) and exponentials (one per leaf and one per
+    valid subtree).
+
+    One ``while_loop`` step is one leaf: a step at leaf 0 of a subtree first
+    draws its direction and starts from that end of the trajectory; a leaf
+    that completes the subtree joins it to the trajectory.
+    """
+
+    def run(x0: Any, p0: Any, lp0: Any, g0: Any, eps: Any, minv: Any, max_depth: Any, max_err: Any,
+            uni: Any, expo: Any) -> tuple[Any, ...]:  # fmt: skip
+        dim = x0.shape[0]
+        h0 = -lp0 + _kinetic(p0, minv)
+        i64, f64 = jnp.int64, x0.dtype
+        zero_i, zero_f, false = jnp.zeros((), i64), jnp.zeros((), f64), jnp.zeros((), bool)
+        s0 = {
+            "d": zero_i, "k": zero_i, "side": zero_i, "up": zero_i, "ep": zero_i, "done": max_depth <= 0,
+            "end_x": jnp.stack([x0, x0]), "end_p": jnp.stack([p0, p0]), "end_g": jnp.stack([g0, g0]),
+            "end_lp": jnp.stack([lp0, lp0]), "rho": p0, "log_w": zero_f,
+            "x": x0, "p": p0, "g": g0, "lp": lp0,
+            "cand_x": x0, "cand_g": g0, "cand_lp": lp0, "cand_h": zero_f, "sub_w": zero_f, "first": p0,
+            "sub_rho": p0, "stack": jnp.zeros((max(capacity, 1), 3, dim), f64),
+            "x_out": x0, "g_out": g0, "lp_out": lp0, "h_out": h0,
+            "steps": zero_i, "acc": zero_f, "div": false, "depth": zero_i,
+        }  # fmt: skip
+
+        def body(s: dict[str, Any]) -> dict[str, Any]:
+            s = dict(s)
+            start = s["k"] == 0
+            # a new subtree: its direction, and the end of the trajectory it grows from
+            side = jnp.where(start, (uni[s["up"]] > 0.5).astype(i64), s["side"])
+            s["up"] = s["up"] + start
+            x = jnp.where(start, s["end_x"][side], s["x"])
+            p = jnp.where(start, s["end_p"][side], s["p"])
+            g = jnp.where(start, s["end_g"][side], s["g"])
+            sub_w = jnp.where(start, -jnp.inf, s["sub_w"])
+            e = jnp.where(side == 1, eps, -eps)
+            half = 0.5 * e
+            # one leaf
+            p = p + half * g
+            x = x + e * minv * p
+            lp, g = vg(x)
+            p = p + half * g
+            h = -lp + _kinetic(p, minv)
+            h = jnp.where(jnp.isnan(h), jnp.inf, h)
+            delta = h0 - h
+            s["steps"] = s["steps"] + 1
+            s["acc"] = s["acc"] + jnp.exp(jnp.minimum(delta, 0.0))
+            leaf_div = ~jnp.isfinite(h) | ~(h - h0 <= max_err)
+            new_w = _logaddexp(sub_w, delta)
+            log_u = -expo[s["ep"]]
+            s["ep"] = s["ep"] + 1
+            # progressive multinomial sampling within the subtree
+            take = start | (log_u < delta - new_w)
+            s["cand_x"] = jnp.where(take, x, s["cand_x"])
+            s["cand_g"] = jnp.where(take, g, s["cand_g"])
+            s["cand_lp"] = jnp.where(take, lp, s["cand_lp"])
+            s["cand_h"] = jnp.where(take, h, s["cand_h"])
+            s["first"] = jnp.where(start, p, s["first"])
+            first = s["first"]
+            k = s["k"]
+
+            # the nodes this leaf completes, merged with their left siblings on the stack (a binary counter)
+            def more(m: tuple[Any, ...]) -> Any:
+                level = m[0]
+                return (k + 1) % (jnp.left_shift(jnp.ones((), i64), level + 1)) == 0
+
+            def merge(m: tuple[Any, ...]) -> tuple[Any, ...]:
+                level, ok, node_rho, node_first = m
+                a = s["stack"][level]
+                ok = _merge_ok(a[0], a[1], a[2], node_rho, node_first, p, minv) & ok
+                return level + 1, ok, a[0] + node_rho, a[1]
+
+            level, ok, node_rho, node_first = lax.while_loop(more, merge, (zero_i, ~leaf_div, p, p))
+            d = s["d"]
+            s["stack"] = jnp.where(level < d, s["stack"].at[level].set(jnp.stack([node_rho, node_first, p])),
+                                   s["stack"])  # fmt: skip
+            s["sub_rho"] = jnp.where(level < d, s["sub_rho"], node_rho)
+            k = k + 1
+            complete = ok & (k == jnp.left_shift(jnp.ones((), i64), d))
+            # the subtree joins the trajectory: a's end next to b is the one integrated from
+            end_p = s["end_p"]
+            turn_ok = _merge_ok(s["rho"], end_p[1 - side], end_p[side], s["sub_rho"], first, p, minv)
+            log_u = -expo[s["ep"]]
+            # biased progressive sampling: the subtree's candidate w.p. min(1, W_subtree / W_old)
+            move = complete & (log_u < new_w - s["log_w"])
+            s["ep"] = s["ep"] + complete
+            s["x_out"] = jnp.where(move, s["cand_x"], s["x_out"])
+            s["g_out"] = jnp.where(move, s["cand_g"], s["g_out"])
+            s["lp_out"] = jnp.where(move, s["cand_lp"], s["lp_out"])
+            s["h_out"] = jnp.where(move, s["cand_h"], s["h_out"])
+            s["log_w"] = jnp.where(complete, _logaddexp(s["log_w"], new_w), s["log_w"])
+            s["rho"] = jnp.where(complete, s["rho"] + s["sub_rho"], s["rho"])
+            s["end_x"] = jnp.where(complete, s["end_x"].at[side].set(x), s["end_x"])
+            s["end_p"] = jnp.where(complete, end_p.at[side].set(p), end_p)
+            s["end_g"] = jnp.where(complete, s["end_g"].at[side].set(g), s["end_g"])
+            s["end_lp"] = jnp.where(complete, s["end_lp"].at[side].set(lp), s["end_lp"])
+            s["depth"] = s["depth"] + complete
+            s["d"] = d + complete
+            s["k"] = jnp.where(complete, 0, k)
+            s["div"] = leaf_div
+            s["done"] = ~ok | (complete & (~turn_ok | (d + 1 >= max_depth)))
+            s.update(side=side, x=x, p=p, g=g, lp=lp, sub_w=new_w)
+            return s
+
+        s = lax.while_loop(lambda s: ~s["done"], body, s0)
+        return (s["x_out"], s["lp_out"], s["g_out"], s["h_out"], s["steps"], s["acc"], s["div"], s["depth"],
+                s["up"], s["ep"])  # fmt: skip
+
+    return run
