@@ -71,7 +71,10 @@ SAMPLERS = ("hmc", "nuts", "blackjax")
 #: whole trajectories compiled. Named with --posteriors; only our samplers run them (BlackJAX runs the
 #: posterior's own JAX model under its plain name).
 COMPILED = {f"{name}_numba": posterior for name, posterior in POSTERIORS.items()}
-POSTERIORS_ALL = {**POSTERIORS, **COMPILED}
+#: The same posteriors written once in JAX, for one point (docs/formats.md, "JAX targets"): our HMC and NUTS load
+#: ``X_jax.py`` as a JAX target, and BlackJAX (under the plain name ``X``) samples the same file's log density.
+JAX = {f"{name}_jax": posterior for name, posterior in POSTERIORS.items()}
+POSTERIORS_ALL = {**POSTERIORS, **COMPILED, **JAX}
 
 
 @dataclass
@@ -112,17 +115,20 @@ def _timed(cmd: list[str]) -> tuple[float, str]:
     t0 = time.perf_counter()
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     wall = time.perf_counter() - t0
-    if done.returncode != 0:
+    # 1: `mcmc sample` wrote the draws and judged them failing (a few divergences, say); the bench judges them too
+    if done.returncode not in (0, 1):
         raise RuntimeError(f"{' '.join(cmd)} exited {done.returncode}:\n{done.stderr[-2000:]}")
     return wall, done.stderr
 
 
 def _run_seconds(summary: str) -> float:
-    """The seconds ``mcmc sample``'s summary reports for the run (starts, warm-up, sampling, writing)."""
-    found = re.search(r"([0-9.]+) s  -> ", summary)
+    """The seconds ``mcmc sample``'s summary reports for the run (starts, warm-up, sampling, writing), less the
+    compiling it reports (a JAX target's programs, compiled at their first calls): the run alone, as BlackJAX's
+    compiled run is timed after its compilation."""
+    found = re.search(r"([0-9.]+) s(?: \(([0-9.]+) s compiling\))?  -> ", summary)
     if found is None:
         raise RuntimeError(f"no run time in the summary:\n{summary[-2000:]}")
-    return float(found.group(1))
+    return float(found.group(1)) - float(found.group(2) or 0.0)
 
 
 def run_one(posterior: str, sampler: str, seed: int, args: argparse.Namespace, tmp: Path) -> Result:
@@ -204,7 +210,7 @@ def table(results: list[Result], samplers: list[str]) -> str:
         if base and base["bulk"] and len(base["bulk"]) == len(s["bulk"]):
             ratio = ", ".join(f"{v / _gmean(base[k]):.2f}x" for v, k in zip(g, ("bulk", "tail", "eps"), strict=True))
         lines.append(f"| {sampler} | {g[0]:.4f} | {g[1]:.4f} | {g[2]:.1f} | {ratio} |")
-    return "\n".join(lines + _compiled_block(results))
+    return "\n".join(lines + _compiled_block(results) + _jax_block(results))
 
 
 def _compiled_block(results: list[Result]) -> list[str]:
@@ -230,6 +236,39 @@ def _compiled_block(results: list[Result]) -> list[str]:
     return lines
 
 
+def _jax_block(results: list[Result]) -> list[str]:
+    """Our HMC and NUTS on each ``X_jax`` file against BlackJAX NUTS on the same file (its runs under ``X``)."""
+
+    def mean(posterior: str, sampler: str, key: str) -> float | None:
+        values = [getattr(r, key) for r in results if r.posterior == posterior and r.sampler == sampler]
+        values = [v for v in values if v is not None]
+        return float(np.mean(values)) if values else None
+
+    lines: list[str] = []
+    ratios: dict[str, dict[str, list[float]]] = {}
+    for jax_name, name in ((k, k.removesuffix("_jax")) for k in JAX):
+        theirs = {key: mean(name, "blackjax", key) for key in ("ess_per_s", "ess_per_run_s", "bulk_per_grad")}
+        for sampler in ("hmc", "nuts"):
+            ours = {key: mean(jax_name, sampler, key) for key in ("ess_per_s", "ess_per_run_s", "bulk_per_grad")}
+            if None in ours.values() or None in theirs.values():
+                continue
+            if not lines:
+                lines = ["", "| JAX file | sampler | ESS/s process | ESS/s run alone | blackjax ESS/s process | "
+                         "blackjax ESS/s compiled run | process vs process | run vs compiled run | "
+                         "bulk ESS/grad vs blackjax |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+            r = [ours["ess_per_s"] / theirs["ess_per_s"], ours["ess_per_run_s"] / theirs["ess_per_run_s"],
+                 ours["bulk_per_grad"] / theirs["bulk_per_grad"]]  # fmt: skip
+            for key, value in zip(("process", "run", "grad"), r, strict=True):
+                ratios.setdefault(sampler, {}).setdefault(key, []).append(value)
+            lines.append(f"| {jax_name} | {sampler} | {ours['ess_per_s']:.1f} | {ours['ess_per_run_s']:.1f} | "
+                         f"{theirs['ess_per_s']:.1f} | {theirs['ess_per_run_s']:.1f} | {r[0]:.2f}x | {r[1]:.2f}x | "
+                         f"{r[2]:.2f}x |")  # fmt: skip
+    for sampler, by in ratios.items():
+        lines.append(f"| geometric mean | {sampler} | | | | | {_gmean(by['process']):.2f}x | {_gmean(by['run']):.2f}x | "
+                     f"{_gmean(by['grad']):.2f}x |")  # fmt: skip
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=3, help="seeds 1..N (default 3)")
@@ -249,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         for posterior in posteriors:
             for seed in range(1, args.seeds + 1):
                 for sampler in samplers:
-                    if posterior in COMPILED and sampler == "blackjax":
+                    if (posterior in COMPILED or posterior in JAX) and sampler == "blackjax":
                         continue
                     r = run_one(posterior, sampler, seed, args, Path(tmp))
                     print(f"{posterior} {sampler} seed {seed}: max|z| {r.max_z:.2f}, bulk ESS {r.ess_bulk:.0f}, "

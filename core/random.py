@@ -123,6 +123,17 @@ class ChainRandom:
         self._refill(kind, b, np.arange(self.chains), int(k))
         return b.data, b.pos.copy()
 
+    def available(self, kind: str) -> np.ndarray:
+        """Values of ``kind`` each chain has reserved and not read, ``(chains,)`` (after :meth:`reserve`).
+
+        Compiled code that reads past them would read what no refill put there:
+        a loop of transitions (:mod:`mcmc.core.jax`) stops before any chain's
+        next transition could, and the transition's own :meth:`reserve` (a
+        refill exactly when the chain runs short, as a draw would) goes first.
+        """
+        b = self._buffer(kind)
+        return b.end - b.pos
+
     def advance(self, kind: str, used: np.ndarray) -> None:
         """Mark ``used[c]`` values of ``kind`` read by chain ``c`` (after :meth:`reserve`)."""
         b = self._buffer(kind)

@@ -173,8 +173,9 @@ def run_blocks(
     chains = concatenate([r.chains for r in results])
     wall = time.perf_counter() - t0
     timings = Timings(
-        max(r.timings.warmup_time_s for r in results), max(r.timings.sampling_time_s for r in results), round(wall, 6)
-    )
+        max(r.timings.warmup_time_s for r in results), max(r.timings.sampling_time_s for r in results), round(wall, 6),
+        max(r.timings.compile_time_s for r in results),
+    )  # fmt: skip
     return Run(chains, timings)
 
 

@@ -138,7 +138,8 @@ def render_sample(result: SampleResult, out: TextIO, options: RenderOptions = Re
         )
     if a.get("n_gradient_evals"):
         cost.append(f"{a['n_gradient_evals_warmup'] + a['n_gradient_evals']} gradient evaluations")
-    cost.append(f"{result.seconds:.2f} s")
+    compiling = result.timings.get("compile_time_s", 0.0)  # a JAX target's programs, at their first calls
+    cost.append(f"{result.seconds:.2f} s" + (f" ({compiling:.2f} s compiling)" if compiling else ""))
     lines.append("  " + "   ".join(cost) + f"  -> {'stdout' if result.output == '-' else escape(result.output)}")
     if result.markov is not None:
         lines += _markov_lines(result.markov)

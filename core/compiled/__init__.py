@@ -194,6 +194,50 @@ def make_tree(point: Any, data: tuple[Any, ...] | None = None) -> Callable[..., 
     return tree
 
 
+class LoopAdaptation(NamedTuple):
+    """What a loop of warm-up transitions updates after each one, per chain (a JAX target's loops).
+
+    The dual averaging of :class:`mcmc.core.samplers.hmc_adapt.DualAveraging`
+    (``mu``, ``log_step``, ``log_step_bar``, ``h_bar``, ``counter``, each
+    ``(chains,)``, and its constants; the step size of each transition is
+    ``exp(log_step)``), and the running sums (``(n, mean (chains, dim), m2)``,
+    :class:`mcmc.core.samplers.adapt.Welford`) each draw is added to: the
+    metric window's and a restarted window's, or None.
+    """
+
+    mu: np.ndarray
+    log_step: np.ndarray
+    log_step_bar: np.ndarray
+    h_bar: np.ndarray
+    counter: np.ndarray
+    target_accept: float
+    gamma: float
+    t0: float
+    kappa: float
+    window: tuple[int, np.ndarray, np.ndarray] | None = None
+    restart: tuple[int, np.ndarray, np.ndarray] | None = None
+
+
+class Loop(NamedTuple):
+    """``count`` transitions run in one call of a compiled loop (``CompiledPaths.hmc_loop``, ``nuts_loop``).
+
+    ``position``, ``log_density``, ``grad`` and (HMC) ``momentum``: the state
+    after the last; ``draws (count, chains, dim)``: the position after each;
+    ``stats``: the sampler's ``Info`` fields, each ``(count, chains)``;
+    ``n_steps``: leapfrog steps, ``(count, chains)`` (what the driver counts);
+    ``adaptation``: the :class:`LoopAdaptation` after the last, or None.
+    """
+
+    position: np.ndarray
+    log_density: np.ndarray
+    grad: np.ndarray
+    momentum: np.ndarray | None
+    draws: np.ndarray
+    stats: dict[str, np.ndarray]
+    n_steps: np.ndarray
+    adaptation: LoopAdaptation | None
+
+
 class CompiledPaths(NamedTuple):
     """What a target with a compiled point function can do (``Target.compiled``).
 
@@ -208,11 +252,20 @@ class CompiledPaths(NamedTuple):
     compile_seconds: Callable[[], float] | None = None
     """Seconds spent compiling so far, where compiling happens at a kernel's first call for its shapes (JAX,
     :mod:`mcmc.core.jax`); None where it happens ahead (numba's kernels, compiled or loaded from the cache)."""
+    hmc_loop: Callable[..., Loop] | None = None
+    """Many HMC transitions in one call, with warm-up's per-iteration updates (:class:`LoopAdaptation`): a JAX
+    target's (:func:`mcmc.core.jax.functions.build`), which :func:`mcmc.core.samplers.hmc.run_iterations` runs."""
+    nuts_loop: Callable[..., Loop] | None = None
+    """The same for NUTS (:func:`mcmc.core.samplers.nuts.run_iterations`)."""
 
     def wrapped(self, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> CompiledPaths:
         """Every kernel passed through ``wrap`` (the driver's counting, a target file's error messages)."""
-        return CompiledPaths(wrap(self.trajectory), None if self.tree is None else wrap(self.tree),
-                             self.compile_seconds)
+
+        def maybe(kernel: Callable[..., Any] | None) -> Callable[..., Any] | None:
+            return None if kernel is None else wrap(kernel)
+
+        return CompiledPaths(wrap(self.trajectory), maybe(self.tree), self.compile_seconds, maybe(self.hmc_loop),
+                             maybe(self.nuts_loop))
 
 
 def compiled_paths(point: Any, data: tuple[Any, ...] | None = None) -> CompiledPaths:

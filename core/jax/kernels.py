@@ -94,13 +94,13 @@ def _merge_ok(rho_a: Any, first_a: Any, last_a: Any, rho_b: Any, first_b: Any, l
 def tree(vg: PointVG, capacity: int) -> Callable[..., tuple[Any, ...]]:
     """One chain's NUTS transition, as the numba ``nuts`` kernel (:mod:`mcmc.core.compiled.kernels`).
 
-    ``(x0, p0, lp0, g0, eps, minv, max_depth, max_err, uni (capacity,), expo (W,))
+    ``(x0, p0, lp0, g0, eps, minv, max_depth, max_err, uni, expo, up0, ep0)
     -> (x, lp, g, h, n_steps, sum_accept, diverging, depth, uniforms_used,
     exponentials_used)``. ``max_depth`` (at most ``capacity``, which sizes the
     stack of left siblings) is traced, so every depth up to ``capacity``
-    shares one compilation; ``uni`` and ``expo`` are the chain's next
-    uniforms (one per doubling) and exponentials (one per leaf and one per
-    valid subtree).
+    shares one compilation; ``uni[up0:]`` and ``expo[ep0:]`` are the chain's
+    next uniforms (one per doubling) and exponentials (one per leaf and one
+    per valid subtree).
 
     One ``while_loop`` step is one leaf: a step at leaf 0 of a subtree first
     draws its direction and starts from that end of the trajectory; a leaf
@@ -108,13 +108,14 @@ def tree(vg: PointVG, capacity: int) -> Callable[..., tuple[Any, ...]]:
     """
 
     def run(x0: Any, p0: Any, lp0: Any, g0: Any, eps: Any, minv: Any, max_depth: Any, max_err: Any,
-            uni: Any, expo: Any) -> tuple[Any, ...]:  # fmt: skip
+            uni: Any, expo: Any, up0: Any, ep0: Any) -> tuple[Any, ...]:  # fmt: skip
         dim = x0.shape[0]
         h0 = -lp0 + _kinetic(p0, minv)
         i64, f64 = jnp.int64, x0.dtype
         zero_i, zero_f, false = jnp.zeros((), i64), jnp.zeros((), f64), jnp.zeros((), bool)
         s0 = {
-            "d": zero_i, "k": zero_i, "side": zero_i, "up": zero_i, "ep": zero_i, "done": max_depth <= 0,
+            "d": zero_i, "k": zero_i, "side": zero_i, "up": jnp.asarray(up0, i64), "ep": jnp.asarray(ep0, i64),
+            "done": max_depth <= 0,
             "end_x": jnp.stack([x0, x0]), "end_p": jnp.stack([p0, p0]), "end_g": jnp.stack([g0, g0]),
             "end_lp": jnp.stack([lp0, lp0]), "rho": p0, "log_w": zero_f,
             "x": x0, "p": p0, "g": g0, "lp": lp0,
@@ -205,6 +206,79 @@ def tree(vg: PointVG, capacity: int) -> Callable[..., tuple[Any, ...]]:
 
         s = lax.while_loop(lambda s: ~s["done"], body, s0)
         return (s["x_out"], s["lp_out"], s["g_out"], s["h_out"], s["steps"], s["acc"], s["div"], s["depth"],
-                s["up"], s["ep"])  # fmt: skip
+                s["up"] - up0, s["ep"] - ep0)  # fmt: skip
 
     return run
+
+
+def hmc_transition(vg: PointVG) -> Callable[..., tuple[Any, ...]]:
+    """One chain's HMC transition, :func:`mcmc.core.samplers.hmc.step` operation for operation.
+
+    ``(x, lp, g, z, eps, length, minv, noise (dim,), u, e, jitter, max_steps,
+    persistence, max_err) -> (x, lp, g, z, acceptance_rate, accepted,
+    diverging, energy, n_steps, reached_max_steps)``: ``noise`` the chain's
+    next ``dim`` normals, ``u`` its next uniform (the path length's jitter),
+    ``e`` its next exponential (``-e`` is the log of the accept uniform).
+    """
+    path = trajectory(vg, conditioned=False)
+    nothing = jnp.zeros(0, jnp.int64)
+
+    def run(x: Any, lp: Any, g: Any, z: Any, eps: Any, length: Any, minv: Any, noise: Any, u: Any, e: Any,
+            jitter: Any, max_steps: Any, a: Any, max_err: Any) -> tuple[Any, ...]:  # fmt: skip
+        z = jnp.where(a > 0, a * z + jnp.sqrt(1.0 - a * a) * noise, noise)
+        p0 = z / jnp.sqrt(minv)
+        wanted = jnp.ceil(length * (1.0 + jitter * (2.0 * u - 1.0)) / eps)
+        n = jnp.clip(wanted, 1, max_steps).astype(jnp.int64)
+        x1, p1, lp1, g1, k, bad = path(x, nothing, x, p0, lp, g, eps, n, minv, max_err)
+        h0 = -lp + _kinetic(p0, minv)
+        h1 = -lp1 + _kinetic(p1, minv)
+        dh = h1 - h0
+        diverging = bad | ~jnp.isfinite(dh)
+        log_alpha = jnp.where(diverging, -jnp.inf, -dh)
+        accepted = -e < log_alpha
+        rate = jnp.exp(jnp.minimum(log_alpha, 0.0))
+        # after the flip: forward momentum if accepted, reversed if rejected
+        z_new = jnp.where(accepted, p1 * jnp.sqrt(minv), -z)
+        return (jnp.where(accepted, x1, x), jnp.where(accepted, lp1, lp), jnp.where(accepted, g1, g), z_new, rate,
+                accepted, diverging, jnp.where(accepted, h1, h0), k, wanted > max_steps)  # fmt: skip
+
+    return run
+
+
+def nuts_transition(vg: PointVG, capacity: int) -> Callable[..., tuple[Any, ...]]:
+    """One chain's NUTS transition, :func:`mcmc.core.samplers.nuts.step` with its tree compiled.
+
+    ``(x, lp, g, eps, minv, noise (dim,), max_depth, max_err, uni, expo, up,
+    ep) -> (x, lp, g, energy, n_steps, sum_accept, diverging, depth,
+    uniforms_used, exponentials_used)``: the momentum ``noise / sqrt(minv)``,
+    then :func:`tree` reading ``uni[up:]`` and ``expo[ep:]``.
+    """
+    build = tree(vg, capacity)
+
+    def run(x: Any, lp: Any, g: Any, eps: Any, minv: Any, noise: Any, max_depth: Any, max_err: Any, uni: Any,
+            expo: Any, up: Any, ep: Any) -> tuple[Any, ...]:  # fmt: skip
+        return build(x, noise / jnp.sqrt(minv), lp, g, eps, minv, max_depth, max_err, uni, expo, up, ep)
+
+    return run
+
+
+def dual_averaging(mu: Any, log_step: Any, log_step_bar: Any, h_bar: Any, counter: Any, accept: Any,
+                   target_accept: Any, gamma: Any, t0: Any, kappa: Any) -> tuple[Any, ...]:  # fmt: skip
+    """One step of :meth:`mcmc.core.samplers.hmc_adapt.DualAveraging.update`, operation for operation."""
+    counter = counter + 1
+    t = counter.astype(mu.dtype)
+    a = jnp.minimum(1.0, jnp.nan_to_num(accept, nan=0.0))
+    eta = 1.0 / (t + t0)
+    h_bar = (1.0 - eta) * h_bar + eta * (target_accept - a)
+    log_step = mu - jnp.sqrt(t) / gamma * h_bar
+    w = t ** (-kappa)
+    log_step_bar = w * log_step + (1.0 - w) * log_step_bar
+    return log_step, log_step_bar, h_bar, counter
+
+
+def welford(n: Any, mean: Any, m2: Any, x: Any) -> tuple[Any, ...]:
+    """:meth:`mcmc.core.samplers.adapt.Welford.add`: one draw per chain added to the running mean and ``m2``."""
+    n = n + 1
+    delta = x - mean
+    mean = mean + delta / n
+    return n, mean, m2 + delta * (x - mean)

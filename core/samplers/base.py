@@ -5,12 +5,13 @@ of every sampler that needs only the position and its log density (rwm,
 mh-independence, mh-lognormal, slice, elliptical slice, rejection, i-SIR,
 Gibbs, Swendsen-Wang, markov). :func:`accept_reject` is the one Metropolis
 accept/reject step the Metropolis-type kernels share; :func:`select` keeps,
-chain by chain, one of two states.
+chain by chain, one of two states. :class:`Iterations` is what HMC's and
+NUTS's ``run_iterations`` return: many transitions run in one compiled loop.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -62,6 +63,21 @@ def accept_reject(rng: ChainRandom, log_ratio: np.ndarray, proposal: S, current:
     with np.errstate(over="ignore"):
         rate = np.exp(np.minimum(log_ratio, 0.0))
     return select(accepted, proposal, current), accepted, rate
+
+
+class Iterations(NamedTuple):
+    """Many transitions run at once (``run_iterations`` of HMC and NUTS, on a target with compiled loops).
+
+    ``state``: after the last; ``info``: the sampler's ``Info``, each field
+    ``(count, chains)``; ``draws``: the position after each, ``(count,
+    chains, dim)``; ``adaptation``: the warm-up state after the last (what
+    the adapter's ``absorb`` takes back), or None when sampling.
+    """
+
+    state: Any
+    info: Any
+    draws: np.ndarray
+    adaptation: Any
 
 
 def select(mask: np.ndarray, new: S, old: S) -> S:

@@ -43,6 +43,9 @@ class Timings(NamedTuple):
     warmup_time_s: float
     sampling_time_s: float
     wall_time_s: float  # starts, warm-up and sampling
+    #: Of those, compiling the target's programs at their first calls (a JAX target's, :mod:`mcmc.core.jax`:
+    #: ``CompiledPaths.compile_seconds``); 0 for a target that compiles nothing during a run.
+    compile_time_s: float = 0.0
 
 
 class Run(NamedTuple):
@@ -183,6 +186,8 @@ def run(
     counter = Counter()
     counted = counter.wrap(target)
     rng = ChainRandom(seed, ids)
+    compiling = _compile_seconds(target)
+    compiled_before = compiling()
     t0 = time.perf_counter()
     with _where("at the starting points"):
         position = _starting_points(counted, seed, ids, init)
@@ -193,7 +198,25 @@ def run(
     total = warmup + draws
     every = max(1, total // 100)
     done = 0
-    for _ in range(warmup):
+    # Many transitions in one compiled loop, where the sampler and the target can (HMC and NUTS on a JAX target):
+    # in warm-up, the stretches between the adapter's events (metric updates, checks) with their updates, and each
+    # event iteration alone, updated by the adapter (one compiled program for every transition of the run).
+    loop = getattr(sampler, "run_iterations", None)
+    quiet = getattr(adapter, "quiet", None)
+    while done < warmup:
+        if loop is not None and quiet is not None and adapter.warmup_kernel() is None:
+            n, adaptation = quiet()
+            with _where(f"iteration {done + 1}"):
+                batch = loop(rng, state, counted, max(n, 1), adaptation if n > 0 else None, **adapter.params())
+            if batch is not None:
+                state = batch.state
+                if n > 0:
+                    adapter.absorb(n, batch.adaptation)
+                else:
+                    adapter.update(state, type(batch.info)(*(None if v is None else v[0] for v in batch.info)))
+                done = _advanced(progress, done, max(n, 1), every, total)
+                continue
+            loop = None  # the target has no loop
         kernel = adapter.warmup_kernel() or sampler.step
         with _where(f"iteration {done + 1}"):
             state, info = kernel(rng, state, counted, **adapter.params())
@@ -208,7 +231,24 @@ def run(
     positions = np.empty((n_chains, kept, target.dim))
     stats: dict[str, list[np.ndarray]] = {}
     k = 0
-    for i in range(draws):
+    i = 0
+    while i < draws:
+        if loop is not None:
+            n = min(draws - i, BATCH)
+            with _where(f"iteration {done + 1}"):
+                batch = loop(rng, state, counted, n, None, **final)
+            if batch is not None:
+                state = batch.state
+                for j in range(-i % thin, n, thin):
+                    positions[:, k] = batch.draws[j]
+                    for name, value in batch.info._asdict().items():
+                        if value is not None:
+                            stats.setdefault(name, []).append(value[j])
+                    k += 1
+                i += n
+                done = _advanced(progress, done, n, every, total)
+                continue
+            loop = None
         with _where(f"iteration {done + 1}"):
             state, info = sampler.step(rng, state, counted, **final)
         if i % thin == 0:
@@ -219,6 +259,7 @@ def run(
             if "lp" not in info._fields:
                 stats.setdefault("lp", []).append(np.asarray(state.log_density, dtype=float))
             k += 1
+        i += 1
         done += 1
         if progress is not None and (done % every == 0 or done == total):
             progress(done, total)
@@ -249,7 +290,7 @@ def run(
     if isinstance(target, JudgedVariables):
         attrs["judge"] = list(target.judged_variables)
         attrs["judge_reason"] = target.judged_reason
-    timings = Timings(round(t1 - t0, 6), round(t2 - t1, 6), round(t2 - t0, 6))
+    timings = Timings(round(t1 - t0, 6), round(t2 - t1, 6), round(t2 - t0, 6), round(compiling() - compiled_before, 6))
     return Run(Chains(target.to_variables(positions), sample_stats, attrs), timings)
 
 
@@ -305,6 +346,24 @@ def _join_param(name: str, values: list[Any], sizes: list[int]) -> Any:
     if any(v != values[0] for v in values):
         raise ValueError(f"blocks of chains differ in parameter {name!r}: {values}")
     return values[0]
+
+
+#: Sampling iterations per call of a sampler's ``run_iterations`` (its loop returns their draws and statistics).
+BATCH = 256
+
+
+def _advanced(progress: Callable[[int, int], None] | None, done: int, n: int, every: int, total: int) -> int:
+    """``done + n``, reporting progress when a multiple of ``every`` (or the end) was passed."""
+    after = done + n
+    if progress is not None and (after // every > done // every or after == total):
+        progress(after, total)
+    return after
+
+
+def _compile_seconds(target: Target) -> Callable[[], float]:
+    """The target's seconds of compiling so far, as a function (always 0 for a target that reports none)."""
+    seconds = None if target.compiled is None else target.compiled.compile_seconds
+    return seconds if seconds is not None else (lambda: 0.0)
 
 
 @contextmanager

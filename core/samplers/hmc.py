@@ -72,6 +72,7 @@ import numpy as np
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import registry
+from mcmc.core.samplers.base import Iterations
 from mcmc.core.samplers.hmc_adapt import (
     WindowAdapter,
     inv_mass_per_chain,
@@ -281,6 +282,48 @@ def step(
         lp=new.log_density.copy(),
     )
     return new, info
+
+
+def run_iterations(
+    rng: ChainRandom,
+    state: State,
+    target: Target,
+    count: int,
+    adaptation: Any = None,
+    *,
+    step_size: float | np.ndarray = 0.1,
+    inv_mass: np.ndarray | None = None,
+    path_length: float | np.ndarray | None = None,
+    persistence: float | None = None,
+    jitter: float = JITTER,
+    max_steps: int = MAX_STEPS,
+    max_energy_error: float | None = None,
+) -> Iterations | None:
+    """``count`` transitions of :func:`step` in one compiled loop, when the target has one; else None.
+
+    A JAX target's ``CompiledPaths.hmc_loop`` (:mod:`mcmc.core.jax`): the
+    same transition, reading the same random numbers, with no Python between
+    transitions. With ``adaptation`` (the warm-up adapter's
+    :meth:`~mcmc.core.samplers.hmc_adapt.WindowAdapter.quiet`), each
+    transition's step size is dual averaging's, updated after it, and the draws
+    are added to the metric windows open; ``step_size`` is then not used.
+    The parameters are :func:`step`'s.
+    """
+    loop = None if target.compiled is None else target.compiled.hmc_loop
+    if loop is None:
+        return None
+    x = state.position
+    chains, dim = x.shape
+    a = 0.0 if persistence is None else float(persistence)
+    max_err = MAX_ENERGY_ERROR if max_energy_error is None else float(max_energy_error)
+    _check_scalars(a, jitter, max_steps, max_err)
+    eps = per_chain(step_size, chains, "step_size", NAME)
+    length = per_chain(PATH_LENGTH if path_length is None else path_length, chains, "path_length", NAME)
+    minv = inv_mass_per_chain(inv_mass, chains, dim, NAME)
+    out = loop(rng, x, state.log_density, state.grad, state.momentum, count, eps, minv, length, float(jitter),
+               int(max_steps), a, max_err, adaptation)  # fmt: skip
+    return Iterations(State(out.position, out.log_density, out.grad, out.momentum), Info(**out.stats), out.draws,
+                      out.adaptation)  # fmt: skip
 
 
 def run_attrs(state: State, final: dict[str, Any]) -> dict[str, Any]:

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mcmc.core.compiled import LoopAdaptation
 from mcmc.core.errors import UsageError
 from mcmc.core.samplers.adapt import Adapter, Welford
 from mcmc.core.samplers.leapfrog import integrate, kinetic_energy
@@ -442,3 +443,39 @@ class WindowAdapter(Adapter):
 
     def final(self) -> dict[str, Any]:
         return {**self.fixed, "step_size": self.da.final_step_size, "inv_mass": self.inv_mass}
+
+    def quiet(self) -> tuple[int, LoopAdaptation]:
+        """The next iterations whose update is only dual averaging and window sums, and their adaptation state.
+
+        Until the next metric update, check, restarted window's end, the
+        start of the metric window or the end of warm-up, :meth:`update` only
+        steps dual averaging and adds the draw to the window(s) open, and
+        :meth:`params` keeps its caps: a compiled loop of transitions (a JAX
+        target's, ``CompiledPaths.hmc_loop``) may run those iterations and
+        their updates at once, then hand them back with :meth:`absorb`.
+        Returns ``(n, adaptation)``, ``n = 0`` when the next iteration is not such.
+        """
+        stops = [self.warmup, *(e for e in self.ends if e >= self.t)]
+        stops += [t for t in (self._check_at, self._recheck_at, self.start) if t >= self.t]
+        if self._restart is not None:
+            stops.append(self._restart[2])
+        window = self.welford if self.ends and self.start <= self.t <= self.ends[-1] else None
+        restart = None if self._restart is None else self._restart[1]
+        da = self.da
+        adaptation = LoopAdaptation(
+            da.mu, da.log_step, da.log_step_bar, da.h_bar, da.counter, da.target_accept, da.gamma, da.t0, da.kappa,
+            None if window is None else (window.n, window.mean, window.m2),
+            None if restart is None else (restart.n, restart.mean, restart.m2),
+        )  # fmt: skip
+        return max(min(stops) - self.t, 0), adaptation
+
+    def absorb(self, n: int, adaptation: LoopAdaptation) -> None:
+        """Take back the state after ``n`` iterations run by a loop from :meth:`quiet`'s ``adaptation``."""
+        a = adaptation
+        self.da.log_step, self.da.log_step_bar, self.da.h_bar, self.da.counter = (
+            a.log_step, a.log_step_bar, a.h_bar, a.counter)
+        for sums, welford in ((a.window, self.welford), (a.restart, None if self._restart is None else
+                                                         self._restart[1])):  # fmt: skip
+            if sums is not None and welford is not None:
+                welford.n, welford.mean, welford.m2 = sums
+        self.t += n

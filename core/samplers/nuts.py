@@ -79,6 +79,7 @@ import numpy as np
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import registry
+from mcmc.core.samplers.base import Iterations
 from mcmc.core.samplers.hmc_adapt import WindowAdapter, inv_mass_per_chain, per_chain
 from mcmc.core.samplers.leapfrog import ValueAndGrad, evaluate, gradient_of, kinetic_energy, row_dot
 from mcmc.core.targets.base import Target
@@ -282,6 +283,36 @@ def step(
         lp=pick_lp.copy(),
     )
     return new, info
+
+
+def run_iterations(
+    rng: ChainRandom,
+    state: State,
+    target: Target,
+    count: int,
+    adaptation: Any = None,
+    *,
+    step_size: float | np.ndarray = 0.1,
+    inv_mass: np.ndarray | None = None,
+    max_tree_depth: int = MAX_TREE_DEPTH,
+    max_energy_error: float | None = None,
+) -> Iterations | None:
+    """``count`` transitions of :func:`step` in one compiled loop, when the target has one; else None.
+
+    A JAX target's ``CompiledPaths.nuts_loop`` (:mod:`mcmc.core.jax`): the
+    same trees, reading the same random numbers, with no Python between
+    transitions. ``adaptation``: as :func:`mcmc.core.samplers.hmc.run_iterations`.
+    """
+    loop = None if target.compiled is None else target.compiled.nuts_loop
+    max_err = MAX_ENERGY_ERROR if max_energy_error is None else float(max_energy_error)
+    max_depth = _check_scalars(max_tree_depth, max_err)
+    if loop is None or max_depth > COMPILED_MAX_TREE_DEPTH:
+        return None
+    chains, dim = state.position.shape
+    eps = per_chain(step_size, chains, "step_size", NAME)
+    minv = inv_mass_per_chain(inv_mass, chains, dim, NAME)
+    out = loop(rng, state.position, state.log_density, state.grad, count, eps, minv, max_depth, max_err, adaptation)
+    return Iterations(State(out.position, out.log_density, out.grad), Info(**out.stats), out.draws, out.adaptation)
 
 
 class _Reserved:

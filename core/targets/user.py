@@ -580,7 +580,7 @@ def _jax_functions(obj: Any, dim: int, source: str, log_prior: Any, log_likeliho
         if name == "transform" and len(shape) != 1:
             raise InputError(source, f"transform(x) returned shape {shape} for one point; expected a vector")
     fns = build(log_density, dim, log_prior=log_prior, log_likelihood=log_likelihood, transform=transform)
-    for fn in (fns.log_density, fns.value_and_grad, fns.compiled.trajectory, fns.compiled.tree):
+    for fn in (fns.log_density, fns.value_and_grad, *(k for k in fns.compiled[:2] + fns.compiled[3:] if k)):
         fn.user_name = "log_density"  # type: ignore[attr-defined]  # what error messages call it
     return fns.log_density, fns.value_and_grad, fns.compiled, fns.log_prior, fns.log_likelihood, fns.transform
 
