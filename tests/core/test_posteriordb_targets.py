@@ -11,7 +11,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -34,8 +36,16 @@ PLAIN = {
     "low_dim_gauss_mix": "low_dim_gauss_mix-low_dim_gauss_mix",
     "gp_pois_regr": "gp_pois_regr-gp_pois_regr",
 }
-# each also written as a compiled point function, X_numba.py (docs/formats.md, "Compiled targets")
-TARGETS = {**PLAIN, **{f"{name}_numba": posterior for name, posterior in PLAIN.items()}}
+# each also written as a compiled point function, X_numba.py (docs/formats.md, "Compiled targets"), and as the
+# log density of one point in JAX, X_jax.py ("JAX targets"; skipped without jax)
+JAX = {f"{name}_jax": posterior for name, posterior in PLAIN.items()}
+TARGETS = {**PLAIN, **{f"{name}_numba": posterior for name, posterior in PLAIN.items()}, **JAX}
+needs_jax = pytest.mark.skipif(importlib.util.find_spec("jax") is None,
+                               reason="jax is not installed (pip install 'mcmc[jax]')")  # fmt: skip
+
+
+def _cases(names):
+    return [pytest.param(name, marks=needs_jax) if name in JAX else name for name in names]
 
 
 def load(name):
@@ -51,7 +61,7 @@ def points(dim, n=4, seed=0):
     return np.random.default_rng(seed).uniform(-2.5, 2.5, size=(n, dim))
 
 
-@pytest.mark.parametrize("name", TARGETS)
+@pytest.mark.parametrize("name", _cases(TARGETS))
 def test_gradient_matches_finite_differences(name):
     t = load(name)
     x = points(t.dim)
@@ -65,7 +75,7 @@ def test_gradient_matches_finite_differences(name):
     np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-5 * (1 + np.abs(fd).max()))
 
 
-@pytest.mark.parametrize("name", TARGETS)
+@pytest.mark.parametrize("name", _cases(TARGETS))
 def test_names_are_the_references(name):
     t = load(name)
     assert sorted(t.names) == sorted(REFERENCE[TARGETS[name]])
@@ -139,10 +149,10 @@ STAN = {
     "low_dim_gauss_mix": _gauss_mix,
     "gp_pois_regr": _gp,
 }
-STAN.update({f"{name}_numba": program for name, program in STAN.items()})
+STAN.update({f"{name}{suffix}": program for name, program in list(STAN.items()) for suffix in ("_numba", "_jax")})
 
 
-@pytest.mark.parametrize("name", TARGETS)
+@pytest.mark.parametrize("name", _cases(TARGETS))
 def test_log_density_is_the_stan_program(name):
     t = load(name)
     x = points(t.dim, seed=1)
@@ -186,3 +196,41 @@ def test_the_compiled_version_is_the_numpy_one(name):
     np.testing.assert_allclose(lp_b, lp_a, rtol=1e-11)
     np.testing.assert_allclose(g_b, g_a, rtol=1e-9, atol=1e-11 * (1 + np.abs(g_a).max()))
     np.testing.assert_allclose(compiled.report(x), plain.report(x), rtol=1e-13)
+
+
+@needs_jax
+@pytest.mark.parametrize("name", PLAIN)
+def test_the_jax_version_is_the_numpy_one(name):
+    plain, written_in_jax = load(name), load(f"{name}_jax")
+    assert written_in_jax.compiled is not None and written_in_jax.names == plain.names
+    x = points(plain.dim, n=6, seed=3)
+    (lp_a, g_a), (lp_b, g_b) = plain.value_and_grad(x), written_in_jax.value_and_grad(x)
+    # gp_pois_regr: two Cholesky factors of a covariance with a 1e-10 jitter agree to about 1e-9
+    rtol = 1e-8 if name == "gp_pois_regr" else 1e-11
+    np.testing.assert_allclose(lp_b, lp_a, rtol=rtol)
+    np.testing.assert_allclose(g_b, g_a, rtol=rtol * 100, atol=1e-11 * (1 + np.abs(g_a).max()))
+    np.testing.assert_allclose(written_in_jax.report(x), plain.report(x), rtol=1e-8 if name == "gp_pois_regr" else 1e-13)
+
+
+@needs_jax
+@pytest.mark.parametrize("sampler", ["hmc", "nuts"])
+@pytest.mark.parametrize("name", JAX)
+def test_the_jax_models_match_the_posteriordb_reference_draws(name, sampler):
+    # The benchmark models, checked against posteriordb's reference draws: every reported mean and sd
+    # within 4 combined MCSE (ours and the reference's), as bench/posteriordb.py judges them.
+    from mcmc.core.samplers import get_sampler
+    from mcmc.core.samplers.driver import run
+    from mcmc.diagnostics import stats
+
+    target = load(name)
+    chains = run(get_sampler(sampler), target, chains=4, warmup=1000, draws=1000, seed=1).chains
+    draws = np.concatenate([np.asarray(chains.posterior[v]).reshape(4, 1000, -1) for v, _ in target.variables],
+                           axis=2)  # fmt: skip
+    ref = REFERENCE[JAX[name]]
+    mean, mcse, sd, mcse_sd = draws.mean(axis=(0, 1)), stats.mcse_mean(draws), draws.std(axis=(0, 1), ddof=1), \
+        stats.mcse_sd(draws)
+    z = {}
+    for i, n in enumerate(target.names):
+        z[f"{n} mean"] = abs(mean[i] - ref[n]["mean"]) / math.hypot(mcse[i], ref[n]["mcse_mean"])
+        z[f"{n} sd"] = abs(sd[i] - ref[n]["sd"]) / math.hypot(mcse_sd[i], ref[n]["mcse_sd"])
+    assert max(z.values()) < 4, {k: round(v, 2) for k, v in z.items() if v >= 4}
