@@ -8,8 +8,12 @@ outside (interpreter start, imports, compilation, sampling, writing):
 * ours: ``mcmc sample -t bench/posteriordb/X.py -s hmc|nuts``, 4 chains x
   (1000 warm-up + 1000 draws), default settings;
 * BlackJAX 1.x NUTS with ``window_adaptation`` (target acceptance 0.8) on the
-  JAX versions of the same models (``bench/posteriordb_blackjax.py``, checked
-  equal to the NumPy targets by its ``--check``), same chains and iterations.
+  JAX versions of the same models, ``bench/posteriordb/X_jax.py``
+  (``bench/posteriordb_blackjax.py``, checked equal to the NumPy targets by
+  its ``--check``), same chains and iterations;
+* ours on those very files, ``X_jax`` (``--posteriors X_jax``: the log density
+  of one point in JAX, gradient by ``jax.grad``, HMC and NUTS run inside JAX,
+  ``docs/formats.md``, "JAX targets"): both libraries fed the same model.
 
 Per posterior, sampler and seed: max |z| of the posterior means and sds
 against the reference moments (``tests/data/posteriordb/reference_moments.json``,
@@ -22,16 +26,21 @@ reports for starts, warm-up, sampling and writing, after start-up and
 loading the target and its compiled kernels; BlackJAX: its compiled run,
 timed after ``lower().compile()``). Values are averaged over seeds (max |z|:
 the maximum); the next block gives the geometric means over posteriors and
-their ratios to BlackJAX; the last compares our HMC on each ``X_numba``
+their ratios to BlackJAX; the next compares our HMC on each ``X_numba``
 posterior (``COMPILED``) with BlackJAX on ``X``, process against process and
-against BlackJAX's compiled run (issue 15: "within 3x of its compiled run").
-The first seed of a ``_numba`` posterior compiles its kernels into numba's
-cache (a few seconds), the later ones load them.
+against BlackJAX's compiled run (issue 15: "within 3x of its compiled run");
+the last our HMC and NUTS on each ``X_jax`` file (``JAX``) with BlackJAX on the
+same file (issue 32: whole process at least BlackJAX's, run alone within 1.5x
+of its compiled run; our run alone is the summary's seconds less the compiling
+it reports). The first seed of a ``_numba`` posterior compiles its kernels
+into numba's cache (a few seconds), the later ones load them; a ``_jax`` file's
+programs go to JAX's persistent cache the same way.
 
 Run from the repository root (BlackJAX from the ``bench`` extra)::
 
     .venv/bin/python bench/posteriordb.py                 # 3 seeds, all six
     .venv/bin/python bench/posteriordb.py --seeds 1 --posteriors kidiq_kidscore_momiq,arK
+    .venv/bin/python bench/posteriordb.py --posteriors eight_schools_noncentered,eight_schools_noncentered_jax
 
 Timings on a shared machine are noisy: say so when recording them.
 """
@@ -277,19 +286,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chains", type=int, default=4)
     parser.add_argument("--warmup", type=int, default=1000)
     parser.add_argument("--draws", type=int, default=1000)
+    parser.add_argument("--jax", action="store_true",
+                        help="issue 32: BlackJAX NUTS and our hmc and nuts on each X_jax file of --posteriors (plain "
+                             "names), the same model for both; --samplers is then not used")  # fmt: skip
     args = parser.parse_args(argv)
     posteriors = args.posteriors.split(",")
     samplers = args.samplers.split(",")
     unknown = [p for p in posteriors if p not in POSTERIORS_ALL] + [s for s in samplers if s not in SAMPLERS]
     if unknown:
         parser.error(f"unknown: {', '.join(unknown)}")
+    if args.jax:  # BlackJAX's runs of X_jax.py go under the plain name X (its NumPy file gives the reported names)
+        samplers = list(SAMPLERS)
+        runs = [run for p in posteriors if p in POSTERIORS
+                for run in ((p, "blackjax"), (f"{p}_jax", "hmc"), (f"{p}_jax", "nuts"))]  # fmt: skip
+    else:
+        runs = [(p, s) for p in posteriors for s in samplers
+                if not ((p in COMPILED or p in JAX) and s == "blackjax")]  # fmt: skip
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        for posterior in posteriors:
+        for posterior in dict.fromkeys(p for p, _ in runs):
             for seed in range(1, args.seeds + 1):
-                for sampler in samplers:
-                    if (posterior in COMPILED or posterior in JAX) and sampler == "blackjax":
-                        continue
+                for sampler in [s for p, s in runs if p == posterior]:
                     r = run_one(posterior, sampler, seed, args, Path(tmp))
                     print(f"{posterior} {sampler} seed {seed}: max|z| {r.max_z:.2f}, bulk ESS {r.ess_bulk:.0f}, "
                           f"tail ESS {r.ess_tail:.0f}, {r.grads} grads ({r.warmup_share:.0%} warm-up), "
