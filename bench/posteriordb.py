@@ -98,6 +98,7 @@ class Result:
     grads_warmup: int
     wall: float
     run_seconds: float | None = None  # the run alone: ours as our summary reports it, BlackJAX's compiled
+    compile_seconds: float = 0.0  # ours: the compiling our summary reports (a JAX file); BlackJAX: lower().compile()
 
     @property
     def bulk_per_grad(self) -> float:
@@ -130,14 +131,15 @@ def _timed(cmd: list[str]) -> tuple[float, str]:
     return wall, done.stderr
 
 
-def _run_seconds(summary: str) -> float:
+def _run_seconds(summary: str) -> tuple[float, float]:
     """The seconds ``mcmc sample``'s summary reports for the run (starts, warm-up, sampling, writing), less the
     compiling it reports (a JAX target's programs, compiled at their first calls): the run alone, as BlackJAX's
-    compiled run is timed after its compilation."""
+    compiled run is timed after its compilation; and that compiling."""
     found = re.search(r"([0-9.]+) s(?: \(([0-9.]+) s compiling\))?  -> ", summary)
     if found is None:
         raise RuntimeError(f"no run time in the summary:\n{summary[-2000:]}")
-    return float(found.group(1)) - float(found.group(2) or 0.0)
+    compiling = float(found.group(2) or 0.0)
+    return float(found.group(1)) - compiling, compiling
 
 
 def run_one(posterior: str, sampler: str, seed: int, args: argparse.Namespace, tmp: Path) -> Result:
@@ -150,7 +152,7 @@ def run_one(posterior: str, sampler: str, seed: int, args: argparse.Namespace, t
                           "--out", str(out)])  # fmt: skip
         with np.load(out) as f:
             x, n_steps, n_warm = f["x"], f["n_steps"], f["n_steps_warmup"]
-            run_seconds = float(f["seconds_run"])
+            run_seconds, compile_seconds = float(f["seconds_run"]), float(f["seconds_compile"])
         c, d, dim = x.shape
         draws = target.report(x.reshape(c * d, dim)).reshape(c, d, -1)
         grads_warmup = int(n_warm.sum())
@@ -166,7 +168,7 @@ def run_one(posterior: str, sampler: str, seed: int, args: argparse.Namespace, t
         )  # fmt: skip
         grads_warmup = int(chains.attrs["n_gradient_evals_warmup"])
         grads = grads_warmup + int(chains.attrs["n_gradient_evals"])
-        run_seconds = _run_seconds(summary)
+        run_seconds, compile_seconds = _run_seconds(summary)
     ref = REFERENCE[POSTERIORS_ALL[posterior]]
     mean, mcse = draws.mean(axis=(0, 1)), stats.mcse_mean(draws)
     sd, mcse_sd = draws.std(axis=(0, 1), ddof=1), stats.mcse_sd(draws)
@@ -176,7 +178,8 @@ def run_one(posterior: str, sampler: str, seed: int, args: argparse.Namespace, t
         z.append(abs(mean[i] - r["mean"]) / math.hypot(mcse[i], r["mcse_mean"]))
         z.append(abs(sd[i] - r["sd"]) / math.hypot(mcse_sd[i], r["mcse_sd"]))
     return Result(posterior, sampler, seed, float(max(z)), float(stats.ess_bulk(draws).min()),
-                  float(stats.ess_tail(draws).min()), grads, grads_warmup, wall, run_seconds)  # fmt: skip
+                  float(stats.ess_tail(draws).min()), grads, grads_warmup, wall, run_seconds,
+                  compile_seconds)  # fmt: skip
 
 
 def _gmean(values: list[float]) -> float:
@@ -310,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
                     r = run_one(posterior, sampler, seed, args, Path(tmp))
                     print(f"{posterior} {sampler} seed {seed}: max|z| {r.max_z:.2f}, bulk ESS {r.ess_bulk:.0f}, "
                           f"tail ESS {r.ess_tail:.0f}, {r.grads} grads ({r.warmup_share:.0%} warm-up), "
-                          f"{r.wall:.1f} s", file=sys.stderr, flush=True)  # fmt: skip
+                          f"{r.wall:.1f} s (run {r.run_seconds or 0:.2f} s, compiling {r.compile_seconds:.2f} s)",
+                          file=sys.stderr, flush=True)  # fmt: skip
                     results.append(r)
     print(f"# {args.chains} chains x ({args.warmup} + {args.draws}), seeds 1..{args.seeds}, "
           f"{os.cpu_count()} CPUs\n")  # fmt: skip
