@@ -357,7 +357,7 @@ def _unpadded(out: tuple[Any, ...], chains: int) -> tuple[Any, ...]:
             np.asarray(draws)[:, :chains], {name: np.asarray(v)[:, :chains] for name, v in stats.items()})  # fmt: skip
 
 
-def _random_windows(rng: Any, needs: tuple[int, int, int]) -> tuple[list[np.ndarray], np.ndarray]:
+def _random_windows(rng: Any, needs: tuple[int, ...], widths: tuple[int, ...]) -> tuple[list[np.ndarray], np.ndarray]:
     """Each chain's unread normals, uniforms and exponentials, after a transition's own reservations.
 
     ``needs``: what one transition reserves of each kind (HMC: ``dim``
@@ -366,21 +366,35 @@ def _random_windows(rng: Any, needs: tuple[int, int, int]) -> tuple[list[np.ndar
     reserved here in the order the transition draws them, so a chain's
     buffers refill exactly when its transition's own draws would refill them
     and the chain reads the very numbers it reads step by step. Returns the
-    windows ``(chains, W)`` (row ``c`` from the chain's next unread value; W
-    a power of two, at least :data:`WINDOW`, so the loop's program keeps its
-    shapes) and what each chain may read of each, ``(3, chains)``.
+    windows ``(chains, W)`` (row ``c`` from the chain's next unread value;
+    ``widths``, from :func:`_width` of the largest request the program serves,
+    so it keeps one shape for a run) and what each chain may read of each,
+    ``(3, chains)``.
     """
     windows, available = [], []
-    for kind, need in zip(KINDS, needs, strict=True):
+    for kind, need, width in zip(KINDS, needs, widths, strict=True):
         data, pos = rng.reserve(kind, need)
-        avail = rng.available(kind)
-        width = max(WINDOW, 1 << (int(avail.max()) - 1).bit_length())
         windows.append(_window(data, pos, width))
-        available.append(avail)
+        available.append(np.minimum(rng.available(kind), width))
     return windows, np.array(available, dtype=np.int64)
 
 
-def _loop_calls(rng: Any, count: int, needs: tuple[int, int, int], once: Callable[..., Loop]) -> Loop:
+def _width(need: int) -> int:
+    """A window wide enough for what a chain can have unread after reserving ``need`` values, a power of two.
+
+    A reservation refills a short buffer with what is left (fewer than
+    ``need``) and a block of 4096, of ``16 need`` or of ``2 need``
+    (:meth:`mcmc.core.random.ChainRandom.reserve`); the width is fixed by
+    ``need`` alone, never by how full the buffers happen to be, so warm-up's
+    shallow trees and sampling's deep ones use one program. A chain with more
+    unread (another sampler drew big blocks) reads the first ``W``.
+    """
+    block = max(4096, 16 * need if need <= 4096 else 2 * need)
+    return max(WINDOW, 1 << (block + need - 1).bit_length())
+
+
+def _loop_calls(rng: Any, count: int, needs: tuple[int, ...], widths: tuple[int, ...],
+                once: Callable[..., Loop]) -> Loop:  # fmt: skip
     """``count`` transitions by calls of ``once(windows, available, n) -> (Loop, used (3, chains))``.
 
     A call stops early where some chain's next transition would refill a
@@ -391,7 +405,7 @@ def _loop_calls(rng: Any, count: int, needs: tuple[int, int, int], once: Callabl
     parts: list[Loop] = []
     done = 0
     while done < count:
-        windows, available = _random_windows(rng, needs)
+        windows, available = _random_windows(rng, needs, widths)
         out, used = once(windows, available, min(LOOP, count - done))
         for kind, n in zip(KINDS, used, strict=True):
             rng.advance(kind, n)
@@ -476,7 +490,7 @@ def _hmc_loop(vg: Callable[..., Any], compiler: Compiler, kernels: Any) -> Calla
             out = Loop(*state, np.array(np.asarray(draws)[:done]), stats, stats["n_steps"], adaptation)
             return out, np.array(used)
 
-        return _loop_calls(rng, count, (dim, 1, 1), once)
+        return _loop_calls(rng, count, (dim, 1, 1), (_width(dim), _width(1), _width(1)), once)
 
     return loop
 
@@ -574,7 +588,8 @@ def _nuts_loop(vg: Callable[..., Any], compiler: Compiler, kernels: Any) -> Call
             out = Loop(*state, None, np.array(np.asarray(draws)[:done]), stats, stats["n_steps"], adaptation)
             return out, np.array(used)
 
-        return _loop_calls(rng, count, (dim, depth, 2**depth - 1 + depth), once)
+        widths = (_width(dim), _width(capacity), _width(2**capacity - 1 + capacity))
+        return _loop_calls(rng, count, (dim, depth, 2**depth - 1 + depth), widths, once)
 
     return loop
 
