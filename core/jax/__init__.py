@@ -7,12 +7,14 @@ density and gradient are ``jax.jit(jax.vmap(jax.value_and_grad(f)))`` in
 float64 (:mod:`mcmc.core.jax.functions`), so every sampler that needs a
 density or a gradient takes it, and it carries
 :class:`~mcmc.core.compiled.CompiledPaths` whose HMC trajectory and NUTS
-transition run whole inside JAX, one ``lax.while_loop`` per call
-(:mod:`mcmc.core.jax.kernels`): the same integrator, divergence rule and
-trees as the NumPy samplers, reading the same random numbers from each
-chain's :class:`~mcmc.core.random.ChainRandom` buffers as the numba
-kernels do, so a chain's draws depend only on the seed and its index, and
-the NumPy and JAX versions of one model give the same draws to rounding.
+transition run whole inside JAX (``lax.while_loop``,
+:mod:`mcmc.core.jax.kernels`), and whose loops run many transitions per
+call, warm-up's dual averaging and metric sums included: the same
+integrator, divergence rule and trees as the NumPy samplers, reading the
+same random numbers from each chain's :class:`~mcmc.core.random.ChainRandom`
+buffers as the numba kernels do, so a chain's draws depend only on the seed
+and its index, and the NumPy and JAX versions of one model give the same
+draws to rounding.
 
 Where it sits: beside :mod:`mcmc.core.compiled`, below targets and
 samplers, importing neither. ``jax`` is an optional extra

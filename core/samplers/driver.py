@@ -8,6 +8,14 @@ kernel, then the sampling iterations, keeping every
 ``(chain, draw)`` sampler statistics under their ArviZ names, plus ``lp`` (the
 log density in the sampling space, Jacobian included, as Stan reports it).
 
+A sampler with ``run_iterations`` (HMC, NUTS) on a target with compiled
+loops (a JAX target, :mod:`mcmc.core.jax`) runs many iterations per call:
+in warm-up the stretches between the adapter's events (``quiet``, ``absorb``:
+the loop does dual averaging and the window sums itself), each event
+iteration alone with the adapter's own update; in sampling ``BATCH`` at a
+time. The same random numbers as iteration by iteration, so the same draws
+to rounding.
+
 Reproducibility: all randomness comes from :class:`~mcmc.core.random.ChainRandom`
 streams keyed by the global chain index, and adaptation is per chain, so
 ``run(..., chain_ids=[0, 1])`` and ``run(..., chain_ids=[2, 3])`` give,

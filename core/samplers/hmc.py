@@ -44,6 +44,11 @@ the trajectory (``O(eps)`` over a fixed time, without bound as the path
 lengthens; Neal 2011, section 2.3, figure 1; :func:`~mcmc.core.samplers.leapfrog.euler`
 and ``bench/integrators.py`` show it).
 
+A target with compiled paths runs the trajectory compiled (a numba point
+function, :mod:`mcmc.core.compiled`); a JAX target (:mod:`mcmc.core.jax`)
+also runs many whole transitions per call (:func:`run_iterations`), reading
+the numbers :func:`step` reads.
+
 Statistics (ArviZ names): ``acceptance_rate`` ``min(1, exp(-dH))`` (0 for a
 divergence), ``accepted``, ``diverging``, ``energy`` (the Hamiltonian at the
 state kept, for E-BFMI), ``step_size``, ``n_steps`` (leapfrog steps = gradient

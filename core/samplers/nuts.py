@@ -41,7 +41,9 @@ A target with a compiled point function (a target file's
 ``point_log_density_and_grad``, the built-in models that have one) carries a
 compiled transition, :func:`mcmc.core.compiled.make_tree`: the same
 algorithm per chain with no Python per leaf, reading the same random numbers
-(tested to build the same trees as the code below). The code below is the
+(tested to build the same trees as the code below). A target written in JAX
+carries the same transition in JAX, and loops of them
+(:func:`run_iterations`, :mod:`mcmc.core.jax`). The code below is the
 reference, and what every other target runs.
 
 Statistics (ArviZ names): ``acceptance_rate`` (Stan's ``accept_stat__``: the
