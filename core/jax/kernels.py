@@ -204,11 +204,40 @@ def tree(vg: PointVG, capacity: int) -> Callable[..., tuple[Any, ...]]:
             s.update(side=side, x=x, p=p, g=g, lp=lp, sub_w=new_w)
             return s
 
-        s = lax.while_loop(lambda s: ~s["done"], body, s0)
+        packed = lax.while_loop(lambda c: c[2][_INTS.index("done")] == 0, lambda c: _pack(body(_unpack(c))),
+                                _pack(s0))  # fmt: skip
+        s = _unpack(packed)
         return (s["x_out"], s["lp_out"], s["g_out"], s["h_out"], s["steps"], s["acc"], s["div"], s["depth"],
                 s["up"] - up0, s["ep"] - ep0)  # fmt: skip
 
     return run
+
+
+# The tree's state travels through its loop packed in four arrays: under vmap every array of a while loop's state is
+# selected anew each step (for the chains that have stopped), and thirty small ones cost more than the leaf.
+_PAIRS = ("end_x", "end_p", "end_g")
+_VECTORS = ("rho", "x", "p", "g", "cand_x", "cand_g", "first", "sub_rho", "x_out", "g_out")
+_FLOATS = ("log_w", "lp", "cand_lp", "cand_h", "sub_w", "lp_out", "h_out", "acc")
+_INTS = ("d", "k", "side", "up", "ep", "steps", "depth", "done", "div")
+_BOOLS = ("done", "div")
+
+
+def _pack(s: dict[str, Any]) -> tuple[Any, ...]:
+    vectors = jnp.concatenate([s[n] for n in _PAIRS] + [jnp.stack([s[n] for n in _VECTORS])])
+    floats = jnp.concatenate([s["end_lp"], jnp.stack([s[n] for n in _FLOATS])])
+    ints = jnp.stack([jnp.asarray(s[n]).astype(jnp.int64) for n in _INTS])
+    return vectors, floats, ints, s["stack"]
+
+
+def _unpack(c: tuple[Any, ...]) -> dict[str, Any]:
+    vectors, floats, ints, stack = c
+    s: dict[str, Any] = {n: vectors[2 * i : 2 * i + 2] for i, n in enumerate(_PAIRS)}
+    s.update((n, vectors[2 * len(_PAIRS) + i]) for i, n in enumerate(_VECTORS))
+    s["end_lp"] = floats[:2]
+    s.update((n, floats[2 + i]) for i, n in enumerate(_FLOATS))
+    s.update((n, ints[i] != 0 if n in _BOOLS else ints[i]) for i, n in enumerate(_INTS))
+    s["stack"] = stack
+    return s
 
 
 def hmc_transition(vg: PointVG) -> Callable[..., tuple[Any, ...]]:
