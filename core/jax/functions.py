@@ -618,3 +618,22 @@ def output_shape(fn: Callable[..., Any], dim: int) -> tuple[int, ...]:
     import jax.numpy as jnp
 
     return tuple(jax.eval_shape(fn, jax.ShapeDtypeStruct((dim,), jnp.float64)).shape)
+
+
+def gaussian_log_density(mean: np.ndarray, chol: np.ndarray) -> Callable[[Any], Any]:
+    """``log N(x; mean, L L^T)`` of one point ``x (dim,)`` in jax.numpy: a JAX file's Gaussian prior (``prior_cov``).
+
+    The value of :func:`mcmc.core.targets.user.gaussian_log_density` at a
+    point, by a triangular solve; ``mean`` and ``chol`` are the file's, checked.
+    """
+    import jax.numpy as jnp
+    from jax.scipy.linalg import solve_triangular
+
+    m, c = np.asarray(mean, dtype=np.float64), np.asarray(chol, dtype=np.float64)
+    const = -float(np.sum(np.log(np.diag(c)))) - 0.5 * m.size * float(np.log(2.0 * np.pi))
+
+    def log_prior(x: Any) -> Any:
+        z = solve_triangular(c, x - m, lower=True)
+        return -0.5 * jnp.sum(z * z) + const
+
+    return log_prior

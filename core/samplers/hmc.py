@@ -303,6 +303,8 @@ def run_iterations(
     jitter: float = JITTER,
     max_steps: int = MAX_STEPS,
     max_energy_error: float | None = None,
+    n_steps: int | None = None,
+    integrator: str = "leapfrog",
 ) -> Iterations | None:
     """``count`` transitions of :func:`step` in one compiled loop, when the target has one; else None.
 
@@ -312,16 +314,18 @@ def run_iterations(
     :meth:`~mcmc.core.samplers.hmc_adapt.WindowAdapter.quiet`), each
     transition's step size is dual averaging's, updated after it, and the draws
     are added to the metric windows open; ``step_size`` is then not used.
-    The parameters are :func:`step`'s.
+    The parameters are :func:`step`'s; with a fixed ``n_steps`` the loop is
+    not used (None: the driver takes :func:`step`, whose trajectory is still
+    the target's compiled one).
     """
     loop = None if target.compiled is None else target.compiled.hmc_loop
-    if loop is None:
+    a = 0.0 if persistence is None else float(persistence)
+    max_err = MAX_ENERGY_ERROR if max_energy_error is None else float(max_energy_error)
+    _check_scalars(a, jitter, max_steps, max_err, n_steps, integrator)
+    if loop is None or n_steps is not None:
         return None
     x = state.position
     chains, dim = x.shape
-    a = 0.0 if persistence is None else float(persistence)
-    max_err = MAX_ENERGY_ERROR if max_energy_error is None else float(max_energy_error)
-    _check_scalars(a, jitter, max_steps, max_err)
     eps = per_chain(step_size, chains, "step_size", NAME)
     length = per_chain(PATH_LENGTH if path_length is None else path_length, chains, "path_length", NAME)
     minv = inv_mass_per_chain(inv_mass, chains, dim, NAME)

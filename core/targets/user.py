@@ -431,7 +431,11 @@ def _from_namespace(obj: Any, spec: str, source: str, backend: str = NUMPY) -> T
         raise InputError(source, f"dim must be a positive integer, got {dim!r}")
     dim = int(dim)
     prior = _prior(obj, dim, source)
-    if prior is not None and log_prior is _placeholder:
+    if prior is not None and log_prior is _placeholder and backend == JAX:
+        from mcmc.core.jax.functions import gaussian_log_density as point_gaussian
+
+        log_prior = point_gaussian(*prior)  # of one point, in jax.numpy, as the file's own functions
+    elif prior is not None and log_prior is _placeholder:
         prior_mean, prior_chol = prior
 
         def log_prior(x: np.ndarray) -> np.ndarray:

@@ -181,21 +181,69 @@ def test_same_seed_same_bytes_and_chain_i_depends_only_on_the_seed_and_i(sampler
     assert whole == npz_bytes(concatenate([chains([0, 1, 2]), chains([3]), chains([4])]))
 
 
+#: Samplers of the density kind that no target file can feed: the lattices' (swendsen-wang), a transition matrix's
+#: (markov), a law on finitely many states from weights.csv (mh) and the built-in Gaussian's own draws (exact).
+NOT_FOR_FILES = ("swendsen-wang", "markov", "mh", "exact")
+
+
 def _samplers() -> list[str]:
-    # every sampler of a density but the lattice's and the transition matrix's
-    return [d.name for d in DECLARATIONS if d.kind == DENSITY and d.name not in ("swendsen-wang", "markov")]
+    return [d.name for d in DECLARATIONS if d.kind == DENSITY and d.name not in NOT_FOR_FILES]
+
+
+def _module(path: Path) -> object:
+    spec = importlib.util.spec_from_file_location(f"{path.stem}_moments", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @needs_jax
 @pytest.mark.parametrize("sampler", _samplers())
 def test_every_sampler_that_takes_a_density_samples_a_jax_target(sampler: str) -> None:
-    t = _load(CONJUGATE, ":by_gibbs" if sampler == "gibbs" else "")
-    module = importlib.util.spec_from_file_location("conjugate_jax_moments", CONJUGATE)
-    exact = importlib.util.module_from_spec(module)
-    module.loader.exec_module(exact)
-    t = dataclasses.replace(t, mean=exact.MEAN, sd=exact.SD)
+    # inverse-cdf draws one-dimensional targets: a JAX file of one dimension; the others the conjugate model
+    path = SAMPLE / "normal_1d_jax.py" if sampler == "inverse-cdf" else CONJUGATE
+    exact = _module(path)
+    t = dataclasses.replace(_load(path, ":by_gibbs" if sampler == "gibbs" else ""), mean=exact.MEAN, sd=exact.SD)
+    if sampler == "importance":  # weighted draws, judged by their self-normalised means and their delta-method MCSE
+        from tests.core.test_target_hooks import self_normalised
+
+        chains = run(get_sampler(sampler), t, chains=4, warmup=500, draws=2500, seed=13).chains
+        assert chains.attrs["weighted"] is True
+        log_w = chains.sample_stats["log_weight"].ravel()
+        x = np.concatenate([chains.posterior[v].reshape(log_w.size, -1) for v, _ in t.variables], axis=1)
+        mean, mcse = self_normalised(x, log_w)
+        second, mcse2 = self_normalised((x - t.mean) ** 2, log_w)
+        assert np.abs((mean - t.mean) / mcse).max() < 4 and np.abs((second - t.sd**2) / mcse2).max() < 4
+        return
     draws = {"rwm": 3000, "mh-lognormal": 3000, "two-stage": 3000}.get(sampler, 1000)
-    check_sampler(get_sampler(sampler), t, warmup=500, draws=draws)
+    check_sampler(get_sampler(sampler), t, warmup=0 if sampler == "inverse-cdf" else 500, draws=draws)
+
+
+@needs_jax
+def test_a_gaussian_prior_in_a_jax_file_is_the_models_prior_for_elliptical_slice() -> None:
+    # prior_cov in a JAX file: mcmc writes the prior's log density of one point in jax.numpy; elliptical slice moves
+    # on the prior's ellipses, evaluating only the likelihood, and matches the exact GP posterior
+    from mcmc.core.targets.protocols import GaussianPrior
+    from mcmc.core.targets.user import gaussian_log_density
+
+    path = SAMPLE / "gp_regression_jax.py"
+    t = _load(path)
+    assert isinstance(t, GaussianPrior) and t.compiled is not None
+    x = np.random.default_rng(0).normal(size=(5, t.dim))
+    np.testing.assert_allclose(t.log_prior(x), gaussian_log_density(x, t.prior_mean, t.prior_chol), rtol=1e-9)
+    mean, sd = _module(path).exact_moments()
+    result = check_sampler(get_sampler("elliptical-slice"), dataclasses.replace(t, mean=mean, sd=sd), warmup=500,
+                           draws=5000)  # fmt: skip
+    assert result.chains.attrs["elliptical"] == {"gaussian": "the model's prior"}
+    assert result.chains.attrs["n_density_evals"] == 0
+
+
+@needs_jax
+def test_hmc_with_a_fixed_number_of_steps_on_a_jax_target_takes_them() -> None:
+    # -P hmc:n-steps=L -P hmc:jitter=0: every transition L leapfrog steps (the loop of transitions steps aside)
+    chains = run(hmc, _load(GAUSS), chains=4, warmup=50, draws=50, seed=2,
+                 params={"n_steps": 7, "jitter": 0.0}).chains  # fmt: skip
+    assert np.all(chains.sample_stats["n_steps"] == 7)
 
 
 @needs_jax
