@@ -21,7 +21,7 @@ from mcmc.cli.render.common import print_verdict
 from mcmc.core.errors import UsageError
 from mcmc.core.mcem.config import McemSettings
 from mcmc.core.samplers import DENSITY, NETWORK, NETWORK_SAMPLERS, SAMPLERS
-from mcmc.core.samplers.registry import TWO_STAGE
+from mcmc.core.samplers.registry import MH, TWO_STAGE
 
 TUNING = "Sampler tuning"
 MCEM = "Monte Carlo EM"
@@ -31,7 +31,11 @@ SampleFormat = choices("table", "json", "csv")
 WARMUP, DRAWS = 1000, 1000
 #: Monte Carlo EM's defaults (its settings' module is NumPy-free).
 EM = McemSettings()
-PROPOSALS = "|".join(TWO_STAGE.setting("proposal").choices)  # type: ignore[union-attr]
+#: --proposal: two-stage's proposal kind, and with -s mh its proposal matrix (-P mh:proposal-matrix=Q.csv).
+TWO_STAGE_PROPOSAL = TWO_STAGE.setting("proposal")
+MH_PROPOSAL = MH.setting("proposal_matrix")
+assert TWO_STAGE_PROPOSAL is not None and MH_PROPOSAL is not None
+PROPOSALS = "|".join(TWO_STAGE_PROPOSAL.choices)
 
 
 class Scales(str, Enum):
@@ -68,8 +72,8 @@ HELP = (
     "the summary gives the exact stationary law (left eigenvector, and power iteration from the initial law), "
     "irreducibility, periodicity, detailed balance and the spectral gap beside the simulated frequencies with MCSE.\n\n"
     "[bold]Finite laws and graphs[/]: --target weights.csv, a law pi_j proportional to b_j (header state,weight, "
-    "or one weight per line), sampled by mh (Metropolis-Hastings on the states; -P mh:proposal-matrix=Q.csv, "
-    "default uniform over the other states), with its transition matrix and the Markov chain report of it "
+    "or one weight per line), sampled by mh (Metropolis-Hastings on the states; --proposal Q.csv, or -P "
+    "mh:proposal-matrix=Q.csv, default uniform over the other states), with its transition matrix and the Markov chain report of it "
     "beside b / sum(b); --target graph.csv, a Potts model on any graph (header i,j,beta, an edge and its coupling "
     "per line; -T q=Q), sampled by gibbs or swendsen-wang. docs/formats.md says how the three CSV targets are "
     "told apart.\n\n"
@@ -108,7 +112,18 @@ HELP = (
     "[dim]# a @numba.njit point_log_density_and_grad(x): HMC and NUTS run compiled[/]\n\n"
     "mcmc sample -t bench/posteriordb/garch11_numba.py --seed 1\n\n"
     "[dim]# maximum likelihood with censored data, by Monte Carlo EM[/]\n\n"
-    "mcmc sample -t censored-normal --mcem --seed 1 -o mcem.npz"
+    "mcmc sample -t censored-normal --mcem --seed 1 -o mcem.npz\n\n"
+    "[dim]# MH on states known up to a constant: P, b / sum(b), detailed balance[/]\n\n"
+    "mcmc sample -t weights.csv --proposal Q.csv --seed 1\n\n"
+    "[dim]# pi_0 P^10 from (0.21, 0.68, 0.11) beside 2000 chains at step 10[/]\n\n"
+    "mcmc sample -t P.csv -T init=0.21,0.68,0.11 -T steps=10 -c 2000 --warmup 0\n\n"
+    "[dim]# a Dirichlet posterior: exact mean and variance beside the draws[/]\n\n"
+    "mcmc sample -t dirichlet -T counts=4,1,3,1,1 -T eta=1 --seed 1 -f json\n\n"
+    "[dim]# independent draws by F^-1(u); weighted draws, Kish ESS, Pareto k[/]\n\n"
+    "mcmc sample -t gamma -T shape=3 -s inverse-cdf --seed 1\n\n"
+    "mcmc sample -t gaussian --dim 3 -s importance --seed 1\n\n"
+    "[dim]# random-scan Gibbs: gaussian, ising, potts, graph.csv, NET.bif, model.py[/]\n\n"
+    "mcmc sample -t gaussian --dim 3 --rho 0.5 -s gibbs -P scan=random"
 )
 
 
@@ -231,7 +246,13 @@ def command(
     ] = None,
     scale: Annotated[float | None, _tuning("scale")] = None,
     width: Annotated[float | None, _tuning("width")] = None,
-    proposal: Annotated[str | None, _tuning("proposal", metavar=PROPOSALS)] = None,
+    proposal: Annotated[
+        str | None,
+        typer.Option(rich_help_panel=TUNING, show_default=False, metavar=f"{PROPOSALS}|Q.csv",
+                     help=f"{TWO_STAGE.name}: {TWO_STAGE_PROPOSAL.help}, {' or '.join(TWO_STAGE_PROPOSAL.choices)} "
+                     f"(default {TWO_STAGE_PROPOSAL.default}); {MH.name}: {MH_PROPOSAL.help} (the same as -P "
+                     f"{MH_PROPOSAL.key}=Q.csv; default {MH_PROPOSAL.default})."),
+    ] = None,
     step_size: Annotated[float | None, _tuning("step_size")] = None,
     path_length: Annotated[float | None, _tuning("path_length")] = None,
     target_accept: Annotated[float | None, _tuning("target_accept")] = None,
@@ -344,6 +365,11 @@ def command(
     if out_format == "json" and output == "-":
         raise UsageError("-o - and --format json would both write to stdout; pick one")
     sampler = sampler or default_sampler(target)
+    if proposal is not None and sampler == MH.name:
+        # the notes' spelling, --proposal Q.csv: mh's proposal matrix
+        if not proposal.lower().endswith(".csv"):
+            raise UsageError(f"--proposal with -s mh is its proposal matrix, a .csv file; got {proposal!r}")
+        given = {**given, "proposal": None, MH_PROPOSAL.name: proposal}
     params = options.tuning(sampler, given, param or (), NETWORK if is_network_target(target) else DENSITY)
     if plot:
         from mcmc.cli.render.plot import image_format  # start-up: the plot renderer only with --plot

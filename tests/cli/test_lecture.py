@@ -58,6 +58,16 @@ def test_mh_on_a_weights_file_prints_its_matrix_and_the_markov_report_beside_b(m
     assert doc["schema"] == "mcmc.sample/1" and doc["attrs"]["sampler"] == "mh"
 
 
+def test_the_notes_spelling_proposal_csv_is_mhs_proposal_matrix(mcmc, tmp_path: Path) -> None:
+    args = ("sample", "-t", WEIGHTS, "--seed", "2", "--draws", "200", "--warmup", "20", "-q", "--no-check")
+    mcmc(*args, "-P", f"mh:proposal-matrix={PROPOSAL}", "-o", str(tmp_path / "a.npz"))
+    r = mcmc(*args, "--proposal", PROPOSAL, "-o", str(tmp_path / "b.npz"))
+    assert r.code == 0, r.stderr
+    assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
+    mcmc(*args, "-o", str(tmp_path / "c.npz"))  # the default, uniform over the other states: another chain
+    assert (tmp_path / "c.npz").read_bytes() != (tmp_path / "b.npz").read_bytes()
+
+
 def test_the_law_after_t_steps_from_the_lectures_initial_law(mcmc, tmp_path: Path) -> None:
     args = ("sample", "-t", LECTURE, "-T", "init=0.21,0.68,0.11", "-T", "steps=10", "--seed", "3")
     r = mcmc(*args, "--warmup", "0", "--chains", "2000", "--draws", "10", "--no-check", "-o", str(tmp_path / "a.npz"))
@@ -156,6 +166,7 @@ REFUSED = {
     "markov on a weights file": (("-t", WEIGHTS, "-s", "markov"), "sample it with mh"),
     "a proposal of other states": (("-t", WEIGHTS, "-P", f"proposal-matrix={LECTURE}"), "not the weights'"),
     "exact off the gaussian": (("-t", "banana", "-s", "exact"), "exact sampler of its own"),
+    "mh's proposal is a matrix": (("-t", WEIGHTS, "--proposal", "rw"), "--proposal with -s mh is its proposal matrix"),
 }  # fmt: skip
 
 
