@@ -141,6 +141,15 @@ def render_sample(result: SampleResult, out: TextIO, options: RenderOptions = Re
     compiling = result.timings.get("compile_time_s", 0.0)  # a JAX target's programs, at their first calls
     cost.append(f"{result.seconds:.2f} s" + (f" ({compiling:.2f} s compiling)" if compiling else ""))
     lines.append("  " + "   ".join(cost) + f"  -> {'stdout' if result.output == '-' else escape(result.output)}")
+    icdf = a.get("inverse_cdf")
+    if icdf is not None:  # how F^-1 was had, and how accurate it is
+        if icdf.get("method") == "quantile":
+            lines.append("  F^-1(u): the target's own quantile function (exact to its rounding)")
+        else:
+            lo, hi = icdf["support"]
+            lines.append(f"  F^-1(u): the CDF by adaptive 5-point Gauss-Legendre quadrature on {icdf['intervals']} "
+                         f"intervals over [{lo:.4g}, {hi:.4g}] ({icdf['table_evals']} density evaluations, once), "
+                         f"inverted by safeguarded Newton steps; estimated CDF error {icdf['error']:.1e}")
     if result.markov is not None:
         lines += _markov_lines(result.markov)
     if result.exact is not None:

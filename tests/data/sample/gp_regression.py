@@ -6,7 +6,7 @@ squared-exponential kernel (``prior_cov``); the observations are
 gp_regression.py -s elliptical-slice`` moves on the ellipses of this prior,
 as Murray, Adams & MacKay (2010) define the method, and evaluates only the
 likelihood. The posterior is Gaussian, known exactly (``exact_moments``),
-which tests/core/test_prior_hooks.py checks the draws against.
+which tests/core/test_target_hooks.py checks the draws against.
 """
 
 import numpy as np
