@@ -371,11 +371,19 @@ def parse_sampler_variants(
     Returns
     -------
     labels
-        The items, lower-cased, in order.
+        The items in order, the sampler's name and each setting's key
+        lower-cased, the values as written (node names are case-sensitive:
+        ``gibbs:blocks=Burglary+Alarm``).
     params
         Label -> kernel keywords.
     """
-    labels = [item.strip().lower() for item in items if item.strip()]
+
+    def label_of(item: str) -> str:
+        base, *own = item.strip().split(":")
+        words = [kv.partition("=") for kv in own]
+        return ":".join([base.strip().lower(), *(f"{k.strip().lower()}{eq}{v.strip()}" for k, eq, v in words)])
+
+    labels = [label_of(item) for item in items if item.strip()]
     bases = list(dict.fromkeys(label.split(":", 1)[0] for label in labels))
     shared = parse_sampler_params(param, bases, kind)
     params: dict[str, dict[str, Any]] = {}

@@ -232,6 +232,15 @@ def test_random_scan_on_a_network_from_sample_and_compare(mcmc, tmp_path: Path) 
     assert bad.code == 2 and "gibbs:scan=sideways': must be one of systematic, random" in _one_error_line(bad.stderr)
 
 
+def test_a_variants_node_names_keep_their_case(mcmc) -> None:
+    r = mcmc("compare", "-t", EARTHQUAKE, *BOTH_CALL, "-s", "gibbs,GIBBS:Blocks=Burglary+Alarm", "--draws", "500",
+             "--seed", "1", "-f", "json", "--no-check")  # fmt: skip
+    assert r.code == 0, r.stderr
+    doc = json.loads(r.out)
+    assert doc["params"]["gibbs:blocks=Burglary+Alarm"] == {"blocks": "Burglary+Alarm"}
+    assert {row["sampler"] for row in doc["samplers"]} == {"gibbs", "gibbs:blocks=Burglary+Alarm"}
+
+
 def test_default_sampler_of_a_network_is_gibbs() -> None:
     from mcmc.core.targets import default_sampler
 
