@@ -21,14 +21,22 @@ seconds (warm-up included), printed beside it: the rest of its process is its
 start-up. Exit 1 is a legitimate verdict of all three commands on such short
 runs.
 
+``--against COMMIT`` also times the same commands with the package as it was
+at ``COMMIT`` (its ``cli``, ``core`` and ``diagnostics`` extracted by ``git archive`` to a
+temporary folder, byte-compiled, and put first on ``PYTHONPATH``), interleaved
+with today's, and prints their ratio: a before-and-after that holds on a loaded
+machine, where every process slows alike.
+
 Target (issue 32): every command under 0.3 s as a whole process. Run from the
 repository root: ``.venv/bin/python bench/startup.py`` (about a minute), or
-``--repeats 3`` to smoke-test.
+``--repeats 3`` to smoke-test; ``--against cc46e49`` compares with the code
+before issue 32's start-up work.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import re
 import subprocess
@@ -43,11 +51,11 @@ from diagnose import ar1_draws, compile_package  # bench/diagnose.py, beside thi
 TARGET = 0.3  # seconds, whole process (issue 32)
 
 
-def run(argv: list[str], ok: tuple[int, ...] = (0, 1)) -> tuple[float, float, str]:
+def run(argv: list[str], ok: tuple[int, ...] = (0, 1), env: dict[str, str] | None = None) -> tuple[float, float, str]:
     """Run ``argv``; return (wall seconds, CPU seconds of that child, its stderr)."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         code = os.waitstatus_to_exitcode(status)
@@ -70,6 +78,18 @@ def write_corpus(folder: Path, rng: np.random.Generator, docs: int = 10, words: 
     return path
 
 
+def extract(commit: str, folder: Path) -> dict[str, str]:
+    """The package at ``commit`` under ``folder/mcmc``, compiled; the environment that imports it first."""
+    root = Path(__file__).resolve().parents[1]
+    package = folder / "mcmc"
+    package.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(root), "archive", commit, "cli", "core", "diagnostics"],
+                             capture_output=True, check=True).stdout  # fmt: skip
+    subprocess.run(["tar", "-x", "-C", str(package)], input=archive, check=True)
+    compileall.compile_dir(package, quiet=1)
+    return {**os.environ, "PYTHONPATH": str(folder)}
+
+
 def sampling_seconds(stderr: str) -> float | None:
     """The seconds ``mcmc sample`` reports for its sampling ("... gradient evaluations   0.31 s  -> FILE")."""
     found = re.search(r"evaluations\s+([0-9.]+) s", stderr)
@@ -80,6 +100,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--seed", type=int, default=20211)
+    parser.add_argument("--against", metavar="COMMIT", help="also time the package as it was at COMMIT")
     args = parser.parse_args()
 
     compile_package()
@@ -101,17 +122,21 @@ def main() -> None:
             "mcmc lda ten.ldac --iterations 1": [mcmc, "lda", str(corpus), "--iterations", "1", "--burn-in", "0",
                                                  "--seed", "1"],
         }  # fmt: skip
-        for argv in commands.values():  # fills numba's cache and the OS's file cache; not timed
-            run(argv)
-        walls: dict[str, list[float]] = {name: [] for name in commands}
-        cpus: dict[str, list[float]] = {name: [] for name in commands}
+        runs = {name: (argv, None) for name, argv in commands.items()}
+        if args.against:
+            env = extract(args.against, folder / "against")
+            runs |= {f"{name} @{args.against}": (argv, env) for name, argv in commands.items() if argv[0] == mcmc}
+        for argv, env in runs.values():  # fills numba's cache and the OS's file cache; not timed
+            run(argv, env=env)
+        walls: dict[str, list[float]] = {name: [] for name in runs}
+        cpus: dict[str, list[float]] = {name: [] for name in runs}
         sampling: list[float] = []
         for _ in range(args.repeats):
-            for name, argv in commands.items():
-                wall, cpu, stderr = run(argv)
+            for name, (argv, env) in runs.items():
+                wall, cpu, stderr = run(argv, env=env)
                 walls[name].append(wall)
                 cpus[name].append(cpu)
-                if argv[1] == "sample" and (s := sampling_seconds(stderr)) is not None:
+                if argv[1] == "sample" and env is None and (s := sampling_seconds(stderr)) is not None:
                     sampling.append(wall - s)
     floor = min(walls['python -c "import numpy"'])
     print(f"start-up benchmark: best of {args.repeats} whole processes, interleaved; "
@@ -123,7 +148,13 @@ def main() -> None:
         print(f"  {name:<42} {best:7.3f} {min(cpus[name]):7.3f} {best - floor:+8.3f}{verdict}")
     if sampling:
         print(f"  {'  sample: its process less its sampling':<42} {min(sampling):7.3f} {'':>7} {min(sampling) - floor:+8.3f}")
-
+    if args.against:
+        print(f"  at {args.against} (same runs, interleaved)          wall s   CPU s   now/then wall  CPU")
+        for name in commands:
+            then = f"{name} @{args.against}"
+            if then in runs:
+                w, c = min(walls[then]), min(cpus[then])
+                print(f"  {name:<42} {w:7.3f} {c:7.3f}   {min(walls[name]) / w:12.2f} {min(cpus[name]) / c:5.2f}")
 
 if __name__ == "__main__":
     main()
