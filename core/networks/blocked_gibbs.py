@@ -176,7 +176,7 @@ class Plan:
 
     @property
     def n_cliques(self) -> int:
-        """Uniforms one sweep reads per chain."""
+        """Uniforms one systematic sweep reads per chain (a random scan's vary: see :func:`_random_sweeps`)."""
         return 0 if self.kernel is None else int(self.kernel.clq_size.size)
 
 
