@@ -158,7 +158,8 @@ def test_graph_potts_inverse_cdf_and_exact_from_the_command_line(mcmc, tmp_path:
              "-o", str(tmp_path / "t.npz"))  # fmt: skip
     assert "F^-1(u): the CDF by adaptive 5-point Gauss-Legendre quadrature" in t.stderr
     assert f"estimated CDF error {error:.1e}" in t.stderr  # the accuracy stated
-    q = mcmc("sample", "-t", "gamma", "-T", "shape=3", "-s", "inverse-cdf", "--seed", "1", "-o", str(tmp_path / "q.npz"))
+    q = mcmc("sample", "-t", "gamma", "-T", "shape=3", "-s", "inverse-cdf", "--seed", "1",
+             "-o", str(tmp_path / "q.npz"))  # fmt: skip
     assert "F^-1(u): the target's own quantile function" in q.stderr
     e = mcmc("sample", "-t", "gaussian", "--dim", "3", "-s", "exact", "-P", "method=polar", "--seed", "1",
              "-o", str(tmp_path / "e.npz"))  # fmt: skip
