@@ -11,8 +11,10 @@ Exit codes live here and only here:
   an output being written is removed and an existing output is left as it was
   (``docs/errors.md``).
 
-Every message is printed with rich markup escaped: file names and cells such
-as ``chains[hmc].npz`` or ``[/b]`` print verbatim.
+Every message is printed with rich markup escaped, no emoji shortcodes and its
+control characters shown as escapes (:func:`mcmc.cli.text.printable`): file
+names and cells such as ``chains[hmc].npz``, ``[/b]``, ``run:100:.npz`` or one
+holding a newline print as they are, on one line.
 
 Start-up stays light so ``mcmc --help`` is instant: subcommand modules import
 only Typer, rich and the standard library at module level; NumPy, SciPy,
@@ -39,6 +41,7 @@ import typer
 from rich.markup import escape
 
 from mcmc.cli.console import SIGNALLED, CheckFailed, err_console, numba_compiling, raise_after_compiling
+from mcmc.cli.text import printable
 from mcmc.core.errors import McmcError
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -150,8 +153,10 @@ def _interrupted(terminated: _Terminated) -> int:
 
 
 def _error(label: str, message: str) -> None:
-    """One line on stderr: ``mcmc: error: message``, the message printed verbatim (no markup)."""
-    err_console.print(f"[bold red]mcmc: {label}:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
+    """One line on stderr: ``mcmc: error: message``, the message printed verbatim (no markup, controls visible)."""
+    err_console.print(
+        f"[bold red]mcmc: {label}:[/] {escape(printable(message))}", highlight=False, markup=True, soft_wrap=True
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,6 +2,11 @@
 
 Data goes to stdout, messages and progress to stderr. rich honours ``NO_COLOR``
 and drops colour when the stream is not a terminal.
+
+Every console prints text as it is given: no emoji shortcodes (``run:100:.npz``
+stays that, not ``run💯.npz``), no highlighting, and control characters in
+the text shown as escapes (:class:`VerbatimConsole`), so a file or parameter
+name holding ``\x1b[2J`` cannot clear the terminal (``docs/errors.md``).
 """
 
 from __future__ import annotations
@@ -12,12 +17,39 @@ from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.segment import Segment
+
+from mcmc.cli.text import printable, visible_controls
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from mcmc.cli.commands.progress import Progress
 
-err_console = Console(stderr=True)
-out_console = Console()
+
+class VerbatimConsole(Console):
+    """A rich console that shows the control characters of the text it prints as escapes.
+
+    The last line of defence for the terminal: names are made printable where
+    they enter a message or a table (:func:`mcmc.cli.text.printable`, which
+    also shows a newline as ``\\n``), and whatever text still holds an
+    escape sequence, a bell or a carriage return is shown, not obeyed, here.
+    The cursor movements rich makes itself (control segments: the progress
+    bars) and its styles pass; line breaks pass (tables are laid out in lines).
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("emoji", False)
+        kwargs.setdefault("highlight", False)
+        super().__init__(**kwargs)
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        shown = (seg if seg.control else Segment(visible_controls(seg.text), seg.style) for seg in buffer)
+        return super()._render_buffer(shown)
+
+
+err_console = VerbatimConsole(stderr=True)
+out_console = VerbatimConsole()
 
 
 class CheckFailed(Exception):
@@ -115,9 +147,10 @@ def progress_bar(enabled: bool = True, *, detail: str | None = None) -> Iterator
     # start-up: rich's progress display only when a person watches it
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn()]
+    # The label holds the user's target name: no markup, control characters visible.
+    columns = [TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn()]
     if detail is not None:
-        columns.append(TextColumn("{task.fields[detail]}"))
+        columns.append(TextColumn("{task.fields[detail]}", markup=False))
     bar = Progress(*columns, TimeRemainingColumn(), console=err_console, transient=True)
     tasks: dict[str, Any] = {}
     blank = "" if detail is None else detail.split("{", 1)[0] + "-"
@@ -125,7 +158,7 @@ def progress_bar(enabled: bool = True, *, detail: str | None = None) -> Iterator
     def report(label: str, done: int, total: int, /, **fields: Any) -> None:
         stop_if_signalled()
         if label not in tasks:
-            tasks[label] = bar.add_task(label, total=total, detail=blank)
+            tasks[label] = bar.add_task(printable(label), total=total, detail=blank)
         shown = detail.format(**fields) if detail is not None and fields else None
         bar.update(tasks[label], completed=done, **({} if shown is None else {"detail": shown}))
 

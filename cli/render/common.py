@@ -136,25 +136,28 @@ def console(out: TextIO) -> Console:
     A file or pipe gets a wide fixed width instead of rich's 80 columns, so
     saved reports keep one row per parameter; ``COLUMNS`` still wins.
     """
-    from rich.console import Console  # start-up: rich's console only when a renderer draws
+    from mcmc.cli.console import VerbatimConsole  # start-up: rich's console only when a renderer draws
 
     is_tty = hasattr(out, "isatty") and out.isatty()
     width = None if is_tty or os.environ.get("COLUMNS") else 160
-    return Console(file=out, width=width, highlight=False)
+    return VerbatimConsole(file=out, width=width)
 
 
 def print_verdict(verdict: str, passed: bool, notes: Iterable[str] = ()) -> None:
     """The one verdict line on stderr (``PASS:`` green, ``FAIL:`` red, other heads bold), then notes, dimmed.
 
-    Printed as rich ``Text``, never markup: parameter and file names such as
-    ``b[lo]`` print verbatim.
+    Printed as rich ``Text``, never markup, control characters visible
+    (:func:`mcmc.cli.text.printable`): parameter and file names such as
+    ``b[lo]`` print verbatim, on one line.
     """
     from rich.text import Text  # start-up: rich only when the verdict is printed
 
     from mcmc.cli.console import err_console  # start-up: the console module, once a verdict is printed
 
-    head, _, rest = verdict.partition(":")
+    from mcmc.cli.text import printable  # start-up: as above
+
+    head, _, rest = printable(verdict).partition(":")
     style = "bold green" if passed and head == "PASS" else ("bold" if passed else "bold red")
     err_console.print(Text.assemble((head + ":", style), rest), highlight=False, soft_wrap=True)
     for note in notes:
-        err_console.print(Text(f"note: {note}", style="dim"), highlight=False, soft_wrap=True)
+        err_console.print(Text(f"note: {printable(note)}", style="dim"), highlight=False, soft_wrap=True)

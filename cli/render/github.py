@@ -3,8 +3,10 @@
 A workflow command (``::error title=T::message``) printed by a step shows as
 an annotation on the run's summary page and the pull request (GitHub's
 "Workflow commands for GitHub Actions"). Failed error checks are ``error``,
-failed warnings ``warning``. Data is escaped as the runner expects: ``%``,
-CR and LF in the message; also ``:`` and ``,`` in a property.
+failed warnings ``warning``. Control characters of names are shown as escapes
+(:func:`mcmc.cli.text.printable`, so a newline cannot start a workflow command
+of its own), and data is escaped as the runner expects: ``%`` in the message;
+also ``:`` and ``,`` in a property.
 """
 
 from __future__ import annotations
@@ -12,13 +14,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TextIO
 
 from mcmc.cli.render import RenderOptions
+from mcmc.cli.text import printable
 
 if TYPE_CHECKING:
     from mcmc.diagnostics.report.report import Report
 
 
 def _data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _prop(text: str) -> str:

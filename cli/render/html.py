@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from mcmc.cli.render import RenderOptions
 from mcmc.cli.render.common import ess, num, rhat
+from mcmc.cli.text import printable
 
 if TYPE_CHECKING:
     from mcmc.diagnostics.report.report import Report
@@ -108,8 +109,13 @@ def _v(value: Any) -> str:
     return ""
 
 
+def e(text: str) -> str:
+    """``text`` in HTML: control characters visible (:func:`mcmc.cli.text.printable`), then HTML-escaped."""
+    return escape(printable(text))
+
+
 def _td(text: str, value: Any, bad: bool = False) -> str:
-    return f'<td data-v="{_v(value)}"{" class=bad" if bad else ""}>{escape(text)}</td>'
+    return f'<td data-v="{_v(value)}"{" class=bad" if bad else ""}>{e(text)}</td>'
 
 
 def render(report: Report, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
@@ -124,7 +130,6 @@ def render(report: Report, out: TextIO, options: RenderOptions = RenderOptions()
 
 def document(report: Report, image: bytes | None = None) -> str:
     """The page of ``report`` as text; ``image`` is the PNG of its plots, if any."""
-    e = escape
     src = ", ".join(report.source) or "input"
     verdict = report.verdict()
     parts: list[str] = []

@@ -17,6 +17,7 @@ from xml.etree import ElementTree as ET
 
 from mcmc.cli.render import RenderOptions
 from mcmc.cli.render.common import ess, rhat
+from mcmc.cli.text import printable
 
 if TYPE_CHECKING:
     from mcmc.diagnostics.report.parameters import Parameter
@@ -40,24 +41,30 @@ def _why(report: Report, p: Parameter) -> str:
 
 
 def render(report: Report, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
-    """Write ``report`` as one JUnit ``<testsuites>`` document to ``out``."""
+    """Write ``report`` as one JUnit ``<testsuites>`` document to ``out``.
+
+    Every name and message goes through :func:`mcmc.cli.text.printable`: XML 1.0
+    has no way to hold most control characters, so they are written as
+    their escapes (``\\x1b``) and the document always parses.
+    """
+    x = printable
     suite = ET.Element("testsuite", name="mcmc diagnose")
     failures = 0
     tests = 0
     for c in report.checks:
-        case = ET.SubElement(suite, "testcase", classname="checks", name=c.name)
+        case = ET.SubElement(suite, "testcase", classname="checks", name=x(c.name))
         tests += 1
         if not c.passed and c.severity == "error":
             failures += 1
-            ET.SubElement(case, "failure", message=c.message, type=c.name).text = c.message
+            ET.SubElement(case, "failure", message=x(c.message), type=x(c.name)).text = x(c.message)
         elif not c.passed:
-            ET.SubElement(case, "system-out").text = f"warning: {c.message}"
+            ET.SubElement(case, "system-out").text = x(f"warning: {c.message}")
         else:
-            ET.SubElement(case, "system-out").text = c.message
+            ET.SubElement(case, "system-out").text = x(c.message)
     for p in report.worst_first():
         if p.status not in FAILING:
             break
-        case = ET.SubElement(suite, "testcase", classname=f"parameters.{p.variable}", name=p.name)
+        case = ET.SubElement(suite, "testcase", classname=x(f"parameters.{p.variable}"), name=x(p.name))
         tests += 1
         failures += 1
         why = _why(report, p)
@@ -68,7 +75,7 @@ def render(report: Report, out: TextIO, options: RenderOptions = RenderOptions()
     props = ET.Element("properties")
     for name, value in (("source", ", ".join(report.source)), ("verdict", report.verdict()),
                         ("chains", str(report.n_chains)), ("draws", str(report.n_draws))):  # fmt: skip
-        ET.SubElement(props, "property", name=name, value=value)
+        ET.SubElement(props, "property", name=name, value=x(value))
     suite.insert(0, props)
     root = ET.Element("testsuites", name="mcmc", tests=str(tests), failures=str(failures), errors="0")
     root.append(suite)

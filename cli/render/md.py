@@ -14,11 +14,13 @@ note of how many were left out (the JSON, CSV and HTML outputs have them all).
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from mcmc.cli.render import RenderOptions
 from mcmc.cli.render.common import ess, estimate, mcse, num, rhat
+from mcmc.cli.text import printable
 from mcmc.diagnostics.report.parameters import Parameter
 from mcmc.diagnostics.report.report import Report
 
@@ -27,7 +29,21 @@ WORST = 20  # rows shown before the <details> block
 
 
 def esc(text: str) -> str:
-    return text.replace("|", "\\|").replace("<", "&lt;")
+    """Text in a Markdown line or table cell: control characters visible, ``|``, ``<`` and backticks escaped."""
+    return printable(text).replace("|", "\\|").replace("<", "&lt;").replace("`", "\\`")
+
+
+def code(name: str) -> str:
+    """A name as inline code in a table cell: exactly the name, whatever backticks or ``|`` it holds.
+
+    GitHub ends a table cell at ``|`` even inside a code span, unless it is
+    escaped (``\\|``, shown as ``|``); a span holding backticks is fenced by a
+    longer run of them.
+    """
+    text = printable(name).replace("|", "\\|")
+    fence = "`" * (max((len(r) for r in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 @functools.singledispatch
@@ -64,14 +80,14 @@ def table_rows(
 def _report(report: Report, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
     parts: list[str] = []
     w = parts.append
-    src = ", ".join(f"`{s}`" for s in report.source) or "input"
+    src = ", ".join(code(s) for s in report.source) or "input"
     w(f"## mcmc diagnose: {src}\n\n")
     w(f"{report.n_chains} chains x {report.n_draws} draws, {len(report.parameters)} parameters.\n\n")
     w(f"**{esc(report.verdict())}**\n\n")
     w("### Checks\n\n")
     for c in report.checks:
         mark = "pass" if c.passed else ("FAIL" if c.severity == "error" or report.strict else "warn")
-        w(f"- **{mark}** `{c.name}`: {esc(c.message)}\n")
+        w(f"- **{mark}** {code(c.name)}: {esc(c.message)}\n")
         if c.advice:
             w(f"  - what to do: {esc(c.advice)}\n")
     for note in report.notes:
@@ -104,7 +120,7 @@ def _report(report: Report, out: TextIO, options: RenderOptions = RenderOptions(
             et = f"**{et}**"
         es = ess(p.ess_ssif) + (" (!)" if p.ssif_disagrees else "")
         cells = [
-            f"`{p.name}`", estimate(p.mean, p.mcse_mean, sig), estimate(p.sd, p.mcse_sd, sig),
+            code(p.name), estimate(p.mean, p.mcse_mean, sig), estimate(p.sd, p.mcse_sd, sig),
             *(estimate(v, p.mcse_mean, sig) for v in p.quantiles.values()),
             mcse(p.mcse_mean, sig), eb, et, es, r, p.status,
         ]  # fmt: skip
@@ -146,7 +162,7 @@ def _classic(report: Report, w: Any) -> None:
     for r in report.classic_rows:
         psrf = f"{rhat(r.psrf)} ({rhat(r.psrf_upper)})"
         row = [
-            f"`{r.name}`", f"**{psrf}**" if r.psrf_high else psrf,
+            code(r.name), f"**{psrf}**" if r.psrf_high else psrf,
             f"**{rhat(r.rhat_nested)}**" if r.nested_high else rhat(r.rhat_nested),
             f"{num(r.geweke_max_abs_z, 2)} ({r.geweke_outside}/{n})", f"{r.heidel_passed}/{n}",
             f"{ess(r.raftery_total_max)} / {num(r.raftery_dependence_max, 3)}", ess(r.ess_ar), mcse(r.batch_se),

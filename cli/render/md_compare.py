@@ -13,14 +13,14 @@ from typing import Any, TextIO
 
 from mcmc.cli.render import RenderOptions
 from mcmc.cli.render.common import count, ess, num, rhat, z
-from mcmc.cli.render.md import LIMIT, esc, render, table_rows
+from mcmc.cli.render.md import LIMIT, code, esc, render, table_rows
 from mcmc.diagnostics.report.compare import Comparison
 from mcmc.diagnostics.report.samplers import SamplerComparison
 
 
 @render.register(Comparison)
 def _runs(result: Comparison, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
-    a, b = ", ".join(f"`{s}`" for s in result.a.source) or "A", ", ".join(f"`{s}`" for s in result.b.source) or "B"
+    a, b = ", ".join(map(code, result.a.source)) or "A", ", ".join(map(code, result.b.source)) or "B"
     what = "reference" if result.mode == "reference" else "B"
     text = f"## mcmc compare: {a} against {what} {b}\n\n"
     text += f"A: {result.a.n_chains} chains x {result.a.n_draws} draws; B: {result.b.n_chains} x {result.b.n_draws}. "
@@ -29,16 +29,16 @@ def _runs(result: Comparison, out: TextIO, options: RenderOptions = RenderOption
         text += f"- note: {esc(note)}\n"
     for side, names in (("A", result.only_in_a), ("B", result.only_in_b)):
         if names:
-            shown = ", ".join(f"`{n}`" for n in names[:20])
+            shown = ", ".join(map(code, names[:20]))
             shown += f" and {len(names) - 20} more" if len(names) > 20 else ""
-            text += f"- only in {side}: {esc(shown)}\n"
+            text += f"- only in {side}: {shown}\n"
     text += "\n### Parameters, largest |z| first\n\n"
     head = "| parameter | mean A | mean B | z | sd ratio | z sd | ESS A | ESS B | |\n|---|" + "---:|" * 7 + "---|\n"
 
     def row(p: Any) -> str:
         zc = z(p.z) if not p.mean_differs else f"**{z(p.z)}**"
         zs = z(p.z_sd) if not p.sd_differs else f"**{z(p.z_sd)}**"
-        cells = [f"`{p.name}`", num(p.mean_a), num(p.mean_b), zc, num(p.sd_ratio, 3), zs,
+        cells = [code(p.name), num(p.mean_a), num(p.mean_b), zc, num(p.sd_ratio, 3), zs,
                  ess(p.ess_bulk_a), ess(p.ess_bulk_b), "ok" if p.passed else "FAIL"]  # fmt: skip
         return "| " + " | ".join(cells) + " |\n"
 
@@ -47,7 +47,7 @@ def _runs(result: Comparison, out: TextIO, options: RenderOptions = RenderOption
 
 @render.register(SamplerComparison)
 def _samplers(result: SamplerComparison, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
-    text = f"## mcmc compare: samplers on `{result.target}` (dim {result.dim})\n\n"
+    text = f"## mcmc compare: samplers on {code(result.target)} (dim {result.dim})\n\n"
     text += f"{result.chains} chains x {result.draws} draws after {result.warmup} warm-up, seed {result.seed}.\n\n"
     text += f"**{esc(result.verdict())}**\n\n"
     cols = [

@@ -94,8 +94,17 @@ def _new(width: float, height: float, **options: Any) -> Figure:
     return fig
 
 
+def shown(text: str) -> str:
+    """A name or message as matplotlib should draw it: exactly the text, control characters visible
+    (:func:`mcmc.cli.text.printable`; a font has no glyph for them) and ``$`` escaped, so no mathtext."""
+    from mcmc.cli.text import printable  # start-up: with the figure
+
+    return printable(text).replace("$", r"\$")
+
+
 def _title(fig: Figure, verdict: str, passed: bool, sub: str, height: float) -> None:
     """The verdict (at most two lines, in the verdict's colour) and a line of context, in the top 0.8 inch."""
+    verdict, sub = shown(verdict), shown(sub)
     width = fig.get_figwidth()
     head = textwrap.wrap(verdict, int(width * 11.5), max_lines=2, placeholder=" ...")
     fig.text(0.01, 1 - 0.1 / height, "\n".join(head), fontsize=10.5, fontweight="bold", va="top", linespacing=1.3,
@@ -138,7 +147,7 @@ def _report(report: Report) -> Figure:
         for ch in range(c):
             ax_d.plot(data.density_grid[row], data.density[row, ch], lw=1.0, color=colours[ch])
             ax_t.plot(draws, x[ch, :, row], lw=0.6, alpha=0.8, color=colours[ch], label=f"chain {ch}")
-        ax_d.set_ylabel(p.name, fontsize=10, fontweight="bold", color=colour)
+        ax_d.set_ylabel(shown(p.name), fontsize=10, fontweight="bold", color=colour)
         ax_d.set_yticks([])
         ax_t.set_xlim(0, max(d - 1, 1))
         if div is not None and div.any():
@@ -184,8 +193,8 @@ def _report(report: Report) -> Figure:
         ax_e.fill_between(e.grid, e.marginal, color="C0", alpha=0.35, label="marginal energy")
         ax_e.fill_between(e.grid, e.transition, color="C1", alpha=0.35, label="energy transition")
         ebfmi = report.sampler.ebfmi or ()
-        shown = ", ".join(f"{v:.2f}" for v in ebfmi[:8]) + (", ..." if len(ebfmi) > 8 else "")
-        ax_e.set_title(f"energy (E-BFMI per chain: {shown})", fontsize=8.5, loc="left")
+        values = ", ".join(f"{v:.2f}" for v in ebfmi[:8]) + (", ..." if len(ebfmi) > 8 else "")
+        ax_e.set_title(f"energy (E-BFMI per chain: {values})", fontsize=8.5, loc="left")
         ax_e.set_yticks([])
         ax_e.legend(fontsize=8, frameon=False)
         ax_e.set_xlabel("energy - mean", fontsize=8.5)
@@ -228,7 +237,7 @@ def _samplers(result: SamplerComparison) -> Figure:
         ax.barh(y, np.nan_to_num(vals), color=colours)
         for yi, v in zip(y, vals, strict=True):
             ax.text(0, yi, f" {count(v)}" if np.isfinite(v) else " n/a (none taken)", va="center", fontsize=8)
-        ax.set_yticks(y, names, fontsize=9)
+        ax.set_yticks(y, [shown(n) for n in names], fontsize=9)
         ax.invert_yaxis()
         ax.set_title(label, fontsize=9, loc="left")
         _tidy(ax)
@@ -240,33 +249,33 @@ def _samplers(result: SamplerComparison) -> Figure:
 
 @figure.register(Comparison)
 def _runs(result: Comparison) -> Figure:
-    shown = result.worst_first()[:RUNS_PLOT_MAX]
-    n = max(len(shown), 1)
+    worst = result.worst_first()[:RUNS_PLOT_MAX]
+    n = max(len(worst), 1)
     height = 1.7 + 0.22 * n
     fig = _new(10, height)
     fig.subplots_adjust(left=0.25, right=0.97, top=1 - 1.0 / height, bottom=0.6 / height)
     ax = fig.add_subplot()
-    y = np.arange(len(shown))
-    zs = np.array([p.z for p in shown], dtype=float)
+    y = np.arange(len(worst))
+    zs = np.array([p.z for p in worst], dtype=float)
     lim = max(result.max_z * 1.3, float(np.nanmax(np.abs(zs[np.isfinite(zs)]), initial=0.0)) * 1.1, 1.0)
     ax.axvspan(-result.max_z, result.max_z, color="0.92", zorder=0)
     ax.axvline(0, color="0.5", lw=0.8)
-    colours = [PASS_COLOUR if p.passed else FAIL_COLOUR for p in shown]
+    colours = [PASS_COLOUR if p.passed else FAIL_COLOUR for p in worst]
     ax.scatter(np.clip(np.nan_to_num(zs, nan=0.0), -lim, lim), y, c=colours, s=18, zorder=3)
     if result.check_sd:
-        zsd = np.array([p.z_sd for p in shown], dtype=float)
+        zsd = np.array([p.z_sd for p in worst], dtype=float)
         ax.scatter(np.clip(np.nan_to_num(zsd, nan=0.0), -lim, lim), y, marker="x", c="0.3", s=14, zorder=3,
                    label="z of the sd")  # fmt: skip
         ax.legend(fontsize=8, frameon=False)
-    ax.set_yticks(y, [p.name for p in shown], fontsize=8)
+    ax.set_yticks(y, [shown(p.name) for p in worst], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(-lim, lim)
     ax.set_xlabel(f"z = (mean A - mean B) / sqrt(MCSE_A^2 + MCSE_B^2); band |z| <= {result.max_z:g}", fontsize=8.5)
     _tidy(ax)
     a, b = ", ".join(result.a.source) or "A", ", ".join(result.b.source) or "B"
-    left = len(result.parameters) - len(shown)
+    left = len(result.parameters) - len(worst)
     sub = f"{a} against {b}: {len(result.parameters)} shared parameters" + (
-        f", the {len(shown)} largest |z| shown ({left} left out)" if left else ", largest |z| first"
+        f", the {len(worst)} largest |z| shown ({left} left out)" if left else ", largest |z| first"
     )
     _title(fig, result.verdict(), result.passed, sub, height)
     return fig
@@ -314,7 +323,7 @@ def plot_lda_trace(
         ax.tick_params(labelsize=8)
         ax.spines[["top", "right"]].set_visible(False)
     full.legend(fontsize=8, frameon=False, loc="lower right")
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(shown(title), fontsize=10)
     with atomic_output(path) as fh:
         fig.savefig(fh, format=fmt, dpi=100)
 

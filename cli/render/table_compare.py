@@ -12,6 +12,7 @@ from rich.text import Text
 
 from mcmc.cli.render import RenderOptions
 from mcmc.cli.render.common import console, count, ess, names, z
+from mcmc.cli.text import printable
 from mcmc.cli.render.table import render
 from mcmc.diagnostics.report.compare import Comparison
 from mcmc.diagnostics.report.samplers import SamplerComparison
@@ -55,8 +56,8 @@ def render_samplers(result: SamplerComparison, out: TextIO, options: RenderOptio
     opts = ", ".join(f"{k}={v}" for k, v in result.target_options.items())
     seed_note = "" if result.seed_given else " (random; pass --seed to repeat)"
     title = (
-        f"{result.target}{f' ({opts})' if opts else ''}: {result.chains} chains x {result.draws} draws "
-        f"(+{result.warmup} warm-up), seed {result.seed}{seed_note}"
+        f"{printable(result.target)}{f' ({printable(opts)})' if opts else ''}: {result.chains} chains x "
+        f"{result.draws} draws (+{result.warmup} warm-up), seed {result.seed}{seed_note}"
     )
     table = Table(header_style="bold", box=box.SIMPLE_HEAD)
     table.add_column("", no_wrap=True)
@@ -91,7 +92,7 @@ def render_runs(result: Comparison, out: TextIO, options: RenderOptions = Render
     head = Text()
     for side, label in ((result.a, "A"), (result.b, b_label)):
         head.append(f"{label}: ", style="bold")
-        head.append(f"{', '.join(side.source)} ({side.n_chains} chains x {side.n_draws} draws)\n")
+        head.append(f"{printable(', '.join(side.source))} ({side.n_chains} chains x {side.n_draws} draws)\n")
     head.rstrip()
     table = Table(header_style="bold")
     for label in ("parameter", "mean A", f"mean {b_label}", "z", f"sd A / sd {b_label}", "z sd", "ESS A",
@@ -99,7 +100,7 @@ def render_runs(result: Comparison, out: TextIO, options: RenderOptions = Render
         table.add_column(label, justify="left" if label == "parameter" else "right")
     for p in result.parameters:
         table.add_row(
-            Text(p.name, style="bold"),
+            Text(printable(p.name), style="bold"),
             count(p.mean_a, 4),
             count(p.mean_b, 4),
             Text(z(p.z), style="bold red" if p.mean_differs else ""),
@@ -110,9 +111,9 @@ def render_runs(result: Comparison, out: TextIO, options: RenderOptions = Render
         )
     extra = []
     if result.only_in_a:
-        extra.append(f"only in A: {names(result.only_in_a)}")
+        extra.append(f"only in A: {printable(names(result.only_in_a))}")
     if result.only_in_b:
-        extra.append(f"only in {b_label}: {names(result.only_in_b)}")
+        extra.append(f"only in {b_label}: {printable(names(result.only_in_b))}")
     caption = "z = (mean A - mean B) / sqrt(MCSE_A^2 + MCSE_B^2); ESS is bulk ESS."
     table.caption = Text(caption + ("  " + "; ".join(extra) if extra else ""))  # names verbatim, not markup
     table.caption_justify = "left"

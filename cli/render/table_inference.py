@@ -15,6 +15,7 @@ from rich.text import Text
 from mcmc.cli.render import RenderOptions
 from mcmc.cli.render.common import console
 from mcmc.cli.render.table import render
+from mcmc.cli.text import printable
 from mcmc.core.lda.model import InferenceResult
 
 
@@ -31,7 +32,7 @@ def render_inference(result: InferenceResult, out: TextIO, options: RenderOption
     for doc in result.report["documents"]:
         for i, t in enumerate(doc["topics"]):
             table.add_row(str(doc["document"]) if i == 0 else "", str(doc["tokens"]) if i == 0 else "",
-                          str(t["topic"]), f"{t['theta']:.3f}", Text(" ".join(t["words"])))  # fmt: skip
+                          str(t["topic"]), f"{t['theta']:.3f}", Text(printable(" ".join(t["words"]))))  # fmt: skip
     console(out).print(table)
 
 
@@ -40,8 +41,9 @@ def inference_summary(result: InferenceResult, out: TextIO) -> None:
     c, m = result.report["corpus"], result.report["model"]
     console(out).print(
         Text(f"model: {m['topics']} topics, {m['chains']} chain{'s' if m['chains'] != 1 else ''}, {m['words']} words "
-             f"({result.model_path}); corpus: {c['documents']} documents, {c['tokens']} known tokens; "
+             f"({printable(result.model_path)}); corpus: {c['documents']} documents, {c['tokens']} known tokens; "
              f"{c['unknown_tokens']} tokens of {c['unknown_words']} words unknown to the model ignored "
-             f"({c['source']}); fold-in: {result.sweeps} sweeps ({result.burn_in} burn-in), seed {result.seed}"),
+             f"({printable(c['source'])}); fold-in: {result.sweeps} sweeps ({result.burn_in} burn-in), "
+             f"seed {result.seed}"),
         soft_wrap=True,
     )  # fmt: skip

@@ -14,6 +14,7 @@ from mcmc.cli.commands.lda import LdaResult
 from mcmc.cli.render import RenderOptions
 from mcmc.cli.render.common import console, num
 from mcmc.cli.render.table import render
+from mcmc.cli.text import printable
 
 if TYPE_CHECKING:  # start-up: types only; the command that renders them has loaded them
     from mcmc.core.lda.config import LdaConfig
@@ -45,7 +46,7 @@ def render_lda(result: LdaResult, out: TextIO, options: RenderOptions = RenderOp
                 row += [num(t.umass, 3), num(t.npmi, 3), num(t.cv, 3)]
             if t.true_topic is not None:
                 row += [str(t.true_topic) if t.true_topic >= 0 else "-", num(t.hellinger, 3)]
-            table.add_row(*row, Text(" ".join(t.words)))
+            table.add_row(*row, Text(printable(" ".join(t.words))))
         con.print(table)
     if result.report.chains[0].recovery is not None:
         table = Table(
@@ -87,7 +88,7 @@ def lda_banner(corpus: CorpusFacts, config: LdaConfig, out: TextIO) -> None:
     )
     con = console(out)
     for line in lines:
-        con.print(Text(line), soft_wrap=True)
+        con.print(Text(printable(line)), soft_wrap=True)
 
 
 def lda_summary(result: LdaResult, out: TextIO) -> None:
@@ -138,7 +139,7 @@ def lda_summary(result: LdaResult, out: TextIO) -> None:
                          f"; topics matched across chains share {100 * overlap:.0f}% of their top words"))  # fmt: skip
     con = console(out)
     for line in lines:
-        con.print(Text(line), soft_wrap=True)
+        con.print(Text(printable(line)), soft_wrap=True)
 
 
 def generate_summary(result: GeneratedCorpus, out: TextIO) -> None:
@@ -147,7 +148,7 @@ def generate_summary(result: GeneratedCorpus, out: TextIO) -> None:
     console(out).print(
         Text(f"generated from LDA's generative process: {c.n_docs} documents x {c.doc_length} tokens "
              f"({result.data.corpus.n_tokens} tokens), K={c.n_topics} topics over {c.vocab_size} words, "
-             f"alpha={c.alpha:g}, beta={c.beta:g}, seed {c.seed} -> {result.corpus}, {result.vocab}, "
-             f"{result.truth} (true theta {c.n_docs} x {c.n_topics}, phi {c.n_topics} x {c.vocab_size})"),
+             f"alpha={c.alpha:g}, beta={c.beta:g}, seed {c.seed} -> {printable(result.corpus)}, "
+             f"{printable(result.vocab)}, {printable(result.truth)} (true theta {c.n_docs} x {c.n_topics}, phi {c.n_topics} x {c.vocab_size})"),
         soft_wrap=True,
     )  # fmt: skip

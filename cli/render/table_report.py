@@ -21,6 +21,7 @@ from rich.text import Text
 
 from mcmc.cli.render import RenderOptions
 from mcmc.cli.render.common import console, ess, estimate, mcse, names, num, rhat
+from mcmc.cli.text import printable
 
 if TYPE_CHECKING:
     from mcmc.diagnostics.report.parameters import Parameter
@@ -124,7 +125,7 @@ def parameter_columns(report: Report, params: list[Parameter], sig: int | None =
         return Column(header, [cell(p) for p in params], drop, left)
 
     estimates = [
-        col("parameter", lambda p: (p.name, "dim bold" if p is report.log_density else "bold"), left=True),
+        col("parameter", lambda p: (printable(p.name), "dim bold" if p is report.log_density else "bold"), left=True),
         col("mean", lambda p: (estimate(p.mean, p.mcse_mean, sig), "")),
         col("sd", lambda p: (estimate(p.sd, p.mcse_sd, sig), ""), drop=5),
         *(
@@ -250,12 +251,12 @@ def sampler_panel(report: Report) -> Panel:
             continue
         fails = c.severity == "error" or report.strict
         head = ("FAIL " if fails else "warning ") + f"{c.name}: "
-        lines.append(Text.assemble((head, "bold red" if fails else "bold yellow"), c.message))
+        lines.append(Text.assemble((head, "bold red" if fails else "bold yellow"), printable(c.message)))
         if c.advice:
-            lines.append(Text(f"  what to do: {c.advice}", style="dim"))
+            lines.append(Text(f"  what to do: {printable(c.advice)}", style="dim"))
     for note in report.notes:
-        lines.append(Text(f"note: {note}", style="dim"))
-    src = ", ".join(report.source) or "input"
+        lines.append(Text(f"note: {printable(note)}", style="dim"))
+    src = ", ".join(map(printable, report.source)) or "input"
     title = f"sampler: {src}, {report.n_chains} chain{'s' if report.n_chains != 1 else ''} x {report.n_draws} draws"
     return Panel(Group(*lines), title=Text(title), title_align="left", expand=False)  # file names verbatim
 
@@ -275,7 +276,7 @@ def classic_columns(report: Report) -> list[Column]:
         return f"{num(lo, 3)} to {num(hi, 3)}"
 
     columns = [
-        col("parameter", lambda r: (r.name, "bold"), left=True),
+        col("parameter", lambda r: (printable(r.name), "bold"), left=True),
         col("PSRF", lambda r: (rhat(r.psrf), "bold red" if r.psrf_high else "")),
         col("upper CI", lambda r: (rhat(r.psrf_upper), "bold red" if r.psrf_high else "")),
     ]
@@ -359,7 +360,7 @@ def render_report(report: Report, out: TextIO, options: RenderOptions = RenderOp
     rest = [p for p in report.parameters if id(p) not in failing_ids]
     for title, params in _groups(report, rest):
         moved = sum(1 for p in failing if p.variable == title) if title else 0
-        tables.append((f"{title} ({moved} failing, above)" if moved else title, params))
+        tables.append((f"{printable(title)} ({moved} failing, above)" if moved else printable(title), params))
     for title, params in tables:
         text, left_out = parameter_table(report, title, params, width, options)
         shown |= {c.header for c in parameter_columns(report, params[:1], options.sig_figs)} - set(left_out)

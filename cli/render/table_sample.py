@@ -18,12 +18,18 @@ from mcmc.cli.commands.sample import SampleResult
 from mcmc.cli.render import RenderOptions
 from mcmc.cli.render.common import console, count, ess, estimate, mcse, num, rhat
 from mcmc.cli.render.table import render
+from mcmc.cli.text import printable
+
+
+def _markup(text: object) -> str:
+    """A user's name or path in rich markup: exactly as given, control characters visible."""
+    from rich.markup import escape  # start-up: rich's markup only when a summary is drawn
+
+    return escape(printable(text))
 
 
 def _markov_lines(m: Any) -> list[str]:
     """The exact analysis of a finite chain beside the simulated state frequencies (``mcmc sample --target P.csv``)."""
-    from rich.markup import escape  # start-up: rich's markup only when this summary is drawn
-
     a = m.analysis
     lines = ["  [bold]Markov chain[/]: " + (
         f"irreducible, {'aperiodic' if a.aperiodic else 'periodic'}" if a.irreducible
@@ -35,12 +41,12 @@ def _markov_lines(m: Any) -> list[str]:
     )]  # fmt: skip
     t = m.target
     if t is not None:
-        width = max(10, *(len(escape(n)) for n in a.states))
+        width = max(10, *(len(_markup(n)) for n in a.states))
         lines.append("  Metropolis-Hastings transition matrix P_ij = Q_ij min(1, b_j Q_ji / (b_i Q_ij)), "
                      "P_ii = 1 - sum_j!=i P_ij:")  # fmt: skip
-        lines.append("  " + " " * width + " " + " ".join(f"{escape(n)[:8]:>8}" for n in a.states))
+        lines.append("  " + " " * width + " " + " ".join(f"{_markup(n)[:8]:>8}" for n in a.states))
         for i, name in enumerate(a.states):
-            lines.append(f"  {escape(name):<{width}} " + " ".join(f"{v:>8.4f}" for v in t.transition[i]))
+            lines.append(f"  {_markup(name):<{width}} " + " ".join(f"{v:>8.4f}" for v in t.transition[i]))
     lines.append(f"  stationary law: left eigenvector, and power iteration from the initial law "
                  f"({'converged' if a.power_converged else 'did not converge'} in {a.power_iterations} steps)"
                  + ("" if t is None else f"; b / sum(b) beside it (max difference {t.max_difference:.2g})"))
@@ -50,7 +56,7 @@ def _markov_lines(m: Any) -> list[str]:
         exact = "-" if a.stationary is None else f"{a.stationary[i]:.4f}"
         law = "" if t is None else f"   {t.law[i]:>10.4f}"
         lines.append(
-            f"  {escape(name):<10} {exact:>11}   {a.stationary_power[i]:>10.4f}{law}   "
+            f"  {_markup(name):<10} {exact:>11}   {a.stationary_power[i]:>10.4f}{law}   "
             f"{m.frequencies[i]:.4f} +- {num(m.mcse[i], 2)}" + ("" if m.z is None else f"  (z {num(m.z[i], 2)})")
         )
     at = m.at_step
@@ -59,7 +65,7 @@ def _markov_lines(m: Any) -> list[str]:
                      f"exact pi_0 P^{at.steps} beside the {at.chains} chains' states at step {at.steps}")  # fmt: skip
         lines.append(f"  {'state':<10} {'exact':>11}   simulated +- MCSE")
         for i, name in enumerate(a.states):
-            lines.append(f"  {escape(name):<10} {at.exact[i]:>11.4f}   {at.simulated[i]:.4f} +- "
+            lines.append(f"  {_markup(name):<10} {at.exact[i]:>11.4f}   {at.simulated[i]:.4f} +- "
                          f"{num(at.mcse[i], 2)}  (z {num(at.z[i], 2)})")  # fmt: skip
     return lines
 
@@ -70,17 +76,15 @@ EXACT_ROWS = 8
 
 def _exact_lines(e: Any) -> list[str]:
     """The estimates beside the exact mean and variance of a target that knows them."""
-    from rich.markup import escape  # start-up: rich's markup only when this summary is drawn
-
     head = f"  exact moments: largest |z| {num(e.max_z_mean, 2)} for the means, {num(e.max_z_var, 2)} for the variances"
     if len(e.rows) > EXACT_ROWS:
         return [head + f" ({len(e.rows)} coordinates; -f json lists them)"]
-    width = max(9, *(len(escape(r.name)) for r in e.rows))
+    width = max(9, *(len(_markup(r.name)) for r in e.rows))
     lines = [head, f"  {'parameter':<{width}} {'mean':>10} {'MCSE':>8} {'exact':>10} {'z':>6}   "
                    f"{'variance':>10} {'MCSE':>8} {'exact':>10} {'z':>6}"]  # fmt: skip
     for r in e.rows:
         lines.append(
-            f"  {escape(r.name):<{width}} {estimate(r.mean, r.mcse_mean):>10} {mcse(r.mcse_mean):>8} "
+            f"  {_markup(r.name):<{width}} {estimate(r.mean, r.mcse_mean):>10} {mcse(r.mcse_mean):>8} "
             f"{num(r.exact_mean, 5):>10} {num(r.z_mean, 2):>6}   {estimate(r.var, r.mcse_var):>10} "
             f"{mcse(r.mcse_var):>8} {num(r.exact_var, 5):>10} {num(r.z_var, 2):>6}"
         )
@@ -90,18 +94,15 @@ def _exact_lines(e: Any) -> list[str]:
 @render.register(SampleResult)
 def render_sample(result: SampleResult, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
     """The run summary: what ran, then R-hat, ESS, acceptance, divergences, then cost and where the chains went."""
-    # start-up: rich's markup; names, options and paths are the user's: print them verbatim
-    from rich.markup import escape
-
     if result.network is not None:
         _network_sample(result, out)
         return
     s = result.summary
     a = result.chains.attrs
-    opts = escape(", ".join(f"{k}={v}" for k, v in a["target_options"].items() if v is not None))
+    opts = _markup(", ".join(f"{k}={v}" for k, v in a["target_options"].items() if v is not None))
     seed_note = "" if result.seed_given else " (random; pass --seed to repeat)"
     lines = [
-        f"[bold]{a['sampler']}[/] on [bold]{escape(a['target'])}[/]{f' ({opts})' if opts else ''}: "
+        f"[bold]{a['sampler']}[/] on [bold]{_markup(a['target'])}[/]{f' ({opts})' if opts else ''}: "
         f"{a['chains']} chains x {result.chains.n_draws} draws (+{a['warmup']} warm-up), seed {a['seed']}{seed_note}"
     ]
     parts = []
@@ -115,10 +116,10 @@ def render_sample(result: SampleResult, out: TextIO, options: RenderOptions = Re
         parts.append(f"Pareto k [{k_colour}]{num(w.pareto_k, 3)}[/] (threshold {w.k_threshold:.2f})")
     if s.rhat_max is not None and w is None:
         colour = "green" if s.rhat_ok else "red"
-        parts.append(f"R-hat max [{colour}]{s.rhat_max:.3f}[/] ({escape(s.rhat_argmax)})")
+        parts.append(f"R-hat max [{colour}]{s.rhat_max:.3f}[/] ({_markup(s.rhat_argmax)})")
     if s.ess_bulk_min is not None and w is None:
         colour = "green" if s.ess_bulk_ok else "yellow"
-        parts.append(f"bulk ESS min [{colour}]{s.ess_bulk_min:.0f}[/] ({escape(s.ess_bulk_argmin)})")
+        parts.append(f"bulk ESS min [{colour}]{s.ess_bulk_min:.0f}[/] ({_markup(s.ess_bulk_argmin)})")
     if s.acceptance is not None and s.acceptance_by_chain is not None:
         by_chain = s.acceptance_by_chain
         parts.append(f"acceptance {s.acceptance:.2f} ({min(by_chain):.2f}-{max(by_chain):.2f} by chain)")
@@ -140,7 +141,7 @@ def render_sample(result: SampleResult, out: TextIO, options: RenderOptions = Re
         cost.append(f"{a['n_gradient_evals_warmup'] + a['n_gradient_evals']} gradient evaluations")
     compiling = result.timings.get("compile_time_s", 0.0)  # a JAX target's programs, at their first calls
     cost.append(f"{result.seconds:.2f} s" + (f" ({compiling:.2f} s compiling)" if compiling else ""))
-    lines.append("  " + "   ".join(cost) + f"  -> {'stdout' if result.output == '-' else escape(result.output)}")
+    lines.append("  " + "   ".join(cost) + f"  -> {'stdout' if result.output == '-' else _markup(result.output)}")
     icdf = a.get("inverse_cdf")
     if icdf is not None:  # how F^-1 was had, and how accurate it is
         if icdf.get("method") == "quantile":
@@ -156,7 +157,7 @@ def render_sample(result: SampleResult, out: TextIO, options: RenderOptions = Re
         lines += _exact_lines(result.exact)
     p = result.predictive
     if p is not None:
-        judged = ";  ".join(f"{escape(q.name)} R-hat {q.rhat:.3f} ESS {q.ess_bulk:.0f}" for q in p.quantities)
+        judged = ";  ".join(f"{_markup(q.name)} R-hat {q.rhat:.3f} ESS {q.ess_bulk:.0f}" for q in p.quantities)
         lines.append(f"  judge by (weights are not identifiable): {judged}")
         if p.test is not None and p.test.rmse is not None:
             lines.append(
@@ -164,7 +165,7 @@ def render_sample(result: SampleResult, out: TextIO, options: RenderOptions = Re
                 f"({p.test.x.shape[0]} points)"
             )
         if p.predictions_path:
-            lines.append(f"  predictions -> {escape(p.predictions_path)}")
+            lines.append(f"  predictions -> {_markup(p.predictions_path)}")
     con = console(out)
     for line in lines:
         con.print(line, highlight=False, soft_wrap=True)
@@ -188,7 +189,7 @@ def _blocks_line(n: Any) -> str:
                        f"entries ({b.cliques} clique{'' if b.cliques == 1 else 's'}): every draw exact")
     parts = []
     for b in n.blocks:
-        shown = "+".join(b.nodes[:6]) + (f"+... ({len(b.nodes)} nodes)" if len(b.nodes) > 6 else "")
+        shown = "+".join(printable(node) for node in b.nodes[:6]) + (f"+... ({len(b.nodes)} nodes)" if len(b.nodes) > 6 else "")
         parts.append(f"{shown} (largest clique {b.largest_clique:,}{', exact' if b.exact else ''})")
     return head + "; ".join(parts) + (f"; {singly} nodes singly" if singly else "")
 
@@ -203,20 +204,20 @@ def _network_sample(result: SampleResult, out: TextIO) -> None:
     warm = f" (+{a['warmup']} warm-up)" if n.sampler == "gibbs" else ""
     con = console(out)
     head = Text.assemble(
-        (n.sampler, "bold"), " on ", (n.network, "bold"),
+        (n.sampler, "bold"), " on ", (printable(n.network), "bold"),
         f": {a['chains']} chains x {result.chains.n_draws} draws{warm}, seed {a['seed']}{seed_note}",
     )  # fmt: skip
     con.print(head, soft_wrap=True)
-    evidence = n.evidence.replace(",", ", ") if n.evidence else "none"
+    evidence = printable(n.evidence.replace(",", ", ")) if n.evidence else "none"
     lpe = "unknown (too wide for exact inference)" if n.log_evidence is None else f"{n.log_evidence:.4g} (exact)"
     con.print(Text(f"  evidence: {evidence}   log p(e) = {lpe}"), soft_wrap=True)
     parts = [Text(f"  {n.n_unobserved} of {n.n_nodes} nodes sampled")]
     if s is not None and s.rhat_max is not None:
         parts.append(Text.assemble("R-hat max ", (rhat(s.rhat_max), "green" if s.rhat_ok else "red"),
-                                   f" ({s.rhat_argmax})"))  # fmt: skip
+                                   f" ({printable(s.rhat_argmax)})"))  # fmt: skip
     if s is not None and s.ess_bulk_min is not None:
         label = "ESS of " if n.weighted else "bulk ESS min "
-        where = s.ess_bulk_argmin if n.weighted else f"({s.ess_bulk_argmin})"
+        where = printable(s.ess_bulk_argmin) if n.weighted else f"({printable(s.ess_bulk_argmin)})"
         value = Text(ess(s.ess_bulk_min), "green" if s.ess_bulk_ok else "yellow")
         parts.append(Text.assemble(label + (where + " " if n.weighted else ""), value,
                                    "" if n.weighted else f" {where}"))  # fmt: skip
@@ -240,7 +241,7 @@ def _network_sample(result: SampleResult, out: TextIO) -> None:
             table.add_column("R-hat", justify="right")
         for m in n.marginals:
             for k, st in enumerate(m.states):
-                cells: list[Any] = [Text(m.node if k == 0 else "", "bold"), Text(st.state),
+                cells: list[Any] = [Text(printable(m.node) if k == 0 else "", "bold"), Text(printable(st.state)),
                                     estimate(st.estimate, st.mcse), mcse(st.mcse)]  # fmt: skip
                 if n.exact:
                     off = st.z is not None and not st.z <= n.max_z
@@ -263,12 +264,12 @@ def _network_sample(result: SampleResult, out: TextIO) -> None:
     if n.z_max is not None:
         verdict = "within" if n.z_ok else "NOT within"
         con.print(Text(f"  exact marginals: every shown estimate {verdict} {n.max_z:g} MCSE "
-                       f"(max |z| {count(n.z_max, 2)} at {n.z_argmax})",
+                       f"(max |z| {count(n.z_max, 2)} at {printable(n.z_argmax)})",
                        "green" if n.z_ok else "bold red"), soft_wrap=True)  # fmt: skip
     if n.weighted:
         con.print(Text("  likelihood weighting: self-normalised estimates, delta-method MCSE, Kish ESS of the "
                        "weights; no R-hat (independent weighted draws)", "dim"), soft_wrap=True)  # fmt: skip
-    to = "stdout" if result.output == "-" else result.output
+    to = "stdout" if result.output == "-" else printable(result.output)
     con.print(Text(f"  {result.seconds:.2f} s  -> {to}"), soft_wrap=True)
     for w in n.warnings:
-        con.print(Text.assemble(("  warning: ", "bold yellow"), w), soft_wrap=True)
+        con.print(Text.assemble(("  warning: ", "bold yellow"), printable(w)), soft_wrap=True)
