@@ -191,22 +191,32 @@ def main(argv: list[str] | None = None) -> int:
 def _run(argv: list[str], terminated: _Terminated) -> int:
     from mcmc.cli import speedups  # start-up: the speed tricks' module is applied per command, after argv is read
 
+    from mcmc.core.atomic import transaction  # start-up: the standard library only, once argv is read
+
     invoked = _invoked(argv)
     speedups.apply(invoked[0] if len(invoked) == 1 else None)
-    try:
-        code = build_app(invoked)(args=argv, prog_name="mcmc", standalone_mode=False)
-    except CheckFailed:
-        return EXIT_CHECK_FAILED
-    except (typer.Abort, KeyboardInterrupt):
-        return _interrupted(terminated)
-    except Exception as exc:  # noqa: BLE001 - the one place that turns exceptions into exit codes
-        if terminated.any:  # a signal arrived and something wrapped its KeyboardInterrupt
+    # Every output of the command is renamed onto its name at the end, all or none: a run
+    # that fails after writing one output (a bad test file, a full disk) leaves all as they were.
+    with transaction() as outputs:
+        try:
+            code = build_app(invoked)(args=argv, prog_name="mcmc", standalone_mode=False)
+        except CheckFailed:
+            outputs.commit()  # the draws fail the checks: the files written are the evidence
+            return EXIT_CHECK_FAILED
+        except (typer.Abort, KeyboardInterrupt):
             return _interrupted(terminated)
-        return _failure(exc)
-    # Typer turns Ctrl-C inside a command into the return value 130 (standalone_mode=False).
-    if code == EXIT_INTERRUPTED or terminated.any:
-        return _interrupted(terminated)
-    return code if isinstance(code, int) else EXIT_OK
+        except Exception as exc:  # noqa: BLE001 - the one place that turns exceptions into exit codes
+            if terminated.any:  # a signal arrived and something wrapped its KeyboardInterrupt
+                return _interrupted(terminated)
+            return _failure(exc)
+        # Typer turns Ctrl-C inside a command into the return value 130 (standalone_mode=False).
+        if code == EXIT_INTERRUPTED or terminated.any:
+            return _interrupted(terminated)
+        try:
+            outputs.commit()
+        except McmcError as exc:
+            return _failure(exc)
+        return code if isinstance(code, int) else EXIT_OK
 
 
 def _failure(exc: Exception) -> int:

@@ -286,7 +286,7 @@ def compare_network_samplers(
     # start-up: the network samplers load numba (0.4 s), and the network's report the readers, only for a network
     from mcmc.core.networks.bif import read_bif
     from mcmc.core.networks.driver import sample_network, to_chains
-    from mcmc.core.networks.evidence import format_evidence, parse_evidence
+    from mcmc.core.networks.evidence import format_evidence, parse_evidence, require_unobserved
     from mcmc.core.networks.exact import posterior_marginals
     from mcmc.core.networks.junction_tree import CliqueBudgetError
     from mcmc.core.samplers import NETWORK_SAMPLERS
@@ -299,6 +299,7 @@ def compare_network_samplers(
     )
     net = read_bif(target)
     evidence = parse_evidence(net, list(observe))
+    require_unobserved(net, evidence)
     notes = []
     try:
         exact: dict[str, np.ndarray] | None = posterior_marginals(net, evidence).marginals

@@ -40,7 +40,7 @@ from mcmc.core.paths import check_paths
 from mcmc.core.random import entropy_seed
 from mcmc.core.targets import is_network_target, is_transition_matrix, is_user_target
 from mcmc.diagnostics.report.check import check
-from mcmc.diagnostics.report.predictive import PredictiveReport, predictive_report
+from mcmc.diagnostics.report.predictive import PredictiveReport, predictive_report, predictive_request
 from mcmc.diagnostics.report.report import Report
 from mcmc.diagnostics.report.summary import RunSummary
 from mcmc.diagnostics.report.thresholds import Thresholds
@@ -260,6 +260,10 @@ def sample_run(
     steps = getattr(tgt, "steps", None) if isinstance(tgt, TransitionKernel) else None
     if steps is not None:
         _check_step_kept(steps, spec)
+    # Every input read and checked before any work: a bad test file must not cost a run and its output.
+    request = None if tgt is None else predictive_request(
+        tgt, test=predict, predictions=predictions is not None, curve=plot is not None
+    )
     job = scaleout.ChainsJob(
         target=spec.target, sampler=spec.sampler, warmup=spec.warmup, draws=spec.draws, thin=spec.thin,
         # Every block of a run given no seed must share the one recorded in the file.
@@ -279,9 +283,8 @@ def sample_run(
     t0 = time.perf_counter()
     write_chains_to(chains, output, stdout)
     predictive = None
-    if tgt is not None:
-        predictive = predictive_report(chains, tgt, test=predict, predictions=predictions is not None,
-                                       curve=plot is not None)  # fmt: skip
+    if tgt is not None and request is not None:
+        predictive = predictive_report(chains, tgt, request=request)
     if predictive is not None and predictions and predictive.test is not None:
         # start-up: the network target's module loads SciPy; predictive_report has loaded it already
         from mcmc.core.targets.bnn import predictions_csv
@@ -389,7 +392,7 @@ def network_run(
     # start-up: the network samplers load numba (0.4 s), and the network's report the readers, only for a network
     from mcmc.core.networks.bif import read_bif
     from mcmc.core.networks.driver import sample_network, to_chains
-    from mcmc.core.networks.evidence import parse_evidence, query_nodes
+    from mcmc.core.networks.evidence import parse_evidence, query_nodes, require_unobserved
     from mcmc.core.networks.exact import posterior_marginals
     from mcmc.core.samplers import NETWORK_SAMPLERS
     from mcmc.diagnostics.report.network import estimate_indicators, network_advice, network_summary
@@ -407,6 +410,7 @@ def network_run(
     check_chains_output(output)
     net = read_bif(spec.target)
     evidence = parse_evidence(net, list(spec.observe))
+    require_unobserved(net, evidence)
     shown, queried = query_nodes(net, evidence, spec.query)
     exact = posterior_marginals(net, evidence, shown) if spec.exact else None  # refuses impossible evidence too
     t0 = time.perf_counter()

@@ -39,7 +39,7 @@ import numpy as np
 
 from mcmc.core.chains import Chains
 from mcmc.core.errors import UsageError
-from mcmc.core.networks.evidence import format_evidence, observed_attr
+from mcmc.core.networks.evidence import format_evidence, observed_attr, require_unobserved
 from mcmc.core.networks.exact import log_evidence as exact_log_evidence
 from mcmc.core.networks.network import BayesianNetwork, Evidence
 from mcmc.core.networks.tables import initial_states
@@ -184,6 +184,7 @@ def sample_network(
     if init is not None and not module.MARKOV:
         raise UsageError(f"{sampler} makes independent draws: it takes no starting configurations")
     evidence = dict(sorted((evidence or {}).items()))
+    require_unobserved(network, evidence)
     log_evidence = exact_log_evidence(network, evidence)  # None: too wide for exact inference
     plan = _build(module, network, evidence, params or {})
     tables = plan.tables

@@ -8,6 +8,7 @@ user speaks in the names of the BIF file. This module translates:
   to ``{node index: state code}`` and back;
 * :func:`observed_attr`: the evidence as the chains file records it
   (``attrs["observed"] = {node: state}``);
+* :func:`require_unobserved`: evidence that fixes every node refused before any work;
 * :func:`query_nodes`: the nodes whose marginals a run shows (``--query``,
   or every unobserved node of a small network).
 
@@ -19,10 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from mcmc.core.errors import InputError
+from mcmc.core.errors import InputError, UsageError
 from mcmc.core.networks.network import BayesianNetwork, Evidence
 
-__all__ = ["DEFAULT_QUERY_MAX", "format_evidence", "impossible", "observed_attr", "parse_evidence", "query_nodes"]
+__all__ = ["DEFAULT_QUERY_MAX", "format_evidence", "impossible", "observed_attr", "parse_evidence", "query_nodes",
+           "require_unobserved"]
 
 #: Without ``--query``, a run shows every unobserved node when there are at most this many.
 DEFAULT_QUERY_MAX = 8
@@ -123,3 +125,22 @@ def query_nodes(
                 "query unobserved nodes",
             )
     return tuple(dict.fromkeys(names)), True
+
+
+def require_unobserved(network: BayesianNetwork, evidence: Evidence) -> None:
+    """Refuse evidence that fixes every node: a sampler would have nothing to draw.
+
+    Called before any work by every command that samples a network (and by
+    the driver), so such a run writes nothing (``docs/errors.md``).
+
+    Raises
+    ------
+    UsageError
+        Naming the network's file.
+    """
+    if len(evidence) >= network.n_nodes:
+        where = f"{network.source}: " if network.source else ""
+        raise UsageError(
+            f"{where}--observe gives all {network.n_nodes} nodes a state: nothing is left to sample; "
+            "leave at least one node unobserved"
+        )

@@ -75,6 +75,68 @@ def _quantity(name: str, x: np.ndarray) -> Quantity:
     return Quantity(name, float(np.nanmax(r)), float(np.nanmin(b)), float(np.nanmin(t)))
 
 
+@dataclass(frozen=True)
+class PredictiveRequest:
+    """What a run will be asked to predict, checked and read before it samples (:func:`predictive_request`).
+
+    Attributes
+    ----------
+    test
+        The test file's name, or ``None``.
+    x, y
+        Its inputs ``(m, p)`` and outcome ``(m,)`` (``None`` without one), read and validated.
+    predictions, curve
+        The caller will write the predictions at ``x``; a curve on a grid is wanted (for a plot).
+    """
+
+    test: str | None = None
+    x: np.ndarray | None = None
+    y: np.ndarray | None = None
+    predictions: bool = False
+    curve: bool = False
+
+
+def predictive_request(
+    target: Target, *, test: str | None = None, predictions: bool = False, curve: bool = False
+) -> PredictiveRequest | None:
+    """Check the prediction options against ``target`` and read the test inputs: before any sampling.
+
+    A run that fails on its test file after sampling would have written its
+    chains file over the previous one for nothing (``docs/errors.md``: every
+    input is read and validated before any work).
+
+    Returns
+    -------
+    PredictiveRequest or None
+        ``None`` for a target without a posterior predictive (asked for nothing).
+
+    Raises
+    ------
+    UsageError
+        Prediction options for a target that is not a network; ``predictions``
+        without ``test``; ``curve`` with more than one predictor.
+    InputError
+        A bad test file (naming it): unreadable, a text cell, NaN, only a
+        header, a column count that is neither the training data's
+        predictors nor those and the outcome.
+    """
+    # start-up: the network target's module (a few ms) only when a sample run reports
+    from mcmc.core.targets.bnn import BnnTarget, read_test
+
+    if not isinstance(target, BnnTarget):
+        if test or predictions or curve:
+            raise UsageError(f"--predict, --predictions and --plot apply to the bnn target, not {target.name!r}")
+        return None
+    if predictions and not test:
+        raise UsageError("--predictions needs --predict TEST.csv (the inputs to predict at)")
+    if curve and target.data.x.shape[1] != 1:
+        raise UsageError(f"--plot draws the predictive for one predictor; the data has {target.data.x.shape[1]}")
+    x = y = None
+    if test:
+        x, y = read_test(test, target.data)
+    return PredictiveRequest(test, x, y, predictions, curve)
+
+
 def predictive_report(
     chains: Chains,
     target: Target,
@@ -82,6 +144,7 @@ def predictive_report(
     test: str | None = None,
     predictions: bool = False,
     curve: bool = False,
+    request: PredictiveRequest | None = None,
 ) -> PredictiveReport | None:
     """Judge a network run and predict with it; ``None`` for a target without a predictive.
 
@@ -97,40 +160,35 @@ def predictive_report(
         The caller will write the predictions at ``test`` to a file (which needs ``test``).
     curve
         Also compute the predictive on a grid (1-D inputs only), for a plot.
+    request
+        The three above, already checked and read by :func:`predictive_request`
+        before the run (they are then not given).
 
     Raises
     ------
-    UsageError
-        Prediction options for a target that is not a network; ``predictions``
-        without ``test``; ``curve`` with more than one predictor.
-    InputError
-        A bad test file (naming it).
+    UsageError, InputError
+        As :func:`predictive_request`, when no ``request`` is given.
     """
     # start-up: the network target's module (a few ms) only when a sample run reports
-    from mcmc.core.targets.bnn import HYPERPARAMETERS, BnnTarget, predict, read_test
+    from mcmc.core.targets.bnn import HYPERPARAMETERS, predict
 
-    if not isinstance(target, BnnTarget):
-        if test or predictions or curve:
-            raise UsageError(f"--predict, --predictions and --plot apply to the bnn target, not {target.name!r}")
+    if request is None:
+        request = predictive_request(target, test=test, predictions=predictions, curve=curve)
+    if request is None:
         return None
-    if predictions and not test:
-        raise UsageError("--predictions needs --predict TEST.csv (the inputs to predict at)")
-    data = target.data
-    if curve and data.x.shape[1] != 1:
-        raise UsageError(f"--plot draws the predictive for one predictor; the data has {data.x.shape[1]}")
+    data = target.data  # a BnnTarget: predictive_request said so
     posterior = chains.posterior
     quantities = [_quantity(n, np.asarray(posterior[n])) for n in HYPERPARAMETERS]
     quantities.append(_quantity("lp", np.asarray(chains.sample_stats["lp"])))
     pred = None
-    if test:
-        x, y = read_test(test, data)
-        pred = predict(target, posterior, x, y)
+    if request.x is not None:
+        pred = predict(target, posterior, request.x, request.y)
         points = pred.draws_mean
     else:
         points = predict(target, posterior, data.x).draws_mean
     quantities.append(_quantity("prediction", points))
     grid = None
-    if curve:
+    if request.curve:
         lo, hi = data.x[:, 0].min(), data.x[:, 0].max()
         pad = 0.05 * (hi - lo)
         grid = predict(target, posterior, np.linspace(lo - pad, hi + pad, GRID)[:, None])
