@@ -164,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
 
     The console-script wrapper calls ``sys.exit(main())``; tests call ``main([...])``.
     """
+    process = argv is None  # the console script: this process is ours to end
     if argv is None:
         argv = sys.argv[1:]
         if not os.environ.get("MCMC_DEBUG") and "--debug" not in argv:
@@ -182,10 +183,30 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:  # not the main thread: leave signals alone
         pass
     try:
-        return _run(argv, terminated)
+        code = _run(argv, terminated)
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+    if process and code not in (EXIT_OK, EXIT_CHECK_FAILED):
+        _exit_now(code)
+    return code
+
+
+def _exit_now(code: int) -> None:
+    """End the process at once after a failure or a signal: its one line is out, its outputs are settled.
+
+    Interpreter shutdown would wait for the threads a reader left behind (zarr's
+    event loop reading thousands of chunks when Ctrl-C came: a minute, once)
+    and let their pending tasks print hundreds of asyncio lines after
+    ``mcmc: interrupted``. Only for the console script: a caller of
+    ``main([...])`` keeps its process.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more to say there
+            pass
+    os._exit(code)
 
 
 def _run(argv: list[str], terminated: _Terminated) -> int:

@@ -216,8 +216,16 @@ def load_config(start: Path) -> tuple[dict[str, Any], Path | None]:
 
     try:
         with path.open("rb") as fh:
-            doc = tomllib.load(fh)
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raw = fh.read()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in raw[:200]:
+        raise UsageError(f"{path}: not UTF-8 text (it looks like UTF-16): a TOML file must be UTF-8")
+    try:
+        doc = tomllib.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start}): a TOML file must be UTF-8") from None
+    except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: cannot read: {exc}") from None
     table = doc.get("tool", {}).get("mcmc", {}).get("diagnose")
     if table is None:

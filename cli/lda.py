@@ -85,7 +85,22 @@ def _choice(value: str | None, allowed: tuple[str, ...], option: str) -> str | N
     return v
 
 
+#: What ``--model`` (inference with a saved model) takes; every other option is the fit's and is refused with it.
+INFERENCE_OPTIONS = ("corpus_path", "vocab", "corpus_format", "model", "theta", "iterations", "burn_in", "seed",
+                     "output_format")  # fmt: skip
+
+
+def _given(ctx: typer.Context, allowed: tuple[str, ...]) -> list[str]:
+    """The options given on the command line (or by environment) that are not in ``allowed``, as typed."""
+    # Compared by name: Typer carries its own copy of Click's ParameterSource.
+    return [
+        max(p.opts, key=len) for p in ctx.command.params
+        if p.name not in allowed and getattr(ctx.get_parameter_source(p.name), "name", "DEFAULT") != "DEFAULT"
+    ]  # fmt: skip
+
+
 def command(
+    ctx: typer.Context,
     corpus_path: Annotated[
         str | None,
         typer.Argument(
@@ -367,14 +382,12 @@ def command(
     if given:
         raise UsageError(f"{', '.join(given)} applies to --generate X.ldac")
     if model is not None:
-        fitting = {"-o": output, "--estimates": estimates, "--save-model": save_model, "--plot": plot,
-                   "--holdout": holdout or None, "--optimize-interval": optimize_interval or None,
-                   "--coherence": coherence or None, "--min-df": min_df, "--max-df": max_df,
-                   "--keep-all-words": keep_all_words or None}  # fmt: skip
-        given = [option for option, value in fitting.items() if value is not None]
+        given = _given(ctx, INFERENCE_OPTIONS)  # -k, --chains, --scheduler, -o, ...: each would be ignored
         if given:
-            raise UsageError(f"--model infers the topics of new documents; {', '.join(given)} applies to fitting"
-                             + (" (new text is read as the model's corpus was)" if keep_all_words else ""))
+            verb = "apply" if len(given) > 1 else "applies"
+            raise UsageError(f"--model infers the topics of new documents with the saved model; {', '.join(given)} "
+                             f"{verb} to fitting"
+                             + (" (new text is read as the model's corpus was)" if keep_all_words else ""))  # fmt: skip
         if corpus_path is None:
             raise UsageError("--model needs a CORPUS of new documents")
         if output_format == "csv":

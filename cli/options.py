@@ -128,9 +128,9 @@ Var = Annotated[
     list[str] | None,
     typer.Option(
         "--var",
-        metavar="NAME|REGEX",
-        help="Variable or parameter, by exact name (theta, theta[0]) or regular expression matching the whole "
-        "name ('theta\\\\[[0-3]]', 'sigma.*'). Repeat for several. Default: all.",
+        metavar="NAME|GLOB",
+        help="Variable or parameter, by exact name (theta, theta[0]) or a glob matching the whole name, * any "
+        "characters and ? one ('theta[*]', 'sigma*'). Repeat for several. Default: all.",
         show_default=False,
     ),
 ]

@@ -26,6 +26,8 @@ processes on this machine, one thread each, bound to 127.0.0.1.
 
 from __future__ import annotations
 
+import os
+import re
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -40,6 +42,52 @@ from mcmc.core.errors import McmcError, ScaleOutError, UsageError
 #: Seconds to wait for a scheduler to answer before giving up with one line.
 CONNECT_TIMEOUT = 10.0
 INSTALL_HINT = "--scheduler needs Dask's distributed scheduler: pip install 'mcmc[dask]' (or pip install distributed)"
+#: A scheduler's address: ``[PROTOCOL://]HOST:PORT``, the host a name, an IPv4 address or a bracketed IPv6 one.
+_ADDRESS = re.compile(r"(?:(?:tcp|tls|ws|wss|ucx)://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)"
+                      r":(?P<port>[0-9]{1,5})")
+
+
+def local_workers_limit() -> int:
+    """The most worker processes ``local:N`` may start: the cores this process may run on.
+
+    More processes than cores gain nothing (each runs a single-threaded,
+    vectorized block of chains) and cost a Python process each.
+    """
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except (AttributeError, OSError):  # not on Linux
+        return max(os.cpu_count() or 1, 1)
+
+
+def check_scheduler(scheduler: str) -> None:
+    """Refuse, before any work, a ``--scheduler`` value that no run could use.
+
+    ``local:N`` needs a whole N from 1 to :func:`local_workers_limit`; any other
+    value must read as a scheduler's address, ``[tcp://]HOST:PORT``. Whether a
+    scheduler answers there is only known when connecting (:func:`connect`).
+
+    Raises
+    ------
+    UsageError
+        Naming the value and what is wrong.
+    """
+    if scheduler.startswith("local:"):
+        n_text = scheduler.removeprefix("local:")
+        if not n_text.isdigit() or int(n_text) < 1:
+            raise UsageError(f"--scheduler {scheduler}: local:N needs a positive number of worker processes")
+        limit = local_workers_limit()
+        if int(n_text) > limit:
+            raise UsageError(
+                f"--scheduler {scheduler}: this machine runs {limit} worker process{'es' if limit != 1 else ''} at "
+                f"most (one per core: more gain nothing); give local:{limit} or fewer, or a cluster's address"
+            )
+        return
+    match = _ADDRESS.fullmatch(scheduler)
+    if match is None or not 0 < int(match["port"]) < 65536:
+        raise UsageError(
+            f"--scheduler {scheduler!r}: not a scheduler address; give tcp://HOST:PORT (as dask scheduler "
+            "prints it) or local:N"
+        )
 
 
 @dataclass(frozen=True)
@@ -285,18 +333,17 @@ def connect(scheduler: str, timeout: float | None = None) -> Iterator[Any]:
     Raises
     ------
     UsageError
-        distributed not installed; ``local:N`` with N not a positive integer;
+        distributed not installed; a value :func:`check_scheduler` refuses;
         no scheduler answering at the address within ``timeout`` seconds.
     """
     timeout = CONNECT_TIMEOUT if timeout is None else timeout
+    check_scheduler(scheduler)
     try:
         import distributed
     except ImportError:
         raise UsageError(INSTALL_HINT) from None
     if scheduler.startswith("local:"):
         n_text = scheduler.removeprefix("local:")
-        if not n_text.isdigit() or int(n_text) < 1:
-            raise UsageError(f"--scheduler {scheduler}: local:N needs a positive number of worker processes")
         # Loopback only (the HTTP endpoint too, on a free port: nothing listens beyond this machine), one thread per process:
         # the chains of a block are vectorized in one thread, blocks run side by side.
         with distributed.LocalCluster(

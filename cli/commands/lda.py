@@ -199,6 +199,10 @@ def lda_run(
     from mcmc.core.lda import pipeline
 
     check_lda(config, outputs, [corpus.path, corpus.vocab])
+    if scheduler is not None:
+        from mcmc.core.scaleout import check_scheduler  # start-up: only with --scheduler
+
+        check_scheduler(scheduler)  # before the corpus is read
     data = pipeline.load_input(corpus.path, fmt=corpus.format, vocab=corpus.vocab, min_df=corpus.min_df,
                                max_df=corpus.max_df, keep_all_words=corpus.keep_all_words)  # fmt: skip
     read = data.corpus

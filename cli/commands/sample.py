@@ -233,6 +233,8 @@ def sample_run(
     from mcmc.core.targets.protocols import FiniteStates, TransitionKernel
     from mcmc.core.targets.user import read_source
 
+    if spec.scheduler is not None:
+        scaleout.check_scheduler(spec.scheduler)  # before any work, whatever the target
     if is_network_target(spec.target):
         if predict or predictions or plot:
             raise UsageError("--predict, --predictions and --plot apply to the bnn target, not to a Bayesian network")
@@ -391,7 +393,7 @@ def network_run(
     """
     # start-up: the network samplers load numba (0.4 s), and the network's report the readers, only for a network
     from mcmc.core.networks.bif import read_bif
-    from mcmc.core.networks.driver import sample_network, to_chains
+    from mcmc.core.networks.driver import require_network_memory, sample_network, to_chains
     from mcmc.core.networks.evidence import parse_evidence, query_nodes, require_unobserved
     from mcmc.core.networks.exact import posterior_marginals
     from mcmc.core.samplers import NETWORK_SAMPLERS
@@ -401,6 +403,9 @@ def network_run(
         raise UsageError(
             f"--sampler {spec.sampler} does not sample a Bayesian network; use {', '.join(NETWORK_SAMPLERS)}"
         )
+    if spec.scheduler is not None:
+        raise UsageError("--scheduler runs blocks of chains of a density target; a Bayesian network is sampled "
+                         "here: run it without --scheduler")  # fmt: skip
     given = sorted(k for k, v in spec.target_options.items() if v is not None)
     if given:
         raise UsageError(f"option(s) {', '.join(given)} do not apply to a Bayesian network target")
@@ -411,6 +416,7 @@ def network_run(
     net = read_bif(spec.target)
     evidence = parse_evidence(net, list(spec.observe))
     require_unobserved(net, evidence)
+    require_network_memory(net, spec.sampler, spec.chains, spec.draws, spec.thin)
     shown, queried = query_nodes(net, evidence, spec.query)
     exact = posterior_marginals(net, evidence, shown) if spec.exact else None  # refuses impossible evidence too
     t0 = time.perf_counter()

@@ -47,3 +47,5 @@ def inference_summary(result: InferenceResult, out: TextIO) -> None:
              f"seed {result.seed}"),
         soft_wrap=True,
     )  # fmt: skip
+    for warning in result.report.get("warnings", ()):
+        console(out).print(Text.assemble(("warning: ", "bold yellow"), printable(warning)), soft_wrap=True)

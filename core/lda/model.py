@@ -19,7 +19,6 @@ from __future__ import annotations
 import io
 import math
 import os
-import zipfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +29,7 @@ from mcmc.core.errors import InputError, UsageError
 from mcmc.core.lda import evaluate
 from mcmc.core.lda.corpus import Corpus
 from mcmc.core.lda.readers import detect_format, load_corpus
+from mcmc.core.npz import read_npz_arrays
 from mcmc.core.random import generator
 
 FORMAT = "mcmc.lda-model"
@@ -106,40 +106,76 @@ def model_of(run: Any) -> LdaModel:
 
 
 def load_model(path: str | os.PathLike[str]) -> LdaModel:
-    """Read and check a model file; any problem is an :class:`InputError` naming ``path``."""
+    """Read and check a model file; any problem is an :class:`InputError` naming ``path`` and the field.
+
+    Every member's header is checked before it is loaded (a ``phi`` claiming
+    ``10**10`` floats is refused, not allocated), Python objects are refused
+    by name, and every field must have its type and shape: ``version`` one
+    whole number, ``vocab`` distinct words, ``phi`` at least one topic.
+    """
     source = os.fspath(path)
-    try:
-        with np.load(path, allow_pickle=False) as f:
-            arrays = {name: f[name] for name in f.files}
-    except FileNotFoundError:
-        raise InputError(source, "no such file") from None
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError):
-        # NumPy reads what is neither .npz nor .npy as a pickle, which allow_pickle=False refuses
-        raise InputError(source, "not a model file written by mcmc lda --save-model (not an .npz archive)") from None
+    what = "model file written by mcmc lda --save-model"
+    arrays = read_npz_arrays(path, what)
     missing = [n for n in ("format", "version", "vocab", "phi", "alpha", "beta", "method") if n not in arrays]
-    if missing or str(arrays.get("format")) != FORMAT:
-        raise InputError(source, "not a model file written by mcmc lda --save-model"
-                         + (f" (missing {', '.join(missing)})" if missing else ""))
-    if int(arrays["version"]) != VERSION:
-        raise InputError(source, f"model format version {int(arrays['version'])}; this mcmc reads version {VERSION}")
+    if missing or _text(arrays["format"]) != FORMAT:
+        raise InputError(source, f"not a {what}" + (f" (missing {', '.join(missing)})" if missing else ""))
+    version = arrays["version"]
+    if version.shape != () or version.dtype.kind not in "iu":
+        raise InputError(source, f"version must be one whole number, got {_shown(version)}")
+    if int(version) != VERSION:
+        raise InputError(source, f"model format version {int(version)}; this mcmc reads version {VERSION}")
     phi, alpha, beta, vocab = arrays["phi"], arrays["alpha"], arrays["beta"], arrays["vocab"]
-    if phi.ndim != 3 or vocab.ndim != 1 or phi.shape[2] != vocab.size or alpha.shape != phi.shape[:2] \
-            or beta.shape != phi.shape[:1]:
+    if vocab.ndim != 1 or vocab.dtype.kind not in "US":
+        raise InputError(source, f"vocab must be a list of words (strings), got {_shown(vocab)}")
+    for name, value in (("phi", phi), ("alpha", alpha), ("beta", beta)):
+        if value.dtype.kind not in "fiu":
+            raise InputError(source, f"{name} must hold numbers, got {_shown(value)}")
+    if phi.ndim != 3 or phi.shape[2] != vocab.size or alpha.shape != phi.shape[:2] or beta.shape != phi.shape[:1]:
         raise InputError(source, f"inconsistent shapes: phi {phi.shape}, alpha {alpha.shape}, beta {beta.shape}, "
-                         f"vocab {vocab.shape}")
+                         f"vocab {vocab.shape}")  # fmt: skip
+    if 0 in phi.shape:
+        raise InputError(source, f"phi has shape {phi.shape} (chains, topics, words): a model needs at least one "
+                         "chain, one topic and one word")  # fmt: skip
+    words = [str(w) for w in vocab.tolist()]
+    if len(set(words)) != len(words):
+        seen: set[str] = set()
+        repeated = next(w for w in words if w in seen or seen.add(w))  # type: ignore[func-returns-value]
+        raise InputError(source, f"vocab holds the word {repeated!r} twice: a word must have one column of phi")
     if not (np.all(np.isfinite(phi)) and np.all(phi >= 0) and np.allclose(phi.sum(axis=2), 1)):
         raise InputError(source, "phi must hold probability distributions over the vocabulary")
     if not (np.all(np.isfinite(alpha)) and np.all(alpha > 0) and np.all(np.isfinite(beta)) and np.all(beta > 0)):
         raise InputError(source, "alpha and beta must be positive and finite")
+    for name in ("method", "source", "corpus_format"):
+        if name in arrays and (arrays[name].shape != () or arrays[name].dtype.kind not in "US"):
+            raise InputError(source, f"{name} must be one string, got {_shown(arrays[name])}")
+    for name, kinds in (("min_df", "fiu"), ("max_df", "fiu"), ("keep_all_words", "biu")):
+        if name in arrays and (arrays[name].shape != () or arrays[name].dtype.kind not in kinds):
+            raise InputError(source, f"{name} must be one {'number' if 'f' in kinds else 'flag'}, "
+                             f"got {_shown(arrays[name])}")  # fmt: skip
     reading = {
-        "format": str(arrays.get("corpus_format", "")) or None,
+        "format": _text(arrays.get("corpus_format", np.array(""))) or None,
         "min_df": _none_if_nan(arrays.get("min_df")),
         "max_df": _none_if_nan(arrays.get("max_df")),
         # absent from files written before --keep-all-words existed: their text was read without it
         "keep_all_words": bool(arrays.get("keep_all_words", False)),
     }
-    return LdaModel(tuple(vocab.tolist()), phi.astype(np.float64), alpha.astype(np.float64),
-                    beta.astype(np.float64), str(arrays["method"]), reading, str(arrays.get("source", "")))
+    return LdaModel(tuple(words), phi.astype(np.float64), alpha.astype(np.float64), beta.astype(np.float64),
+                    _text(arrays["method"]), reading, _text(arrays.get("source", np.array(""))))  # fmt: skip
+
+
+def _text(value: np.ndarray) -> str:
+    """A 0-d string member as text (``""`` for anything else: the caller's check names it)."""
+    if value.shape != () or value.dtype.kind not in "US":
+        return ""
+    item = value[()]
+    return item.decode(errors="replace") if isinstance(item, bytes) else str(item)
+
+
+def _shown(value: np.ndarray) -> str:
+    """How a member of the wrong type is named in a message: its value when small, else its dtype and shape."""
+    if value.size <= 4:
+        return repr(value.tolist())
+    return f"an array of {value.dtype} of shape {value.shape}"
 
 
 def _none_if_nan(value: Any) -> float | None:
@@ -220,6 +256,13 @@ def infer(
     keep_all_words = fmt == "text" and bool(model.reading.get("keep_all_words", False))
     corpus = load_corpus(path, fmt=fmt, vocab=vocab, keep_all_words=keep_all_words)
     mapped, unknown_tokens, unknown_words = map_to_vocabulary(corpus, model.vocab)
+    if mapped.n_tokens == 0:
+        # theta would be the prior for every document, written as if it were an answer
+        raise InputError(
+            os.fspath(path), f"no word of its {corpus.n_docs} document{'s' if corpus.n_docs != 1 else ''} is in the "
+            f"model's vocabulary ({len(model.vocab)} words from {model.source or 'its training corpus'}): nothing to "
+            "infer topics from; is it the corpus, or the vocabulary file, the model was trained with?"
+        )
     theta = evaluate.fold_in(model.phi, mapped, model.alpha, generator(seed, INFER_KEY), sweeps=sweeps,
                              burn_in=burn_in)
     return Inference(theta, mapped.n_tokens, unknown_tokens, unknown_words, mapped.doc_lengths, os.fspath(path))
@@ -239,8 +282,16 @@ def inference_report(inference: Inference, model: LdaModel, *, n_docs: int = 10,
             "topics": [{"topic": int(k), "theta": float(theta[d, k]),
                         "words": [model.vocab[w] for w in top_words[k]]} for k in order],
         })  # fmt: skip
+    empty = int(np.sum(inference.doc_lengths == 0))
+    warnings = []
+    if empty:
+        warnings.append(
+            f"{empty} of {theta.shape[0]} documents have no word the model knows: their topics are the prior's "
+            "(alpha normalised), not an inference"
+        )
     return {
         "schema": "mcmc.lda-infer/1",
+        "warnings": warnings,
         "corpus": {"source": inference.source, "documents": int(theta.shape[0]), "tokens": inference.n_tokens,
                    "unknown_tokens": inference.unknown_tokens, "unknown_words": inference.unknown_words},
         "model": {"source": model.source, "method": model.method, "topics": model.n_topics,

@@ -59,4 +59,7 @@ A network sampler is a module registered by name in
     and statistics ``(chains, kept)`` (``lp`` always).
 ``run_attrs(plan, stats) -> dict``
     The sampler's JSON attributes for the chains file.
+``check_cost(network, evidence, log_evidence, chains, draws)`` (optional)
+    Refuse, before any work, a run beyond reach (rejection sampling:
+    ``chains x draws / p(e)`` proposals).
 """

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mcmc.core.errors import InputError
+from mcmc.core.memory import require_memory
 from mcmc.core.networks.network import BayesianNetwork
 
 SUM_TOLERANCE = 1e-3  # bnlearn's tables are rounded to 4 digits; a row off by more is a typo
@@ -95,6 +96,7 @@ class _Parser:
         self.source = source
         self.tokens = _tokenize(text, source)
         self.pos = 0
+        self.entries = 0  # table entries declared so far (the memory guard)
 
     # -- token helpers -----------------------------------------------------
 
@@ -252,6 +254,10 @@ class _Parser:
         parent_states = [variables[p] for p in names]
         shape = tuple(len(s) for s in parent_states) + (len(child_states),)
         k = len(child_states)
+        # A few parents of many states ask for terabytes from a small file: refused before allocating.
+        self.entries += math.prod(shape)
+        require_memory(self.entries, 8 * 3, f"line {child.line}: the probability table of {child.text!r} "
+                       f"({' x '.join(map(str, shape))} entries), with the tables before it,", self.source)  # fmt: skip
         table = np.full(shape, np.nan)
         default: np.ndarray | None = None
         self.expect("{", " to open the probability block")

@@ -39,6 +39,7 @@ import numpy as np
 
 from mcmc.core.chains import Chains
 from mcmc.core.errors import UsageError
+from mcmc.core.memory import require_memory
 from mcmc.core.networks.evidence import format_evidence, observed_attr, require_unobserved
 from mcmc.core.networks.exact import log_evidence as exact_log_evidence
 from mcmc.core.networks.network import BayesianNetwork, Evidence
@@ -46,7 +47,7 @@ from mcmc.core.networks.tables import initial_states
 from mcmc.core.random import ChainRandom, entropy_seed
 from mcmc.core.samplers import NETWORK, NETWORK_SAMPLERS, get_sampler
 
-__all__ = ["NetworkRun", "get_network_sampler", "sample_network", "to_chains"]
+__all__ = ["NetworkRun", "get_network_sampler", "require_network_memory", "sample_network", "to_chains"]
 
 
 @dataclass
@@ -185,16 +186,17 @@ def sample_network(
         raise UsageError(f"{sampler} makes independent draws: it takes no starting configurations")
     evidence = dict(sorted((evidence or {}).items()))
     require_unobserved(network, evidence)
+    require_network_memory(network, sampler, len(ids), draws, thin)
     log_evidence = exact_log_evidence(network, evidence)  # None: too wide for exact inference
+    check_cost = getattr(module, "check_cost", None)  # optional: refuse a run beyond reach before any work
+    if check_cost is not None:
+        check_cost(network, evidence, log_evidence, len(ids), draws)
     plan = _build(module, network, evidence, params or {})
     tables = plan.tables
     rng = ChainRandom(seed, ids)
     if module.MARKOV:
         if init is None:
-            try:
-                start = initial_states(tables, ChainRandom(seed, ids, stream=1))
-            except RuntimeError as exc:
-                raise UsageError(f"{exc}: the evidence is too rare to start a chain from a forward sample") from None
+            start = initial_states(tables, ChainRandom(seed, ids, stream=1))  # UsageError: no start found
         else:
             start = np.asarray(init)
             if start.shape != (len(ids), network.n_nodes):
@@ -218,6 +220,25 @@ def sample_network(
         "log_evidence": log_evidence, "warmup": warmup, "thin": thin, **module.run_attrs(plan, stats),
     }  # fmt: skip
     return NetworkRun(network, evidence, tables.unobserved.copy(), codes, stats, attrs, plan.warnings, timings)
+
+
+def require_network_memory(network: BayesianNetwork, sampler: str, chains: int, draws: int, thin: int = 1) -> None:
+    """Refuse, before sampling, draws that would not fit: ``(chain, draw, node)`` codes and the indicators made of them.
+
+    Raises
+    ------
+    InputError
+        Naming ``--chains``/``--draws`` and the memory asked for (:func:`mcmc.core.memory.require_memory`).
+    UsageError
+        ``sampler`` samples no network.
+    """
+    kept = -(-draws // max(thin, 1)) if get_network_sampler(sampler).MARKOV else draws
+    per_draw = network.n_nodes + sum(network.cardinality)  # state codes (int64), then one float per NODE[STATE]
+    require_memory(
+        chains * kept * per_draw, 8,
+        f"{chains} chains x {kept} draws of {network.n_nodes} nodes ({sum(network.cardinality)} states)",
+        "--chains, --draws",
+    )  # fmt: skip
 
 
 def to_chains(run: NetworkRun) -> Chains:

@@ -27,10 +27,14 @@ one accepted configuration per chain, in rounds sized for one draw, so
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from mcmc.core.errors import UsageError
+from mcmc.core.networks.evidence import format_evidence
+from mcmc.core.networks.network import BayesianNetwork, Evidence
 from mcmc.core.networks.tables import ForwardPlan, forward_plan, forward_sample
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import registry
@@ -39,6 +43,9 @@ DECLARATION = registry.LOGIC_SAMPLING
 NAME = DECLARATION.name
 MARKOV = False  # independent draws: no warm-up, thinning or start
 ROUND_CAP = 1 << 15  # proposals per chain per round at most (their uniforms: ROUND_CAP * n_nodes doubles)
+#: Proposals (over all chains) beyond which a run is refused before it starts (p(e) known) or stopped (p(e)
+#: unknown): about a minute of forward sampling on a network of a few dozen nodes.
+MAX_PROPOSALS = 10**8
 
 build = forward_plan
 
@@ -69,11 +76,18 @@ def _draw(rng: ChainRandom, plan: ForwardPlan, draws: int) -> tuple[np.ndarray, 
     filled = np.zeros(chains, dtype=np.int64)
     pending = np.zeros(chains, dtype=np.int64)  # proposals since the chain's last acceptance
     r = 0
+    spent = 0
     while draws and (filled < draws).any():
         need = filled < draws
+        if spent > MAX_PROPOSALS:
+            raise UsageError(
+                f"rejection sampling accepted {int(filled.sum())} of {chains * draws} draws in {spent} proposals: "
+                "the evidence is too rare for it; use --sampler gibbs or likelihood-weighting"
+            )
         rows = np.flatnonzero(need)
         size = min(draws << min(r, 30), ROUND_CAP)
         r += 1
+        spent += size * int(need.sum())
         u = rng.uniform((size, n), mask=need)
         codes, _, match = forward_sample(tables, u.reshape(-1, n), weighted=False)
         codes = codes.reshape(rows.size, size, n)
@@ -93,10 +107,43 @@ def _draw(rng: ChainRandom, plan: ForwardPlan, draws: int) -> tuple[np.ndarray, 
     return full, n_evals
 
 
+def check_cost(
+    network: BayesianNetwork, evidence: Evidence, log_evidence: float | None, chains: int, draws: int
+) -> None:
+    """Refuse a run whose expected number of proposals, ``chains x draws / p(e)``, is beyond reach.
+
+    ``p(e)`` is known exactly before sampling, so a run that would loop for
+    hours is refused at once, with the number; when ``p(e)`` is unknown (a
+    network too wide to compute it), :func:`sample` stops itself after
+    :data:`MAX_PROPOSALS` proposals.
+
+    Raises
+    ------
+    UsageError
+        Naming the evidence, ``p(e)``, the expected proposals and the samplers that do not need them.
+    """
+    if log_evidence is None or not evidence:
+        return
+    expected = chains * draws * math.exp(-log_evidence) if log_evidence > -700 else math.inf
+    if expected > MAX_PROPOSALS:
+        raise UsageError(
+            f"{network.source or network.name}: rejection sampling accepts a proposal with probability "
+            f"p(e) = {math.exp(log_evidence):.3g} for the evidence {format_evidence(network, evidence)}: "
+            f"{chains} chains x {draws} draws would need about {expected:.3g} proposals (limit "
+            f"{MAX_PROPOSALS:.0e}); use --sampler gibbs or likelihood-weighting"
+        )
+
+
 def sample(
     rng: ChainRandom, state: State, plan: ForwardPlan, draws: int, thin: int = 1
 ) -> tuple[State, np.ndarray, dict[str, np.ndarray]]:
     """``draws`` accepted draws for every chain of ``rng`` (``thin`` must be 1: the draws are independent).
+
+    Raises
+    ------
+    UsageError
+        More than :data:`MAX_PROPOSALS` proposals were needed (evidence so
+        rare that :func:`check_cost` could not know it in advance).
 
     Returns
     -------

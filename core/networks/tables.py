@@ -45,6 +45,7 @@ from functools import cached_property
 import numba as nb
 import numpy as np
 
+from mcmc.core.errors import UsageError
 from mcmc.core.networks.network import BayesianNetwork, Evidence
 from mcmc.core.random import ChainRandom
 
@@ -307,9 +308,9 @@ def initial_states(tables: NetworkTables, rng: ChainRandom) -> np.ndarray:
 
     Raises
     ------
-    RuntimeError
+    UsageError
         No chain-consistent start after ``INIT_ROUNDS`` rounds (evidence that
-        is possible but rarer than about one in ``2^INIT_ROUNDS``).
+        is impossible, or possible but rarer than about one in ``2^INIT_ROUNDS``).
     """
     n = tables.network.n_nodes
     out = np.empty((rng.chains, n), dtype=np.int64)
@@ -329,4 +330,8 @@ def initial_states(tables: NetworkTables, rng: ChainRandom) -> np.ndarray:
                 need[c] = False
         if not need.any():
             return out
-    raise RuntimeError("no start consistent with the evidence found by forward sampling")
+    raise UsageError(
+        f"{tables.network.source or tables.network.name}: no starting state consistent with the evidence in "
+        f"{sum(1 << min(r, 16) for r in range(INIT_ROUNDS))} forward samples per chain: the evidence is impossible "
+        "or too rare for a forward-sampled start"
+    )

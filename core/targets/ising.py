@@ -55,7 +55,7 @@ import numpy as np
 
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
-from mcmc.core.targets.lattice import LatticeTarget, bonds, colour_classes, neighbours
+from mcmc.core.targets.lattice import LatticeTarget, bonds, colour_classes, neighbours, require_lattice
 
 # The geometry is re-exported: it was defined here before the Potts model shared it.
 __all__ = [
@@ -170,6 +170,7 @@ def ising(size: int = 16, beta: float = 0.4407) -> IsingTarget:
     size, beta = int(size), float(beta)
     if not (np.isfinite(beta) and beta >= 0.0):
         raise UsageError(f"beta must be a finite number >= 0, got {beta}")
+    require_lattice(size)
     n = size * size
 
     def log_density(x: np.ndarray) -> np.ndarray:

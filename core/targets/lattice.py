@@ -15,7 +15,22 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mcmc.core.memory import require_memory
 from mcmc.core.targets.base import Target
+
+#: Bytes per site the lattice's own tables take (neighbours, bonds, colour classes): the chains' draws come on top.
+LATTICE_BYTES_PER_SITE = 96
+
+
+def require_lattice(size: int) -> None:
+    """Refuse, before anything is built, an ``L x L`` lattice whose tables alone would not fit in memory.
+
+    Raises
+    ------
+    InputError
+        Naming ``-T size`` and the memory asked for (:func:`mcmc.core.memory.require_memory`).
+    """
+    require_memory(size * size, LATTICE_BYTES_PER_SITE, f"a {size} x {size} lattice", "-T size")
 
 if TYPE_CHECKING:
     from mcmc.core.random import ChainRandom

@@ -47,6 +47,7 @@ it is the Ising ``|m|``). Exact means and sds come from enumerating the
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -54,9 +55,12 @@ import numpy as np
 
 from mcmc.core.errors import UsageError
 from mcmc.core.random import ChainRandom
-from mcmc.core.targets.lattice import LatticeTarget, neighbours
+from mcmc.core.targets.lattice import LatticeTarget, neighbours, require_lattice
 
 MAX_EXACT_STATES = 300_000  # enumerate q^(L^2) configurations up to this many (3^9 = 19683, 4^9 = 262144)
+#: Above this many states the heat bath looks only at the neighbours' states (sparse_heat_bath): its cost and memory
+#: no longer grow with q. Up to it, the CDF over all q states, whose bytes the reproducibility digests pin.
+DENSE_Q = 32
 
 
 def beta_critical(q: int) -> float:
@@ -75,11 +79,29 @@ def equal_pairs(x: np.ndarray, rows: int, cols: int) -> np.ndarray:
     return np.sum(x[..., nbr[:, 0]] == x, axis=-1, dtype=float) + np.sum(x[..., nbr[:, 2]] == x, axis=-1, dtype=float)
 
 
+def largest_count(x: np.ndarray) -> np.ndarray:
+    """``max_k n_k``, the number of sites in the most common state, for states ``x (..., N)``; shape ``(...)``.
+
+    From the runs of each sorted row: time and memory grow with ``N``, never
+    with ``q`` (a count per state would take ``q`` passes and ``q`` columns).
+    """
+    n = x.shape[-1]
+    lead = x.shape[:-1]
+    rows = np.sort(np.reshape(x, (-1, n)), axis=1)
+    if rows.shape[0] == 0:
+        return np.zeros(lead, dtype=np.int64)
+    starts = np.ones(rows.shape, dtype=bool)
+    starts[:, 1:] = rows[:, 1:] != rows[:, :-1]
+    where = np.flatnonzero(starts)  # every row starts a run at its first site, position r * n
+    lengths = np.diff(np.append(where, rows.size))
+    first = np.searchsorted(where, np.arange(rows.shape[0]) * n)
+    return np.maximum.reduceat(lengths, first).reshape(lead)
+
+
 def order_parameter(x: np.ndarray, q: int) -> np.ndarray:
     """``m = (q max_k n_k / N - 1) / (q - 1)`` for states ``x (..., N)``; shape ``(...)``."""
     n = x.shape[-1]
-    counts = np.stack([np.sum(x == k, axis=-1) for k in range(q)], axis=-1)
-    return (q * counts.max(axis=-1) / n - 1.0) / (q - 1)
+    return (q * largest_count(x) / n - 1.0) / (q - 1)
 
 
 def conditional_cdf(beta: float, counts: np.ndarray) -> np.ndarray:
@@ -110,18 +132,79 @@ class PottsTarget(LatticeTarget):
     q: int = 2
 
     def draw_conditional(self, rng: ChainRandom, x: np.ndarray, block: np.ndarray, noise: np.ndarray) -> None:
-        """Heat bath on the sites ``block`` of every chain: state ``k`` by inverse CDF of ``exp(beta n_k)``."""
-        states = x[:, neighbours(self.rows, self.cols)[block]]  # (chains, |block|, 4)
+        """Heat bath on the sites ``block`` of every chain: state ``k`` by inverse CDF of ``exp(beta n_k)``.
+
+        Up to :data:`DENSE_Q` states the CDF runs over all ``q`` states
+        (:func:`conditional_cdf`); beyond, over the at most four states of the
+        neighbours and the runs of unseen states between them, each of weight
+        ``exp(-beta max_k n_k)`` (:func:`sparse_heat_bath`): the same law, at a
+        cost and memory that do not grow with ``q``.
+        """
+        sites = neighbours(self.rows, self.cols)[block]  # (|block|, 4)
+        states = x[:, sites]  # (chains, |block|, 4)
+        u = noise[:, block]
+        if self.q > DENSE_Q:
+            x[:, block] = sparse_heat_bath(states, u, self.beta, self.q)
+            return
         counts = (states[..., None] == np.arange(self.q)).sum(axis=-2)  # (chains, |block|, q)
         cdf = conditional_cdf(self.beta, counts)
         # The new state is the number of CDF steps below u * total.
-        level = noise[:, block, None] * cdf[..., -1:]
+        level = u[..., None] * cdf[..., -1:]
         x[:, block] = np.sum(cdf[..., :-1] <= level, axis=-1)
 
     def heat_bath(self, around: np.ndarray, u: np.ndarray) -> np.ndarray:
         """State ``k`` by inverse CDF of ``exp(beta n_k)``, ``n_k`` the neighbours in ``around (..., 4)`` at ``k``."""
         cdf = conditional_cdf(self.beta, (around[..., None] == np.arange(self.q)).sum(axis=-2))
         return np.sum(cdf[..., :-1] <= u[..., None] * cdf[..., -1:], axis=-1).astype(float)
+
+
+def sparse_heat_bath(states: np.ndarray, u: np.ndarray, beta: float, q: int) -> np.ndarray:
+    """Inverse-CDF draws of ``p(k) ∝ exp(beta n_k)``, ``k = 0 .. q-1``, from the neighbours' states alone.
+
+    Parameters
+    ----------
+    states
+        ``(..., 4)`` the neighbours' states (floats ``0 .. q-1``).
+    u
+        ``(...)`` uniforms in ``[0, 1)``.
+
+    Returns
+    -------
+    ndarray, shape (...)
+        The states drawn, as floats. States no neighbour holds weigh
+        ``exp(-beta c)`` (``c`` the largest neighbour count), a neighbour's
+        state ``d`` weighs ``exp(beta (n_d - c))``: the CDF rises linearly over
+        each run of unseen states and jumps at each ``d``, so the level
+        ``u * total`` is found run by run, in state order.
+    """
+    srt = np.sort(states, axis=-1)
+    counts = (srt[..., :, None] == srt[..., None, :]).sum(axis=-1)  # (..., 4) neighbours sharing each one's state
+    first = np.ones(srt.shape, dtype=bool)
+    first[..., 1:] = srt[..., 1:] != srt[..., :-1]
+    top = counts.max(axis=-1)
+    with np.errstate(under="ignore"):
+        unseen = np.exp(-beta * top)  # weight of a state no neighbour holds
+        seen = np.where(first, np.exp(beta * (counts - top[..., None])), 0.0)
+    distinct = first.sum(axis=-1)
+    level = u * ((q - distinct) * unseen + seen.sum(axis=-1))
+    out = np.full(u.shape, -1.0)
+    cum = np.zeros(u.shape)
+    start = np.zeros(u.shape)  # the first state of the current run of unseen states
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for j in range(srt.shape[-1]):
+            d, here = srt[..., j], first[..., j] & (out < 0)
+            run = (d - start) * unseen
+            inside = here & (level < cum + run)
+            step = np.floor((level - cum) / unseen)
+            out = np.where(inside, np.minimum(start + step, d - 1), out)
+            cum = np.where(first[..., j], cum + run, cum)
+            hit = here & ~inside & (level < cum + seen[..., j])
+            out = np.where(hit, d, out)
+            cum = cum + seen[..., j]
+            start = np.where(first[..., j], d + 1, start)
+        step = np.floor((level - cum) / unseen)
+        rest = np.clip(start + np.where(np.isfinite(step), step, 0.0), start, q - 1)
+    return np.where(out < 0, rest, out)
 
 
 @lru_cache(maxsize=8)
@@ -180,6 +263,7 @@ def potts(size: int = 16, q: int = 3, beta: float = 1.0050525) -> PottsTarget:
     size, q, beta = int(size), int(q), float(beta)
     if not (np.isfinite(beta) and beta >= 0.0):
         raise UsageError(f"beta must be a finite number >= 0, got {beta}")
+    require_lattice(size)
     n = size * size
 
     def log_density(x: np.ndarray) -> np.ndarray:
@@ -196,7 +280,8 @@ def potts(size: int = 16, q: int = 3, beta: float = 1.0050525) -> PottsTarget:
         return np.floor(q * rng.uniform((n,)))
 
     mean = sd = None
-    if q**n <= MAX_EXACT_STATES:
+    # Compared in logs: q^(L^2) as an exact integer takes forever for a large lattice.
+    if n * math.log(q) <= math.log(MAX_EXACT_STATES):
         mean, sd = (a.copy() for a in exact_moments(size, q, beta))
     return PottsTarget(
         name="potts",

@@ -23,6 +23,7 @@ import numpy as np
 
 from mcmc.core.chains import Chains
 from mcmc.core.errors import InputError
+from mcmc.core.npz import load_error  # noqa: F401 - the readers' one-line load error, re-exported
 
 __all__ = ["Bare", "Format", "decode", "load_error", "name_last_axis", "not_bare"]
 
@@ -110,14 +111,6 @@ def decode(data: bytes) -> str | None:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return None
-
-
-def load_error(label: str, what: str, exc: BaseException) -> InputError:
-    """The one-line error for a file a library could not load: a pickle refused, else corrupt or truncated."""
-    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    if "allow_pickle" in reason or "pickled" in reason:
-        return InputError(label, f"{what} holds Python objects (a pickle); refusing to unpickle it")
-    return InputError(label, f"corrupt or truncated {what} ({reason})")
 
 
 def not_bare(bare: Bare) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
+import math
 import warnings
 from pathlib import Path
 from typing import Any
@@ -109,11 +110,37 @@ def read_zarr(path: Path, label: str, bare: Bare = Bare()) -> Chains:  # noqa: B
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        _check_zarr_sizes(path, label)
         try:
             tree = xr.open_datatree(path, engine="zarr", decode_times=False, decode_timedelta=False)
         except Exception as exc:  # noqa: BLE001 -- zarr/xarray raise many types for a bad store
             raise load_error(label, "zarr store", exc) from None
-        return _chains_from_tree(tree, label)
+        return _chains_from_tree(tree, label, "zarr store")
+
+
+def _check_zarr_sizes(path: Path, label: str) -> None:
+    """Refuse a store whose arrays' metadata claim more than memory holds, from the metadata alone.
+
+    xarray loads the coordinates (``draw``: one entry per draw) as it opens a
+    store, and the draws when they are read: a ``zarr.json`` claiming
+    ``(4, 10**10)`` would allocate before anything could say no.
+    """
+    import zarr  # start-up: with xarray, only for zarr stores
+
+    try:
+        root = zarr.open_group(str(path), mode="r")
+        arrays = [(name, a.shape, a.dtype) for name, a in root.arrays()]
+        for group_name, group in root.groups():
+            arrays += [(f"{group_name}/{name}", a.shape, a.dtype) for name, a in group.arrays()]
+    except Exception as exc:  # noqa: BLE001 -- zarr raises many types for bad metadata
+        raise load_error(label, "zarr store", exc) from None
+    total = 0
+    for name, shape, dtype in arrays:
+        count = math.prod(int(n) for n in shape)
+        itemsize = getattr(dtype, "itemsize", 8) or 8
+        require_memory(count, itemsize, f"array {name!r} of shape {tuple(shape)} {dtype}", label)
+        total += count * itemsize
+    require_memory(total, 1, "the arrays of the zarr store", label)
 
 
 def read_netcdf(data: bytes, label: str) -> Chains:
@@ -128,10 +155,21 @@ def read_netcdf(data: bytes, label: str) -> Chains:
             tree = xr.open_datatree(io.BytesIO(data), engine="h5netcdf", decode_times=False, decode_timedelta=False)
         except Exception as exc:  # noqa: BLE001 -- h5py/xarray raise many types for a bad file
             raise load_error(label, "netCDF file", exc) from None
-        return _chains_from_tree(tree, label)
+        return _chains_from_tree(tree, label, "netCDF file")
 
 
-def _chains_from_tree(tree: Any, label: str) -> Chains:
+def _chains_from_tree(tree: Any, label: str, what: str) -> Chains:
+    try:
+        return _read_tree(tree, label)
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 -- a corrupt chunk fails when its values are read (zstd, HDF5, ...)
+        raise load_error(label, what, exc) from None
+    finally:
+        tree.close()
+
+
+def _read_tree(tree: Any, label: str) -> Chains:
     try:
         groups = sorted(tree.children)
         if "posterior" in tree.children:
@@ -185,6 +223,7 @@ def _label(value: Any) -> str:
 def _draws(da: Any, label: str, group: str) -> np.ndarray:
     if "chain" not in da.dims or "draw" not in da.dims:
         raise InputError(label, f"{group} {da.name!r} has dimensions {tuple(da.dims)}; expected chain and draw")
+    require_memory(int(da.size), int(da.dtype.itemsize), f"{group} {da.name!r} of shape {tuple(da.shape)}", label)
     return np.asarray(da.transpose("chain", "draw", ...).values)
 
 

@@ -13,15 +13,14 @@ import json
 import re
 import zipfile
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
-from numpy.lib import format as npy_format
 
 from mcmc.core.chains import ATTRS_KEY, STATS_PREFIX, Chains
 from mcmc.core.errors import InputError
-from mcmc.core.memory import require_memory
-from mcmc.diagnostics.readers.base import Bare, Format, load_error, name_last_axis, not_bare
+from mcmc.core.npz import check_npy_header, check_npz_headers, load_error
+from mcmc.diagnostics.readers.base import Bare, Format, name_last_axis, not_bare
 
 _BARE_NAME = re.compile(r"arr_[0-9]+")  # np.savez(path, a, b): positional arrays
 
@@ -38,7 +37,7 @@ def read_npz(data: bytes | Path, label: str, bare: Bare = Bare()) -> Chains:  # 
         except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
             raise load_error(label, "npz archive", exc) from None
         with archive:
-            _check_npz_headers(archive, label)
+            check_npz_headers(archive, label)
             for key in archive.files:
                 try:
                     array = archive[key]
@@ -63,7 +62,7 @@ def read_npz(data: bytes | Path, label: str, bare: Bare = Bare()) -> Chains:  # 
 
 def read_npy(data: bytes, label: str, bare: Bare = Bare()) -> Chains:  # noqa: B008 - frozen
     """A bare ``.npy`` array ``(chain, draw[, dim])`` as the variable ``x`` (or ``bare.names``)."""
-    _check_npy_header(io.BytesIO(data), len(data), label, ".npy array")
+    check_npy_header(io.BytesIO(data), len(data), label, ".npy array")
     try:
         array = np.load(io.BytesIO(data), allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
@@ -89,54 +88,6 @@ def orient(array: np.ndarray, label: str, layout: str | None, name: str = "x") -
             "(--layout chain,draw reads it as it is)",
         )
     return array
-
-
-def _check_npy_header(fh: BinaryIO, available: int | None, label: str, what: str) -> int:
-    """Read an ``.npy`` header from ``fh`` and refuse a shape the data or the machine cannot hold.
-
-    ``available`` is the number of bytes after the header (``None``: unknown).
-    Returns the bytes the array needs. Only the header is read, so a hostile
-    shape (``(10**10,)`` float64 in a 200-byte file) never reaches
-    ``np.load``, which allocates the whole array before reading it.
-    """
-    try:
-        version = npy_format.read_magic(fh)
-        read_header = {(1, 0): npy_format.read_array_header_1_0, (2, 0): npy_format.read_array_header_2_0}.get(version)
-        if read_header is None:  # version 3.0 (UTF-8 field names), rare: np.load judges it
-            return 0
-        shape, _, dtype = read_header(fh)
-    except (ValueError, OSError, EOFError) as exc:
-        raise load_error(label, what, exc) from None
-    if dtype.hasobject:
-        return 0  # refused as a pickle when loaded
-    count = 1
-    for n in shape:
-        count *= int(n)  # Python ints: a hostile shape must not overflow
-    needed = count * dtype.itemsize
-    if available is not None and needed > available - fh.tell():
-        raise InputError(
-            label,
-            f"corrupt or truncated {what}: its header claims shape {tuple(shape)} {dtype} "
-            f"({needed} bytes) but it holds {max(available - fh.tell(), 0)}",
-        )
-    require_memory(count, dtype.itemsize, f"{what} of shape {tuple(shape)} {dtype}", label)
-    return needed
-
-
-def _check_npz_headers(archive: Any, label: str) -> None:
-    """Check every member's header against its size in the zip directory and against memory."""
-    zf = archive.zip
-    names = set(zf.namelist())
-    total = 0
-    for key in archive.files:
-        member = key + ".npy" if key + ".npy" in names else key
-        try:
-            info = zf.getinfo(member)
-            with zf.open(info) as fh:
-                total += _check_npy_header(fh, info.file_size, label, f"array {key!r} of the npz archive")
-        except (OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:
-            raise load_error(label, f"array {key!r} of the npz archive", exc) from None
-    require_memory(total, 1, "the arrays of the npz archive", label)
 
 
 def _attrs_from_json(array: np.ndarray, label: str) -> dict[str, Any]:

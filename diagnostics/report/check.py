@@ -70,7 +70,7 @@ def check(
     chains
         Draws ``(chain, draw, *shape)`` per variable, optional sampler statistics.
     var
-        Variable or scalar names, or regular expressions (full match); all when empty.
+        Variable or scalar names, or globs (``*``, ``?``) matching whole ones; all when empty.
     thresholds
         Limits of the checks.
     probs

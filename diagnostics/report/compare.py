@@ -254,8 +254,8 @@ def compare_draws(
     source_a, source_b
         File names, for the report.
     var
-        Variable or parameter names or regular expressions (``diagnose
-        --var``): compare only these. Each must match something in ``a``.
+        Variable or parameter names or globs (``diagnose --var``): compare
+        only these. Each must match something in ``a``.
 
     Returns
     -------

@@ -1,7 +1,8 @@
 """Choosing scalar parameters from chains: ``--var`` patterns, pairing by index, flattening.
 
-:func:`select` reads ``--var`` patterns (exact names or full-match regular
-expressions over variable and scalar names), :func:`select_keys` picks the same
+:func:`select` reads ``--var`` patterns (exact names, or globs where ``*`` is
+any run of characters and ``?`` one character, over variable and scalar
+names), :func:`select_keys` picks the same
 positions in another run (how ``compare`` pairs a CmdStan run with this
 project's), :func:`matches` tells which parameters a pattern selects (the
 per-variable limits), and :func:`flatten` stacks a :class:`Selection` into one
@@ -45,12 +46,15 @@ class Selection:
 
 
 def select(chains: Chains, var: Sequence[str] | None = None, *, missing_ok: bool = False) -> Selection:
-    """Choose scalar parameters by variable or scalar name, exactly or by regex (full match).
+    """Choose scalar parameters by variable or scalar name, exactly or by a glob.
 
-    A pattern equal to a name selects it; otherwise it is a regular expression
-    that must match a whole variable name (all its components) or a whole
-    scalar name such as ``theta[0]`` or ``theta[Choate]`` (names carry the
-    source's labels, :meth:`Chains.scalar_names`). An exact name may be typed
+    A pattern equal to a name selects it; a pattern with ``*`` (any run of
+    characters) or ``?`` (one character) selects the whole variables and the
+    scalar names it matches entirely, such as ``theta[*]`` or ``sigma_?``
+    (names carry the source's labels, :meth:`Chains.scalar_names`). Every
+    other character, brackets included, is itself: a name is never read as a
+    regular expression, whose backtracking a pattern such as ``(a+)+`` would
+    turn into a hang. An exact name may be typed
     with or without spaces after the commas (``M[1,2]``, ``M[x, p]``). Raises
     :class:`UsageError` listing the available variables when a pattern matches
     nothing, unless ``missing_ok``.
@@ -58,16 +62,16 @@ def select(chains: Chains, var: Sequence[str] | None = None, *, missing_ok: bool
     all_names = {v: chains.scalar_names(v) for v in chains.posterior}
     chosen: dict[str, set[int]] = {}
     for pattern in var or ():
-        regex = _compile(pattern)
+        wild = is_glob(pattern)
         typed = _squeeze(pattern)
         hit = False
         for v, names in all_names.items():
-            if pattern == v or (regex is not None and regex.fullmatch(v)):
+            if pattern == v or (wild and glob_match(pattern, v)):
                 chosen.setdefault(v, set()).update(range(len(names)))
                 hit = True
                 continue
             for i, name in enumerate(names):
-                if typed == _squeeze(name) or (regex is not None and regex.fullmatch(name)):
+                if typed == _squeeze(name) or (wild and glob_match(pattern, name)):
                     chosen.setdefault(v, set()).add(i)
                     hit = True
         if not hit and not missing_ok:
@@ -114,13 +118,13 @@ def select_keys(chains: Chains, keys: Sequence[tuple[str, tuple[int, ...]]]) -> 
 
 def matches(pattern: str, names: Sequence[str], variables: Sequence[str]) -> np.ndarray:
     """Which scalar parameters ``pattern`` selects, as :func:`select` reads a ``--var`` pattern; bool ``(n,)``."""
-    regex = _compile(pattern)
+    wild = is_glob(pattern)
     typed = _squeeze(pattern)
     return np.array(
         [
             pattern == v
             or typed == _squeeze(name)
-            or (regex is not None and (regex.fullmatch(v) is not None or regex.fullmatch(name) is not None))
+            or (wild and (glob_match(pattern, v) or glob_match(pattern, name)))
             for name, v in zip(names, variables, strict=True)
         ],
         dtype=bool,
@@ -132,11 +136,33 @@ def _squeeze(name: str) -> str:
     return re.sub(r",\s+", ",", name) if "[" in name else name
 
 
-def _compile(pattern: str) -> re.Pattern[str] | None:
-    try:
-        return re.compile(pattern)
-    except re.error:
-        return None  # not a regex (e.g. "theta[0"): exact names only
+def is_glob(pattern: str) -> bool:
+    """Whether ``pattern`` has a wildcard (``*`` or ``?``); without one it selects by its exact name only."""
+    return "*" in pattern or "?" in pattern
+
+
+def glob_match(pattern: str, name: str) -> bool:
+    """Whether the glob ``pattern`` (``*``: any run of characters, ``?``: one; all else literal) matches all of ``name``.
+
+    The classic two-pointer match, backtracking only to the last ``*``: at most
+    ``len(pattern) * len(name)`` steps whatever the pattern, so no pattern can
+    hang the run.
+    """
+    p = n = 0
+    star, mark = -1, 0
+    while n < len(name):
+        if p < len(pattern) and pattern[p] == "*":
+            star, mark = p, n
+            p += 1
+        elif p < len(pattern) and (pattern[p] == "?" or pattern[p] == name[n]):
+            p += 1
+            n += 1
+        elif star >= 0:
+            p, mark = star + 1, mark + 1
+            n = mark
+        else:
+            return False
+    return all(c == "*" for c in pattern[p:])
 
 
 def flatten(chains: Chains, selection: Selection) -> np.ndarray:

@@ -58,9 +58,10 @@ class Thresholds:
         fails as stuck in a poorer mode (:mod:`mcmc.diagnostics.report.lda_gate`).
     per_variable
         ``(pattern, max_rhat, min_ess)`` limits for the parameters a pattern
-        selects (as ``--var``: an exact variable or scalar name, or a regular
-        expression matching a whole one); ``None`` keeps the general limit. A
-        later entry wins where patterns overlap.
+        selects (as ``--var``: an exact variable or scalar name, or a glob
+        with ``*`` and ``?`` matching a whole one; never a regular
+        expression); ``None`` keeps the general limit. A later entry wins
+        where patterns overlap.
     """
 
     max_rhat: float = 1.01

@@ -150,7 +150,8 @@ def test_sampler_tuning_reaches_the_runs(mcmc) -> None:
 
 
 def test_var_restricts_the_runs_comparison(mcmc, eight_runs) -> None:
-    r = mcmc("compare", eight_runs["s1"], eight_runs["s2"], "--var", "mu", "--var", "theta\\[[0-1]]", "-f", "json")
+    r = mcmc("compare", eight_runs["s1"], eight_runs["s2"], "--var", "mu", "--var", "theta[0]", "--var", "theta[1]",
+             "-f", "json")  # fmt: skip
     assert r.code == 0, r.stderr
     doc = strict_json(r.out)
     assert [p["name"] for p in doc["parameters"]] == ["mu", "theta[0]", "theta[1]"]

@@ -133,9 +133,14 @@ def test_json_values_equal_arviz_stats(mcmc) -> None:
         assert p["mean"] == pytest.approx(float(x.mean()), rel=1e-12)
 
 
-def test_var_regex_and_exact_names(mcmc) -> None:
-    doc = strict_json(mcmc("diagnose", "-f", "json", "--var", r"theta\[[0-2]\]", "--var", "tau", EIGHT_NPZ).out)
+def test_var_globs_and_exact_names(mcmc) -> None:
+    doc = strict_json(mcmc("diagnose", "-f", "json", "--var", "theta[0]", "--var", "theta[1]", "--var", "theta[2]",
+                           "--var", "tau", EIGHT_NPZ).out)  # fmt: skip
     assert [p["name"] for p in doc["parameters"]] == ["theta[0]", "theta[1]", "theta[2]", "tau"]
+    doc = strict_json(mcmc("diagnose", "-f", "json", "--var", "t*", EIGHT_NPZ).out)
+    assert [p["name"] for p in doc["parameters"]] == [f"theta[{i}]" for i in range(8)] + ["tau"]
+    doc = strict_json(mcmc("diagnose", "-f", "json", "--var", "theta[?]", EIGHT_NPZ).out)
+    assert len(doc["parameters"]) == 8
     r = mcmc("diagnose", "--var", "sigma", EIGHT_NPZ)
     assert r.code == 2
     assert "available variables: mu, theta, tau" in r.stderr and len(r.stderr.strip().splitlines()) == 1

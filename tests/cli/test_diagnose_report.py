@@ -244,7 +244,8 @@ def test_per_variable_limits_from_pyproject(mcmc, mixed: str, tmp_path: Path, mo
     assert before["failing"] == ["c", "b", "d"]
     (tmp_path / "pyproject.toml").write_text(
         "[tool.mcmc.diagnose.per-variable.d]\nmin-ess = 50\n"
-        '[tool.mcmc.diagnose.per-variable."[bc]"]\nmax-rhat = 1.5\n'
+        "[tool.mcmc.diagnose.per-variable.b]\nmax-rhat = 1.5\n"
+        "[tool.mcmc.diagnose.per-variable.c]\nmax-rhat = 1.5\n"
         "[tool.mcmc.diagnose.per-variable.nothing]\nmin-ess = 1\n"
     )
     after = doc(mcmc, mixed)

@@ -11,7 +11,12 @@ bounded time.
 from __future__ import annotations
 
 import json
+import os
 import re
+import resource
+import signal
+import subprocess
+import sys
 import xml.dom.minidom
 from pathlib import Path
 
@@ -120,6 +125,332 @@ def test_a_full_disk_under_theta_is_one_line(mcmc, tmp_path) -> None:
     line = _one_error_line(mcmc("lda", str(DATA / "lda" / "tiny.ldac"), "--model", str(model), "--iterations", "4",
                                 "--burn-in", "1", "--theta", str(NO_SPACE)))  # fmt: skip
     assert "/dev/full: cannot be written" in line
+
+
+# ----------------------------------------------------------------- 3. hangs and runaway resources
+
+
+def _bounded(argv: list[str], cwd: Path, *, seconds: float = 90, memory_gib: float = 6) -> subprocess.CompletedProcess:
+    """``mcmc ARGV`` in a process of its own, under a memory cap, killed by its pid after ``seconds``.
+
+    A case that hangs or grows on the old code fails here in bounded time and
+    memory instead of taking the test session (or the machine) with it.
+    """
+
+    def limits() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        cap = int(memory_gib * 2**30)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+    proc = subprocess.Popen([sys.executable, "-m", "mcmc.cli.app", *argv], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, preexec_fn=limits)  # fmt: skip
+    try:
+        out, err = proc.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail(f"mcmc {' '.join(argv)} did not finish in {seconds} s")
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err.decode(errors="replace"))
+
+
+def _one_line(r: subprocess.CompletedProcess) -> str:
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith("mcmc: error: "), (r.returncode, r.stderr)
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    "argv", [["sample", "--warmup", "10", "--draws", "10"], ["lda", "--iterations", "3", "--burn-in", "1"]]
+)
+def test_a_local_cluster_is_bounded_by_the_cores(mcmc, tmp_path, monkeypatch, argv) -> None:
+    distributed = pytest.importorskip("distributed")
+
+    def no_cluster(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a LocalCluster was started")  # of a thousand processes, on a machine of a few cores
+
+    monkeypatch.setattr(distributed, "LocalCluster", no_cluster)
+    r = mcmc(*argv, "--scheduler", "local:1000", "-o", str(tmp_path / "out.npz"))
+    line = _one_error_line(r)
+    assert "--scheduler local:1000" in line and "one per core" in line
+    assert not (tmp_path / "out.npz").exists()
+
+
+@pytest.mark.parametrize("lattice", ["potts", "ising"])
+def test_a_huge_lattice_is_refused_at_once_naming_its_size(tmp_path, lattice) -> None:
+    r = _bounded(["sample", "-t", lattice, "-T", "size=100000", "-s", "gibbs", "-o", "out.npz"], tmp_path, seconds=60)
+    line = _one_line(r)
+    assert "-T size: a 100000 x 100000 lattice needs" in line
+
+
+def test_potts_with_a_million_states_runs_in_bounded_memory_and_time(tmp_path) -> None:
+    for sampler in ("gibbs", "swendsen-wang"):
+        r = _bounded(["sample", "-t", "potts", "-T", "q=1000000", "-T", "size=8", "-s", sampler, "--warmup", "20",
+                      "--draws", "20", "--seed", "1", "-q", "--no-check", "-o", "out.npz"],
+                     tmp_path, seconds=120, memory_gib=3)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        with np.load(tmp_path / "out.npz") as f:
+            assert np.all((f["m"] >= 0) & (f["m"] <= 1))
+
+
+def test_the_sparse_potts_heat_bath_draws_the_dense_one_s_states() -> None:
+    from mcmc.core.targets.potts import conditional_cdf, sparse_heat_bath
+
+    rng = np.random.default_rng(7)
+    for q, beta in ((40, 1.0), (100, 0.3), (50, 5.0), (37, 0.0), (33, 1000.0)):
+        states = rng.integers(0, q, (500, 4)).astype(float)
+        states[::3, 1] = states[::3, 0]  # shared neighbour states, too
+        u = rng.random(500)
+        counts = (states[..., None] == np.arange(q)).sum(axis=-2)
+        cdf = conditional_cdf(beta, counts)
+        dense = np.sum(cdf[..., :-1] <= u[:, None] * cdf[..., -1:], axis=-1)
+        np.testing.assert_array_equal(sparse_heat_bath(states, u, beta, q), dense)
+
+
+RARE_EVIDENCE_BIF = """\
+network rare { }
+variable A { type discrete [ 2 ] { yes, no }; }
+variable B { type discrete [ 2 ] { yes, no }; }
+probability ( A ) { table 1e-12, 0.999999999999; }
+probability ( B | A ) { (yes) 0.5, 0.5; (no) 0.5, 0.5; }
+"""
+
+
+def test_rejection_sampling_that_would_never_finish_is_refused_with_its_cost(tmp_path) -> None:
+    (tmp_path / "rare.bif").write_text(RARE_EVIDENCE_BIF)
+    r = _bounded(["sample", "-t", "rare.bif", "--observe", "A=yes", "-s", "rejection", "--draws", "100", "--seed", "1",
+                  "-o", "out.npz"], tmp_path, seconds=60)  # fmt: skip
+    line = _one_line(r)
+    assert "rare.bif" in line and "p(e) = 1e-12" in line and "4e+14 proposals" in line and "gibbs" in line
+    assert not (tmp_path / "out.npz").exists()
+
+
+def test_a_pattern_that_backtracks_as_a_regex_matches_literally(tmp_path) -> None:
+    name = "a" * 40 + "b"
+    rng = np.random.default_rng(4)
+    write_chains(Chains(posterior={name: rng.normal(size=(2, 200)), "sigma_1": rng.normal(size=(2, 200))}),
+                 tmp_path / "run.npz")  # fmt: skip
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.mcmc.diagnose.per-variable."(a+)+"]\nmax-rhat = 1.05\n'
+        '[tool.mcmc.diagnose.per-variable."sigma_?"]\nmin-ess = 5\n'
+    )
+    r = _bounded(["diagnose", "run.npz", "-f", "json"], tmp_path, seconds=60)  # as a regex, (a+)+ takes hours here
+    doc = json.loads(r.stdout)
+    params = {p["name"]: p for p in doc["parameters"]}
+    assert params["sigma_1"]["min_ess"] == 5 and params[name]["max_rhat"] == 1.01
+    assert "per-variable limits for '(a+)+' match no parameter" in doc["notes"]
+
+
+KILL_IN_ZARR_READ = """\
+import os, signal, sys
+import zarr.codecs.zstd as zstd
+real = zstd.ZstdCodec._decode_single
+seen = [0]
+async def decode(self, *args, **kwargs):
+    seen[0] += 1
+    if seen[0] == 50:  # well into the read of a store of a thousand chunks
+        os.kill(os.getpid(), signal.SIG{sig})
+    return await real(self, *args, **kwargs)
+zstd.ZstdCodec._decode_single = decode
+sys.argv = ["mcmc", "diagnose", sys.argv[1]]
+from mcmc.cli.app import main
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize(("sig", "code", "message"), [("INT", 130, "mcmc: interrupted"), ("TERM", 143, "mcmc: terminated")])
+def test_a_signal_while_a_zarr_store_is_read_is_one_line(tmp_path, sig, code, message) -> None:
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("zarr")
+    rng = np.random.default_rng(0)
+    ds = xr.Dataset({"x": (("chain", "draw", "d"), rng.normal(size=(4, 10_000, 3)))},
+                    coords={"chain": np.arange(4), "draw": np.arange(10_000)})  # fmt: skip
+    ds["x"].encoding["chunks"] = (1, 40, 3)  # a thousand chunks, read concurrently by zarr's event loop
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        xr.DataTree.from_dict({"posterior": ds}).to_zarr(tmp_path / "run.zarr", mode="w")
+    (tmp_path / "kill.py").write_text(KILL_IN_ZARR_READ.replace("{sig}", sig))
+    proc = subprocess.Popen([sys.executable, "kill.py", "run.zarr"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == code, err
+    assert err.decode().strip().splitlines() == [message]  # no traceback, no asyncio lines after it
+
+
+# ----------------------------------------------------------------- 4. the memory guard covers every path
+
+
+def _wide_table_bif(path: Path) -> Path:
+    """A 12 kB BIF whose one table asks for 150^4 x 100 probabilities (about 400 GiB as float64)."""
+    states = ", ".join(f"s{i}" for i in range(150))
+    lines = ["network wide { }"]
+    lines += [f"variable {p} {{ type discrete [ 150 ] {{ {states} }}; }}" for p in "ABCD"]
+    lines.append("variable X { type discrete [ 100 ] { " + ", ".join(f"c{i}" for i in range(100)) + " }; }")
+    lines += [f"probability ( {p} ) {{ default " + ", ".join(["0.0066666667"] * 150) + "; }" for p in "ABCD"]
+    lines.append("probability ( X | A, B, C, D ) { default " + ", ".join(["0.01"] * 100) + "; }")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_bif_table_too_large_for_memory_is_refused_before_it_is_allocated(tmp_path) -> None:
+    _wide_table_bif(tmp_path / "wide.bif")
+    line = _one_line(_bounded(["sample", "-t", "wide.bif", "-o", "out.npz"], tmp_path, seconds=60))
+    assert "wide.bif: line 11: the probability table of 'X' (150 x 150 x 150 x 150 x 100 entries)" in line
+    assert "more than this machine can hold" in line
+
+
+@pytest.mark.parametrize("option", [["--draws", "1000000000"], ["--chains", "100000000"]])
+def test_network_draws_beyond_memory_are_refused_before_sampling(tmp_path, option) -> None:
+    r = _bounded(["sample", "-t", str(EARTHQUAKE), *option, "-o", "out.npz"], tmp_path, seconds=60)
+    assert "--chains, --draws:" in _one_line(r) and "more than this machine can hold" in r.stderr
+
+
+def test_zarr_metadata_claiming_too_much_is_refused_from_the_metadata(tmp_path) -> None:
+    pytest.importorskip("zarr")
+    import shutil
+
+    store = tmp_path / "claims.zarr"
+    shutil.copytree(DATA / "diagnose" / "numpyro_eight_schools.zarr", store)
+    root = json.loads((store / "zarr.json").read_text())
+    meta = root["consolidated_metadata"]["metadata"]
+    meta["posterior/mu"]["shape"] = [4, 10**10]
+    meta["posterior/draw"]["shape"] = [10**10]
+    (store / "zarr.json").write_text(json.dumps(root))
+    line = _one_line(_bounded(["diagnose", str(store)], tmp_path, seconds=60))
+    assert "claims.zarr" in line and "10000000000" in line and "more than this machine can hold" in line
+
+
+def test_a_model_whose_phi_header_claims_too_much_is_refused_naming_phi(mcmc, tmp_path) -> None:
+    import io
+    import zipfile
+
+    from numpy.lib import format as npy_format
+
+    model = _saved_model(mcmc, tmp_path)
+    arrays = dict(np.load(model))
+    header = io.BytesIO()
+    npy_format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": (1, 10, 10**9)})
+    with zipfile.ZipFile(tmp_path / "claims.npz", "w") as zf:
+        for key, value in arrays.items():
+            data = io.BytesIO()
+            np.save(data, value)
+            zf.writestr(f"{key}.npy", b"\x93NUMPY" + header.getvalue()[6:] + bytes(64) if key == "phi" else data.getvalue())
+    line = _one_error_line(mcmc("lda", str(DATA / "lda" / "tiny.ldac"), "--model", str(tmp_path / "claims.npz"),
+                                "--iterations", "4", "--burn-in", "1"))  # fmt: skip
+    assert "array 'phi'" in line and "(1, 10, 1000000000)" in line
+
+
+def test_a_grid_network_too_wide_for_exact_inference_is_sampled_without_it(mcmc, tmp_path, monkeypatch) -> None:
+    import mcmc.core.targets.variable_elimination as ve
+
+    (tmp_path / "grid.bif").write_text(_grid_bif(30))
+    built: list[int] = []
+    real = ve._product
+
+    def product(factors):  # record every table variable elimination builds
+        scope, table = real(factors)
+        built.append(table.size)
+        return scope, table
+
+    monkeypatch.setattr(ve, "_product", product)
+    evidence = ["--observe", "X_29_29=a,X_0_29=b,X_29_0=a"]
+    r = mcmc("sample", "-t", str(tmp_path / "grid.bif"), *evidence, "--warmup", "5", "--draws", "5", "--seed", "1",
+             "--no-check", "-o", str(tmp_path / "out.npz"))  # fmt: skip
+    assert r.code == 0, r.stderr  # nobody asked for exact values: the run goes on, log p(e) unknown
+    assert "log p(e) = unknown" in r.stderr
+    with np.load(tmp_path / "out.npz") as f:
+        assert json.loads(str(f["__attrs__"]))["log_evidence"] is None
+    line = _one_error_line(mcmc("sample", "-t", str(tmp_path / "grid.bif"), *evidence, "--exact", "-o",
+                                str(tmp_path / "exact.npz")))  # fmt: skip
+    assert "grid.bif: exact marginals by variable elimination need a table of" in line
+    assert max(built, default=0) <= ve.MAX_FACTOR  # refused from the sizes, before building it
+
+
+def _grid_bif(side: int) -> str:
+    """An L x L grid network: each node's parents are its neighbours above and to the left (treewidth L)."""
+    import itertools
+
+    lines = ["network grid { }"]
+    lines += [f"variable X_{i}_{j} {{ type discrete [ 2 ] {{ a, b }}; }}" for i in range(side) for j in range(side)]
+    for i in range(side):
+        for j in range(side):
+            parents = [f"X_{i - 1}_{j}"] * (i > 0) + [f"X_{i}_{j - 1}"] * (j > 0)
+            if not parents:
+                lines.append(f"probability ( X_{i}_{j} ) {{ table 0.5, 0.5; }}")
+                continue
+            lines.append(f"probability ( X_{i}_{j} | {', '.join(parents)} ) {{")
+            for combo in itertools.product("ab", repeat=len(parents)):
+                p = 0.2 + 0.6 * combo.count("a") / len(parents)
+                lines.append(f"  ({', '.join(combo)}) {p:.2f}, {1 - p:.2f};")
+            lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------- 5. crashes become one line
+
+
+def _saved_model(mcmc, tmp_path: Path) -> Path:
+    model = tmp_path / "model.npz"
+    if not model.exists():
+        r = mcmc("lda", str(DATA / "lda" / "tiny.ldac"), "-k", "2", "--iterations", "4", "--burn-in", "1",
+                 "--save-model", str(model), "--no-check")  # fmt: skip
+        assert r.code == 0, r.stderr
+    return model
+
+
+def test_a_corrupt_zarr_chunk_is_one_line(tmp_path) -> None:
+    pytest.importorskip("zarr")
+    import shutil
+
+    store = tmp_path / "corrupt.zarr"
+    shutil.copytree(DATA / "diagnose" / "numpyro_eight_schools.zarr", store)
+    for chunk in (store / "posterior" / "mu" / "c").rglob("*"):
+        if chunk.is_file():
+            chunk.write_bytes(b"not zstd data" * 8)
+    line = _one_line(_bounded(["diagnose", str(store)], tmp_path, seconds=60))
+    assert "corrupt.zarr: corrupt or truncated zarr store" in line
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "needle"),
+    [
+        ("version", np.array("one"), "version must be one whole number, got 'one'"),
+        ("version", np.array([1, 1]), "version must be one whole number, got [1, 1]"),
+        ("vocab", np.arange(5), "vocab must be a list of words (strings)"),
+        ("phi", None, "a model needs at least one chain, one topic and one word"),
+        ("vocab", "repeat", "vocab holds the word 'apple' twice"),
+        ("phi", np.array([object(), object()], dtype=object), "array 'phi' holds Python objects"),
+        ("method", np.array([1.5]), "method must be one string"),
+    ],
+    ids=["version-text", "version-list", "vocab-integers", "no-topics", "repeated-word", "pickled-phi", "method"],
+)
+def test_a_model_field_of_the_wrong_type_is_one_line(mcmc, tmp_path, field, value, needle) -> None:
+    arrays = dict(np.load(_saved_model(mcmc, tmp_path)))
+    if field == "phi" and value is None:  # zero topics
+        arrays["phi"], arrays["alpha"] = np.zeros((2, 0, arrays["vocab"].size)), np.zeros((2, 0))
+    elif isinstance(value, str):
+        arrays["vocab"] = np.array(["apple", "apple", *arrays["vocab"][2:]])
+    else:
+        arrays[field] = value
+    np.savez(tmp_path / "bad.npz", **arrays)
+    line = _one_error_line(mcmc("lda", str(DATA / "lda" / "tiny.ldac"), "--model", str(tmp_path / "bad.npz"),
+                                "--iterations", "4", "--burn-in", "1"))  # fmt: skip
+    assert "bad.npz" in line and needle in line, line
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le"])
+def test_a_pyproject_toml_in_utf16_is_one_line_naming_it(mcmc, tmp_path, monkeypatch, encoding) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_chains(Chains(posterior={"mu": np.random.default_rng(1).normal(size=(2, 100))}), tmp_path / "run.npz")
+    (tmp_path / "pyproject.toml").write_bytes("[tool.mcmc.diagnose]\nmax-rhat = 1.05\n".encode(encoding))
+    line = _one_error_line(mcmc("diagnose", "run.npz"))
+    assert "pyproject.toml: not UTF-8 text" in line and "must be UTF-8" in line
 
 
 # ----------------------------------------------------------------- 8. what the terminal and logs receive

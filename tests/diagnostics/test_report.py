@@ -72,18 +72,20 @@ def test_scalar_names_follow_arviz() -> None:
     assert scalar_names("L", (2, 2)) == ["L[0, 0]", "L[0, 1]", "L[1, 0]", "L[1, 1]"]
 
 
-def test_select_by_exact_name_regex_and_scalar(chains: Chains) -> None:
+def test_select_by_exact_name_glob_and_scalar(chains: Chains) -> None:
     assert select(chains, ["theta"]).names == ("theta[0]", "theta[1]", "theta[2]")
-    assert select(chains, ["theta[1]"]).names == ("theta[1]",)  # exact, although "[1]" is a regex class
-    assert select(chains, [r"theta\[[02]\]"]).names == ("theta[0]", "theta[2]")
-    assert select(chains, [r"L\[1, .*", "m."]).names == ("mu", "L[1, 0]", "L[1, 1]", "L[1, 2]")  # file order
+    assert select(chains, ["theta[1]"]).names == ("theta[1]",)  # brackets are themselves
+    assert select(chains, ["theta[?]"]).names == ("theta[0]", "theta[1]", "theta[2]")
+    assert select(chains, ["L[1, *", "m?"]).names == ("mu", "L[1, 0]", "L[1, 1]", "L[1, 2]")  # file order
 
 
 def test_select_is_a_full_match_and_no_match_lists_variables(chains: Chains) -> None:
     with pytest.raises(UsageError, match=r"'the'.*available variables: mu, theta, L"):
         select(chains, ["the"])
     with pytest.raises(UsageError, match="theta\\[0"):
-        select(chains, ["theta[0"])  # not a valid regex: exact names only, and none matches
+        select(chains, ["theta[0"])  # exact names only, and none matches
+    with pytest.raises(UsageError, match="theta\\[\\[02\\]\\]"):
+        select(chains, ["theta[[02]]"])  # no regular expressions, no character classes
 
 
 def test_statuses_constant_nan_inf_never_crash() -> None:

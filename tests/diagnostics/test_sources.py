@@ -80,7 +80,7 @@ def test_var_selects_one_labelled_scalar_or_the_whole_variable() -> None:
     chains = read(PYMC)
     assert names(chains, ["theta[Choate]"]) == ["theta[Choate]"]
     assert names(chains, ["theta"]) == [f"theta[{s}]" for s in SCHOOLS]
-    assert names(chains, [r"theta\[Phillips.*\]"]) == ["theta[Phillips Andover]", "theta[Phillips Exeter]"]
+    assert names(chains, ["theta[Phillips*]"]) == ["theta[Phillips Andover]", "theta[Phillips Exeter]"]
     # typed as CmdStan users type a multi-index, without the space
     assert names(chains, ["M[y,q]"]) == names(chains, ["M[y, q]"]) == ["M[y, q]"]
     report = check(chains, var=["theta[St. Paul's]"])
