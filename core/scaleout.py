@@ -112,13 +112,18 @@ class ChainsJob:
 
 
 def run_block(
-    job: ChainsJob, chain_ids: Sequence[int], progress: Callable[[str, int, int], None] | None = None
+    job: ChainsJob,
+    chain_ids: Sequence[int],
+    progress: Callable[[str, int, int], None] | None = None,
+    target: Any = None,
 ) -> Any:
     """Run the chains ``chain_ids`` of ``job``; return the driver's ``Run`` (chains, timings).
 
     The one way a block runs, here or on a worker: the target is built (a user
     file from ``job.target_text`` when given), ``init`` checked against its
-    dimension, then :func:`mcmc.core.samplers.driver.run`.
+    dimension, then :func:`mcmc.core.samplers.driver.run`. A local run passes
+    the ``target`` it has built already from ``job`` (a transition matrix's
+    exact analysis takes seconds: not twice).
 
     Raises
     ------
@@ -131,7 +136,7 @@ def run_block(
     from mcmc.core.samplers.driver import run
     from mcmc.core.targets import get_target
 
-    tgt = get_target(job.target, user_source=job.target_text, **job.target_options)
+    tgt = target if target is not None else get_target(job.target, user_source=job.target_text, **job.target_options)
     start = None
     if job.init is not None:
         start = np.asarray(job.init, dtype=float)

@@ -205,6 +205,7 @@ def lda_run(
         check_scheduler(scheduler)  # before the corpus is read
     data = pipeline.load_input(corpus.path, fmt=corpus.format, vocab=corpus.vocab, min_df=corpus.min_df,
                                max_df=corpus.max_df, keep_all_words=corpus.keep_all_words)  # fmt: skip
+    pipeline.check_fit(data, config)  # before the banner: a refusal is one line
     read = data.corpus
     facts = CorpusFacts(data.source, read.n_docs, read.n_tokens, read.vocab_size)
     if progress is not None:

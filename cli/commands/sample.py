@@ -273,7 +273,7 @@ def sample_run(
         init=spec.init, target_options=dict(spec.target_options), params=dict(spec.params),
     )  # fmt: skip
     if spec.scheduler is None:
-        chains, run_timings = scaleout.run_block(job, ids, progress)
+        chains, run_timings = scaleout.run_block(job, ids, progress, target=tgt)
     else:
         if user_file is not None:
             # Its source, not its path: the workers need not see this machine's files,

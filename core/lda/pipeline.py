@@ -37,6 +37,7 @@ import numpy as np
 
 from mcmc.core.atomic import atomic_output
 from mcmc.core.chains import Chains
+from mcmc.core.errors import UsageError
 from mcmc.core.lda import evaluate, map_estimates
 from mcmc.core.lda.config import LdaConfig, sampler_class
 from mcmc.core.lda.corpus import Corpus, SyntheticCorpus, synthetic_corpus
@@ -218,6 +219,23 @@ class LdaRun:
         np.savez(buf, **self.estimates())
         with atomic_output(path) as fh:
             fh.write(buf.getvalue())
+
+
+def check_fit(data: Any, config: LdaConfig) -> None:
+    """Refuse a configuration the corpus just read cannot take, before anything is shown or fitted.
+
+    Raises
+    ------
+    UsageError
+        Naming the corpus: ``--holdout`` on a corpus of fewer than two
+        documents (one must be left to train on).
+    """
+    n_docs = data.corpus.n_docs
+    if config.holdout > 0 and n_docs < 2:
+        raise UsageError(
+            f"{data.source}: --holdout needs at least two documents (one to hold out, one to train on); "
+            f"this corpus has {n_docs}"
+        )
 
 
 def fit_lda(

@@ -163,7 +163,7 @@ def default_vocab_path(path: str | os.PathLike[str], fmt: str) -> Path | None:
 
 def read_vocab(path: str | os.PathLike[str]) -> tuple[str, ...]:
     """One word per line (surrounding white space stripped; trailing blank lines ignored)."""
-    text = _read_bytes(path).decode("utf-8", errors="replace")
+    text = _read_bytes(path).decode("utf-8-sig", errors="replace")  # a byte-order mark is no part of a word
     words = [w.strip() for w in text.splitlines()]
     while words and not words[-1]:
         words.pop()

@@ -383,7 +383,7 @@ def parse_bif(text: str, source: str | None = None) -> BayesianNetwork:
 
 
 def read_bif(path: str | os.PathLike[str]) -> BayesianNetwork:
-    """Read a ``.bif`` file (UTF-8; Latin-1 accepted) into a :class:`BayesianNetwork`.
+    """Read a ``.bif`` file (UTF-8, with or without a byte-order mark; Latin-1 accepted) into a :class:`BayesianNetwork`.
 
     Raises
     ------
@@ -399,7 +399,7 @@ def read_bif(path: str | os.PathLike[str]) -> BayesianNetwork:
     except OSError as exc:
         raise InputError(source, (exc.strerror or "cannot read the file").lower()) from None
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a byte-order mark (Windows editors write one) is not the first word
     except UnicodeDecodeError:
         text = data.decode("latin-1")
     return parse_bif(text, source)

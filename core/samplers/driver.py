@@ -178,7 +178,7 @@ def run(
     # The draws are stored in full (sampling space and reported values): refuse before starting.
     require_memory(
         n_chains * (kept * (target.dim + target.n_reported) + 8 * target.dim), 8,
-        f"{n_chains} chains x {kept} draws x {target.dim} coordinates", None,
+        f"{n_chains} chains x {kept} draws x {target.dim} coordinates", "--chains, --draws",
     )  # fmt: skip
     ids = tuple(range(chains)) if chain_ids is None else tuple(int(i) for i in chain_ids)
     params = dict(params or {})
@@ -396,11 +396,11 @@ def _starting_points(target: Target, seed: int, ids: tuple[int, ...], init: np.n
             x = np.broadcast_to(x, (n, target.dim)).copy()
         if x.shape != (n, target.dim):
             raise InputError(
-                None, f"initial point has shape {x.shape}; expected ({target.dim},) or ({n}, {target.dim})"
+                "--init", f"initial point has shape {x.shape}; expected ({target.dim},) or ({n}, {target.dim})"
             )
         lp = np.asarray(target.log_density(x))
         if not np.all(np.isfinite(lp)):
-            raise InputError(None, "the log density is not finite at the initial point")
+            raise InputError("--init", "the log density is not finite at the initial point")
         return x
     # A separate stream family for starts, so redrawing a bad start for one
     # chain never shifts the numbers its sampler sees.

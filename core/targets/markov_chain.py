@@ -48,10 +48,15 @@ from mcmc.core.errors import InputError, UsageError
 from mcmc.core.random import ChainRandom
 from mcmc.core.targets.base import Target
 
-ROW_SUM_TOL = 1e-6  # |sum_j P_ij - 1| allowed: 6 written decimals (1/3 as 0.333333) pass, then rows are rescaled
+ROW_SUM_TOL = 1e-6  # |sum_j P_ij - 1| allowed, at least: 6 written decimals (1/3 as 0.333333) pass, then rows are rescaled
+DECIMALS_TOL = 5e-7  # and per entry: each of n entries written to six decimals is off by at most half a millionth
 BALANCE_TOL = 1e-10  # |pi_i P_ij - pi_j P_ji| allowed for detailed balance
 POWER_TOL = 1e-12  # power iteration stops when ||mu P^(t+1) - mu P^t||_1 falls below this
 POWER_MAX_ITERATIONS = 100_000
+POWER_MAX_WORK = 10**10  # multiply-adds of the power iteration (n^2 per step): about ten seconds at most
+#: The most states a transition matrix may have: its exact analysis (eigenvalues, GTH reduction) costs n^3,
+#: about half a minute at 2000 states on a laptop core; a larger matrix is refused before it is read.
+MAX_STATES = 2000
 
 
 @dataclass(frozen=True)
@@ -79,7 +84,9 @@ def read_transition_matrix(path: str | Path) -> TransitionMatrix:
     Format: ``n`` rows of ``n`` numbers, comma-separated; optionally a first
     line of ``n`` state names (recognised by not being all numbers). Blank
     lines and lines starting with ``#`` are skipped. Each row must sum to 1
-    within :data:`ROW_SUM_TOL` and is then divided by its sum.
+    within :data:`ROW_SUM_TOL`, or half a millionth per entry on a wider row
+    (:data:`DECIMALS_TOL`: entries written to six decimals always pass), and
+    is then divided by its sum. A UTF-8 byte-order mark is skipped.
 
     Returns
     -------
@@ -94,7 +101,11 @@ def read_transition_matrix(path: str | Path) -> TransitionMatrix:
         duplicate state names.
     """
     source = str(path)
-    lines = content_rows(path)
+    # A matrix too large for the exact analysis is refused at its first line, before the rest is read.
+    lines = content_rows(path, max_cells=MAX_STATES, too_many=(
+        "states; the exact analysis of a chain (eigenvalues and the stationary law, n^3 operations) takes at most "
+        f"{MAX_STATES}"
+    ))
     if not lines:
         raise InputError(source, "no transition matrix: the file is empty")
     cells = [row for _, row in lines]
@@ -122,38 +133,59 @@ def read_transition_matrix(path: str | Path) -> TransitionMatrix:
     if width != n:
         raise InputError(source, f"the matrix is not square: {n} rows of {width} entries")
     matrix = np.array(rows)
+    # Six written decimals always pass: 0.333333 x 3 is 1e-6 off, 0.166667 x 6 is 2e-6 off; the float sum of
+    # decimal fractions adds a few ulps, hence the relative slack.
+    tolerance = max(ROW_SUM_TOL, DECIMALS_TOL * n) * (1 + 1e-6)
     for i in range(n):
         lineno = lines[i][0]
         if not np.all(np.isfinite(matrix[i])):
-            raise InputError(source, f"line {lineno}: non-finite entry")
+            j = int(np.flatnonzero(~np.isfinite(matrix[i]))[0])
+            raise InputError(source, f"line {lineno}, column {j + 1}: {cells[i][j]!r} is not a finite probability")
         if np.any(matrix[i] < 0):
             j = int(np.flatnonzero(matrix[i] < 0)[0])
             raise InputError(source, f"line {lineno}, column {j + 1}: negative probability {matrix[i, j]:g}")
         total = float(matrix[i].sum())
-        if abs(total - 1.0) > ROW_SUM_TOL:
+        if abs(total - 1.0) > tolerance:
             raise InputError(
-                source, f"line {lineno}: row {i + 1} sums to {total:.10g}, not 1 (tolerance {ROW_SUM_TOL:g})"
+                source, f"line {lineno}: row {i + 1} sums to {total:.10g}, not 1 (tolerance {tolerance:.3g})"
             )
     matrix /= matrix.sum(axis=1, keepdims=True)
     matrix.setflags(write=False)
     return TransitionMatrix(matrix, states if states is not None else tuple(str(i) for i in range(n)), source)
 
 
-def content_rows(path: str | Path) -> list[tuple[int, list[str]]]:
+def content_rows(
+    path: str | Path, *, max_cells: int | None = None, too_many: str = ""
+) -> list[tuple[int, list[str]]]:
     """The content lines of a CSV file as ``(line number, stripped cells)``: blank and ``#`` lines skipped.
 
     Shared by the readers of every CSV target (transition matrices, weights,
-    graphs).
+    graphs). A UTF-8 byte-order mark (as spreadsheet programs write) is not
+    part of the first cell.
+
+    Parameters
+    ----------
+    max_cells, too_many
+        A first content line of more than ``max_cells`` cells is refused at
+        once, with ``too_many`` after the count (the rest is not read).
 
     Raises
     ------
     InputError
-        Missing, a directory, or unreadable (naming the file).
+        Missing, a directory, or unreadable (naming the file); a first line
+        over ``max_cells``.
     """
     source = str(path)
     try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            return [(k, [c.strip() for c in row]) for k, row in enumerate(csv.reader(fh), start=1) if _content(row)]
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            lines: list[tuple[int, list[str]]] = []
+            for k, row in enumerate(csv.reader(fh), start=1):
+                if not _content(row):
+                    continue
+                if not lines and max_cells is not None and len(row) > max_cells:
+                    raise InputError(source, f"line {k}: {len(row)} {too_many}")
+                lines.append((k, [c.strip() for c in row]))
+            return lines
     except FileNotFoundError:
         raise InputError(source, "no such file") from None
     except IsADirectoryError:
@@ -292,15 +324,18 @@ def power_iteration(matrix: np.ndarray, initial: np.ndarray) -> tuple[np.ndarray
     iterations
         ``t``.
     converged
-        False when :data:`POWER_MAX_ITERATIONS` was reached.
+        False when :data:`POWER_MAX_ITERATIONS` (or, for a large chain, :data:`POWER_MAX_WORK`
+        multiply-adds) was reached.
     """
     mu = np.asarray(initial, dtype=float)
-    for t in range(1, POWER_MAX_ITERATIONS + 1):
+    # At most POWER_MAX_WORK multiply-adds: 100,000 steps of a 2000-state chain would take minutes.
+    steps = max(1, min(POWER_MAX_ITERATIONS, POWER_MAX_WORK // max(matrix.size, 1)))
+    for t in range(1, steps + 1):
         nxt = mu @ matrix
         if np.abs(nxt - mu).sum() < POWER_TOL:
             return nxt, t, True
         mu = nxt
-    return mu, POWER_MAX_ITERATIONS, False
+    return mu, steps, False
 
 
 def stationary_law(matrix: np.ndarray, classes: tuple[tuple[int, ...], ...], closed: np.ndarray) -> np.ndarray | None:

@@ -57,7 +57,7 @@ def read_csv(path: str | Path, *, outcome_last: bool = False) -> tuple[list[str]
     """
     source = str(path)
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:  # a byte-order mark is not part of the first name
             lines = [line.strip() for line in fh if line.strip() and not line.lstrip().startswith("#")]
     except FileNotFoundError:
         raise InputError(source, "no such file") from None

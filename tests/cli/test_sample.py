@@ -333,7 +333,7 @@ def test_user_function_failing_mid_run_is_one_line_exit_2(mcmc, tmp_path: Path) 
     [
         (("-t", "gaussian", "--dim", "1000000000"), "--dim: dimension 1000000000 needs"),
         (("-t", "gaussian", "--chains", "100000", "--dim", "1000"), "100000 chains x 1000 draws x 1000 coordinates"),
-        (("-t", "ising", "-s", "gibbs", "-T", "size=100000"), "x 10000000000 coordinates needs"),
+        (("-t", "ising", "-s", "gibbs", "-T", "size=100000"), "-T size: a 100000 x 100000 lattice needs"),
         (("-t", "gaussian", "--draws", "1000000000000"), "4 chains x 1000000000000 draws x 10 coordinates needs"),
     ],
 )

@@ -64,7 +64,7 @@ BAD_FILES = {
     "not square": ("0.5,0.5\n0.5,0.5\n1,0\n", "not square: 3 rows of 2 entries"),
     "ragged": ("0.5,0.5\n1\n", "line 2: 1 entries; expected 2"),
     "non-numeric": ("0.5,0.5\n0.5,half\n", "line 2, column 2: 'half' is not a number"),
-    "nan": ("0.5,nan\n0.5,0.5\n", "line 1: non-finite entry"),
+    "nan": ("0.5,nan\n0.5,0.5\n", "line 1, column 2: 'nan' is not a finite probability"),
     "empty": ("\n# nothing\n", "the file is empty"),
     "header only": ("a,b\n", "no matrix rows"),
     "duplicate names": ("a,a\n0.5,0.5\n0.5,0.5\n", "line 1: state names must be distinct"),
