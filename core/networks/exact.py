@@ -95,8 +95,10 @@ def posterior_marginals(
             by_node = ve.node_marginals(network, evidence, targets)
         except CliqueBudgetError as also:
             asked = "every node" if nodes is None else f"the {len(targets)} nodes asked for"
+            # The user asked for exact marginals of this file: say which file.
+            what = f"{network.source}: {wide.what}" if network.source else wide.what
             raise CliqueBudgetError(
-                wide.entries, wide.nodes, wide.budget, wide.what,
+                wide.entries, wide.nodes, wide.budget, what,
                 f"variable elimination of {asked} needs a factor of {also.entries} entries too (limit "
                 f"{also.budget}): ask for fewer nodes (--query), or leave out --exact",
             ) from None  # fmt: skip

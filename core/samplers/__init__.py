@@ -81,7 +81,7 @@ if TYPE_CHECKING:
 #: Samplers of a density target (a :class:`~mcmc.core.targets.base.Target`), run by the driver: name -> declaration.
 SAMPLERS: dict[str, Declaration] = {d.name: d for d in DECLARATIONS if d.kind == DENSITY}
 #: The samplers of a Bayesian network target (``NET.bif``), run by
-#: :func:`mcmc.core.samplers.network_driver.sample_network` rather than the
+#: :func:`mcmc.core.networks.driver.sample_network` rather than the
 #: driver: gibbs through each node's Markov blanket, rejection (logic sampling),
 #: likelihood weighting. Names shared with :data:`SAMPLERS` mean the same algorithm.
 NETWORK_SAMPLERS: dict[str, Declaration] = {d.name: d for d in DECLARATIONS if d.kind == NETWORK}

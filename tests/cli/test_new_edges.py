@@ -374,7 +374,7 @@ def test_a_model_whose_phi_header_claims_too_much_is_refused_naming_phi(mcmc, tm
 
 
 def test_a_grid_network_too_wide_for_exact_inference_is_sampled_without_it(mcmc, tmp_path, monkeypatch) -> None:
-    import mcmc.core.targets.variable_elimination as ve
+    import mcmc.core.networks.variable_elimination as ve
 
     (tmp_path / "grid.bif").write_text(_grid_bif(30))
     built: list[int] = []
@@ -395,7 +395,7 @@ def test_a_grid_network_too_wide_for_exact_inference_is_sampled_without_it(mcmc,
         assert json.loads(str(f["__attrs__"]))["log_evidence"] is None
     line = _one_error_line(mcmc("sample", "-t", str(tmp_path / "grid.bif"), *evidence, "--exact", "-o",
                                 str(tmp_path / "exact.npz")))  # fmt: skip
-    assert "grid.bif: exact marginals by variable elimination need a table of" in line
+    assert "grid.bif: exact inference needs a junction tree clique of" in line
     assert max(built, default=0) <= ve.MAX_FACTOR  # refused from the sizes, before building it
 
 
