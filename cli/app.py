@@ -75,8 +75,9 @@ def _invoked(argv: Sequence[str]) -> list[str]:
     """The subcommands a run of ``argv`` needs: the one named, none for ``--version``, or all (help, errors)."""
     # the root options (--debug, --version, -h) take no value: the first word is the subcommand
     first = next((i for i, a in enumerate(argv) if not a.startswith("-")), len(argv))
-    if "--version" in argv[:first]:
-        return []  # eager: answered before any subcommand is looked at, so none is imported (about 40 ms)
+    root = argv[:first]
+    if "--version" in root and not {"-h", "--help"} & set(root):
+        return []  # eager: answered before any subcommand is looked at, so none is imported (about 30 ms)
     return [argv[first]] if first < len(argv) and argv[first] in SUBCOMMANDS else list(SUBCOMMANDS)
 
 

@@ -97,3 +97,12 @@ def test_numba_without_its_dependency_checks_still_reads_its_config_file(tmp_pat
     assert out["none"] == ["0", "False", "True"]  # no SciPy, and yaml is the stand-in
     assert out["later"] == ["1", "False", "False", "0.5"]  # the real yaml read the file; SciPy imports as usual
     assert proc.stdout.split() == ["1", "False", "False"]  # a file at start: the real yaml from the start
+
+
+def test_only_a_bare_version_skips_the_subcommands() -> None:
+    # --version is answered before any subcommand is looked at; with -h beside it the help still lists them all
+    from mcmc.cli.app import SUBCOMMANDS, _invoked
+
+    assert _invoked(["--version"]) == [] == _invoked(["--debug", "--version"])
+    assert _invoked(["--help", "--version"]) == list(SUBCOMMANDS) == _invoked(["--version", "-h"])
+    assert _invoked(["diagnose", "--version"]) == ["diagnose"]  # a subcommand's option: diagnose says it has none
