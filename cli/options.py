@@ -23,6 +23,7 @@ from rich.markup import escape
 
 from mcmc.cli.speedups import lazy_choice
 from mcmc.core.errors import UsageError
+from mcmc.core.targets import default_sampler_help
 
 if TYPE_CHECKING:
     from mcmc.core.samplers.registry import Declaration, Setting
@@ -45,8 +46,7 @@ Sampler = Annotated[
         metavar="NAME",
         click_type=lazy_choice(_sampler_names),
         rich_help_panel=RUN,
-        help="Sampling algorithm, one of the samplers above. \\[default: hmc; the target's own where it has one: "
-        "hmc-gibbs for bnn, gibbs for a network NET.bif]",
+        help=f"Sampling algorithm, one of the samplers above. \\[default: {default_sampler_help()}]",
         show_default=False,
     ),
 ]
@@ -253,9 +253,22 @@ def setting_help(name: str) -> str:
     return f"{text[0].upper()}{text[1:]}. \\[default: {defaults}]"
 
 
-def _parse_value(item: str, sampler: str, declaration: Declaration | None, key: str, text: str) -> tuple[Setting, Any]:
-    """The setting ``key`` of ``sampler`` and the value ``text`` of ``-P item``, checked (as ``--target-option``)."""
-    setting = declaration.setting(key) if declaration is not None else None
+def _parse_value(
+    item: str, sampler: str, declaration: Declaration | None, key: str, text: str, any_sampler: bool = False
+) -> tuple[Setting, Any]:
+    """The setting ``key`` of ``sampler`` and the value ``text`` of ``-P item``, checked (as ``--target-option``).
+
+    ``any_sampler``: the sampler is not known yet (a target file's default): any sampler's setting ``key``.
+    """
+    if any_sampler:
+        # start-up: the registry only for sample and compare (see lazy_choice)
+        from mcmc.core.samplers import setting_named
+
+        setting = setting_named(key.replace("-", "_"))
+        if setting is None:
+            raise UsageError(f"--param {item!r}: no sampler has an option {key!r}")
+    else:
+        setting = declaration.setting(key) if declaration is not None else None
     if setting is None:
         known = ", ".join(x.key for x in declaration.settings) if declaration is not None else ""
         raise UsageError(f"--param {item!r}: {sampler} has no option {key!r} (its options: {known or 'none'})")
@@ -267,7 +280,7 @@ def _parse_value(item: str, sampler: str, declaration: Declaration | None, key: 
 
 
 def tuning(
-    sampler: str, given: Mapping[str, Any], items: Sequence[str] = (), kind: str | None = None
+    sampler: str | None, given: Mapping[str, Any], items: Sequence[str] = (), kind: str | None = None
 ) -> dict[str, Any]:
     """The kernel keywords of ``mcmc sample``'s tuning: options given as ``--NAME`` and ``-P [SAMPLER:]KEY=VALUE``.
 
@@ -275,7 +288,10 @@ def tuning(
     ``-P`` words, each a setting of ``sampler`` (as declared for ``kind``
     targets; ``None``: a density). A ``-P`` value is converted to the setting's type, as its
     option would give it, so ``-P step-size=1`` and ``--step-size 1`` write
-    the same bytes.
+    the same bytes. ``sampler`` ``None`` is the default of a target file, known
+    once the file is loaded: the values are converted and range-checked here,
+    and whether the sampler takes them is checked by the run
+    (:func:`mcmc.core.samplers.check_applies`).
 
     Raises :class:`UsageError` for a value out of range, a setting the sampler
     does not take, or one given twice.
@@ -283,7 +299,7 @@ def tuning(
     # start-up: the registry only for sample and compare (see lazy_choice)
     from mcmc.core.samplers import DENSITY, find, setting_named
 
-    declaration = find(sampler, kind or DENSITY)
+    declaration = find(sampler, kind or DENSITY) if sampler is not None else None
     options = {name: setting_named(name) for name in given}
     for name, value in given.items():
         options[name].check(value)  # type: ignore[union-attr] - every dedicated option is a registered setting
@@ -291,7 +307,7 @@ def tuning(
     for name, value in given.items():
         if value is None:
             continue
-        if declaration is None or declaration.setting(name) is None:
+        if sampler is not None and (declaration is None or declaration.setting(name) is None):
             raise UsageError(f"{options[name].flag} does not apply to --sampler {sampler}")  # type: ignore[union-attr]
         params[name] = value
     for item in items:
@@ -300,9 +316,11 @@ def tuning(
         key = key.strip().lower()
         if not sep or not key:
             raise UsageError(f"--param expects KEY=VALUE or SAMPLER:KEY=VALUE, got {item!r}")
+        if colon and sampler is None:
+            raise UsageError(f"--param {item!r}: give --sampler {who.strip()} to tune it")
         if colon and who.strip().lower() != sampler:
             raise UsageError(f"--param {item!r}: {who.strip()!r} is not --sampler {sampler}")
-        setting, value = _parse_value(item, sampler, declaration, key, text)
+        setting, value = _parse_value(item, sampler or "", declaration, key, text, any_sampler=sampler is None)
         if setting.name in params:
             raise UsageError(f"--param {item!r}: {setting.key} is given twice (by {setting.flag} or -P)")
         params[setting.name] = value if setting.kind is str else setting.kind(value)

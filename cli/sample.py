@@ -50,12 +50,13 @@ HELP = (
     "predictors, then a 0/1 outcome column), beta-bernoulli, eight-schools, ising (the 2-D Ising model, -T size=L "
     "-T beta=B; reports magnetization m, |m| and energy per spin), potts (the q-state Potts model, -T size=L -T q=Q "
     "-T beta=B; energy and order parameter m per sweep), dirichlet (-T counts=4,1,3,1,1 -T eta=1), bnn (Neal's "
-    "Bayesian neural network regression: "
-    "--data CSV with predictors then the outcome (built-in 1-D data without it), -T hidden=H tanh units, default 8; "
-    "--predict TEST.csv --predictions PRED.csv, --plot PNG; its weights are not identifiable: judge the "
-    "hyperparameters, lp and predictions); or your own Python file, --target "
-    "model.py\\[:name], defining log_density(x) for x of shape (chains, dim) and dim, optionally "
-    "grad_log_density(x) and names.\n\n"
+    "Bayesian neural network regression: --data CSV with predictors then the outcome, -T hidden=H tanh units, "
+    "default 8; built-in 1-D data without --data; --predict TEST.csv --predictions PRED.csv, --plot PNG; its weights "
+    "are not identifiable, so judge the hyperparameters, lp and predictions the summary lists, not single weights)."
+    "\n\n"
+    "[bold]Your own model[/]: a Python file, --target model.py\\[:name], defining log_density(x) for x of shape "
+    "(chains, dim) and dim, optionally grad_log_density(x) and names. log_density alone is enough: the default "
+    "sampler is then slice, and hmc with a gradient.\n\n"
     "[bold]Bayesian networks[/]: --target NET.bif, a discrete network in the Bayesian Interchange Format (bnlearn, "
     "pgmpy, GeNIe), with evidence --observe NODE=STATE,..., the marginals to show --query NODE,... (with MCSE) and "
     "--exact (exact marginals beside them, every node's from one calibrated junction tree). Samplers: "
@@ -364,7 +365,7 @@ def command(
 
     if out_format == "json" and output == "-":
         raise UsageError("-o - and --format json would both write to stdout; pick one")
-    sampler = sampler or default_sampler(target)
+    sampler = sampler or default_sampler(target)  # None: a target file's, chosen once it is loaded
     if proposal is not None and sampler == MH.name:
         # the notes' spelling, --proposal Q.csv: mh's proposal matrix
         if not proposal.lower().endswith(".csv"):

@@ -100,7 +100,8 @@ class ChainsJob:
     """
 
     target: str
-    sampler: str
+    #: ``None``: the target's default (:func:`mcmc.core.targets.default_sampler`), chosen once it is built.
+    sampler: str | None
     seed: int
     warmup: int
     draws: int
@@ -132,19 +133,23 @@ def run_block(
     InputError
         A user target that cannot be loaded or fails.
     """
-    from mcmc.core.samplers import get_sampler
+    from mcmc.core.samplers import check_applies, get_sampler
     from mcmc.core.samplers.driver import run
-    from mcmc.core.targets import get_target
+    from mcmc.core.targets import default_sampler, get_target
 
     tgt = target if target is not None else get_target(job.target, user_source=job.target_text, **job.target_options)
+    sampler = job.sampler
+    if sampler is None:  # the target's default: the same on every worker, the target being the same
+        sampler = default_sampler(job.target, tgt)
+        check_applies(sampler, job.params, chosen=f", the default for {tgt.name!r}")
     start = None
     if job.init is not None:
         start = np.asarray(job.init, dtype=float)
         if start.shape != (tgt.dim,):
             raise UsageError(f"--init has {start.size} values; target {tgt.name!r} has dimension {tgt.dim}")
-    label = f"{job.sampler} on {tgt.name}"
+    label = f"{sampler} on {tgt.name}"
     return run(
-        get_sampler(job.sampler), tgt, chain_ids=chain_ids, warmup=job.warmup, draws=job.draws, thin=job.thin,
+        get_sampler(sampler), tgt, chain_ids=chain_ids, warmup=job.warmup, draws=job.draws, thin=job.thin,
         seed=job.seed, init=start, params=dict(job.params),
         progress=None if progress is None else (lambda done, total: progress(label, done, total)),
     )  # fmt: skip
@@ -203,7 +208,7 @@ def run_blocks(
 
         threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()) or 1
         parts = blocks(chain_ids, tasks_per_worker * threads)
-        label = f"{job.sampler} on {job.target}"
+        label = f"{job.sampler or 'sampling'} on {job.target}"
         run_id = uuid.uuid4().hex[:12]
         # The job (with a user file's source) goes inside each task: a few kB, and a task
         # re-run after its worker died needs nothing that died with it.

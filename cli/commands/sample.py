@@ -38,7 +38,7 @@ from mcmc.core.chains import Chains
 from mcmc.core.errors import UsageError
 from mcmc.core.paths import check_paths
 from mcmc.core.random import entropy_seed
-from mcmc.core.targets import is_network_target, is_transition_matrix, is_user_target
+from mcmc.core.targets import default_sampler, is_network_target, is_transition_matrix, is_user_target
 from mcmc.diagnostics.report.check import check
 from mcmc.diagnostics.report.predictive import PredictiveReport, predictive_report, predictive_request
 from mcmc.diagnostics.report.report import Report
@@ -69,7 +69,9 @@ class SampleSpec:
     """
 
     target: str = "gaussian"
-    sampler: str = "hmc"
+    #: ``None``: the target's default (:func:`mcmc.core.targets.default_sampler`: its own, else hmc when
+    #: it has a gradient, else slice), chosen once the target is built.
+    sampler: str | None = None
     chains: int = 4
     first_chain: int = 0
     warmup: int = 1000
@@ -228,7 +230,7 @@ def sample_run(
     """
     # start-up: the sampling machinery (driver, scale-out, user targets: about 20 ms) is not a network run's
     from mcmc.core import scaleout
-    from mcmc.core.samplers import NETWORK_SAMPLERS, SAMPLERS
+    from mcmc.core.samplers import NETWORK_SAMPLERS, SAMPLERS, check_applies
     from mcmc.core.targets import get_target
     from mcmc.core.targets.protocols import FiniteStates, TransitionKernel
     from mcmc.core.targets.user import read_source
@@ -241,7 +243,7 @@ def sample_run(
         return network_run(spec, output, stdout=stdout, thresholds=thresholds, strict=strict)
     if spec.observe or spec.query or spec.exact:
         raise UsageError("--observe, --query and --exact apply to a Bayesian network target (--target NET.bif)")
-    if spec.sampler not in SAMPLERS:
+    if spec.sampler is not None and spec.sampler not in SAMPLERS:
         kind = "a Bayesian network target (--target NET.bif)" if spec.sampler in NETWORK_SAMPLERS else "no target"
         raise UsageError(f"--sampler {spec.sampler} applies to {kind}")
     data = spec.target_options.get("data")
@@ -266,8 +268,12 @@ def sample_run(
     request = None if tgt is None else predictive_request(
         tgt, test=predict, predictions=predictions is not None, curve=plot is not None
     )
+    sampler = spec.sampler
+    if sampler is None and tgt is not None:  # else a user file bound for a cluster: its workers choose
+        sampler = default_sampler(spec.target, tgt)
+        check_applies(sampler, spec.params, chosen=f", the default for {tgt.name!r}")
     job = scaleout.ChainsJob(
-        target=spec.target, sampler=spec.sampler, warmup=spec.warmup, draws=spec.draws, thin=spec.thin,
+        target=spec.target, sampler=sampler, warmup=spec.warmup, draws=spec.draws, thin=spec.thin,
         # Every block of a run given no seed must share the one recorded in the file.
         seed=entropy_seed() if spec.seed is None and spec.scheduler is not None else spec.seed,  # type: ignore[arg-type]
         init=spec.init, target_options=dict(spec.target_options), params=dict(spec.params),
@@ -299,7 +305,7 @@ def sample_run(
 
         markov = markov_report(chains, tgt.analysis, spec.target, steps=steps,
                                law_at_steps=getattr(tgt, "law_at_steps", None))  # fmt: skip
-    elif isinstance(tgt, FiniteStates) and spec.sampler == "mh":
+    elif isinstance(tgt, FiniteStates) and sampler == "mh":
         markov = _mh_report(chains, tgt, spec)
     timings["write_time_s"] = time.perf_counter() - t0
     report = check(chains, thresholds=thresholds or Thresholds(), strict=strict, source=[output])
@@ -399,6 +405,8 @@ def network_run(
     from mcmc.core.samplers import NETWORK_SAMPLERS
     from mcmc.diagnostics.report.network import estimate_indicators, network_advice, network_summary
 
+    if spec.sampler is None:
+        spec = dataclasses.replace(spec, sampler=default_sampler(spec.target))
     if spec.sampler not in NETWORK_SAMPLERS:
         raise UsageError(
             f"--sampler {spec.sampler} does not sample a Bayesian network; use {', '.join(NETWORK_SAMPLERS)}"

@@ -70,6 +70,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, Protocol
 
+from mcmc.core.errors import UsageError
 from mcmc.core.samplers.registry import DECLARATIONS, DENSITY, NETWORK, Declaration, Setting
 
 if TYPE_CHECKING:
@@ -138,3 +139,24 @@ def setting_named(name: str) -> Setting | None:
     takes it (only the default shown differs).
     """
     return next((x for d in DECLARATIONS for x in d.settings if x.name == name), None)
+
+
+def check_applies(name: str, params: Any, kind: str = DENSITY, chosen: str = "") -> None:
+    """Refuse tuning ``params`` (kernel keywords) that sampler ``name`` does not take.
+
+    The command line checks them when ``--sampler`` is given; a run whose
+    sampler is the target's default (chosen once the target is built: a user
+    file with or without a gradient) checks them here. ``chosen`` says how the
+    sampler was chosen, for the message.
+
+    Raises
+    ------
+    UsageError
+        ``--width does not apply to --sampler hmc (the default for ...)``.
+    """
+    declaration = find(name, kind)
+    for key in params:
+        if declaration is None or declaration.setting(key) is None:
+            setting = setting_named(key)
+            flag = setting.flag if setting is not None else f"-P {key.replace('_', '-')}"
+            raise UsageError(f"{flag} does not apply to --sampler {name}{chosen}")

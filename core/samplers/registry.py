@@ -192,7 +192,7 @@ TWO_STAGE = Declaration(
      Setting("proposal", "proposal kind", str, ("rw", "lognormal"), "rw")),
 )  # fmt: skip
 SLICE = Declaration(
-    "slice", "mcmc.core.samplers.slice", "slice sampling, one coordinate at a time",
+    "slice", "mcmc.core.samplers.slice", "one coordinate at a time, the default without a gradient",
     (Setting("width", "initial slice interval width, tuned in warm-up", default="1"),),
 )  # fmt: skip
 ELLIPTICAL_SLICE = Declaration(
@@ -223,10 +223,10 @@ GIBBS = Declaration(
     (SCAN,),
 )
 SWENDSEN_WANG = Declaration(
-    "swendsen-wang", "mcmc.core.samplers.swendsen_wang", "cluster flips: ising, potts, graph.csv",
+    "swendsen-wang", "mcmc.core.samplers.swendsen_wang", "cluster flips: ising, potts (their default), graph.csv",
 )
 HMC = Declaration(
-    "hmc", "mcmc.core.samplers.hmc", "Hamiltonian Monte Carlo, the default",
+    "hmc", "mcmc.core.samplers.hmc", "Hamiltonian Monte Carlo, the default with a gradient",
     (STEP_SIZE.at(SEARCHED), PATH_LENGTH.at("pi/2"), TARGET_ACCEPT.at(HMC_ACCEPT), PERSISTENCE.at("0"),
      MAX_ENERGY_ERROR.at(STAN_ENERGY),
      Setting("n_steps", "leapfrog steps per transition instead of path-length / step-size (jittered)", int,

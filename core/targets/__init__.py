@@ -41,28 +41,63 @@ TARGETS: dict[str, tuple[str, str]] = {
 LATENT_MODELS: dict[str, str] = {"censored-normal": "mcmc.core.targets.censored_normal"}
 
 
-DEFAULT_SAMPLER = "hmc"
+#: Targets with a sampler of their own, the one that uses their structure: bnn Gibbs for the
+#: hyperparameters and HMC for the weights, the spin lattices cluster flips (no gradient; single-site
+#: Gibbs slows down near the critical point). ``mcmc sample`` uses it when no ``--sampler`` is given.
+TARGET_SAMPLERS: dict[str, str] = {"bnn": "hmc-gibbs", "ising": "swendsen-wang", "potts": "swendsen-wang"}
+#: The default of every other target: HMC when it has a gradient, else slice sampling (density only).
+GRADIENT_SAMPLER, DENSITY_SAMPLER = "hmc", "slice"
 #: The sampler of each kind of CSV target (:func:`csv_kind`).
 CSV_SAMPLERS: dict[str, str] = {"transition": "markov", "weights": "mh", "graph": "gibbs"}
 #: The options each kind of CSV target takes.
 CSV_OPTIONS: dict[str, tuple[str, ...]] = {
     "transition": ("start", "init", "steps"), "weights": ("start",), "graph": ("q", "beta"),
 }
-#: Targets whose structure another sampler uses better (bnn: Gibbs for the hyperparameters, HMC for the weights).
-TARGET_SAMPLERS: dict[str, str] = {"bnn": "hmc-gibbs"}
+#: The targets that are files of another kind, in the words of the help: a network, and each kind of CSV.
+FILE_TARGETS: dict[str, str] = {
+    "network": "a network NET.bif", "transition": "a transition matrix P.csv", "weights": "weights.csv",
+    "graph": "graph.csv",
+}
 
 
-#: A target name ending so is a Bayesian network file (BIF), sampled by :mod:`mcmc.core.networks.driver`.
-NETWORK_SUFFIX = ".bif"
+def default_sampler(name: str, target: Any = None) -> str | None:
+    """The sampler ``mcmc sample`` uses on target ``name`` when none is given: one that works for it.
 
-
-def default_sampler(name: str) -> str:
-    """The sampler ``mcmc sample`` uses on target ``name`` when none is given (gibbs for a network file)."""
+    The target's own (:data:`TARGET_SAMPLERS`; gibbs for a network file, a
+    CSV file its kind's, :data:`CSV_SAMPLERS`), else :data:`GRADIENT_SAMPLER`
+    when the target has a gradient, else :data:`DENSITY_SAMPLER`. ``target`` is the
+    built target, which decides for a user file; without it a user file gives
+    ``None`` (its file decides: a gradient or not), and a built-in its
+    sampler (every built-in without one of its own has a gradient).
+    """
     if is_network_target(name):
         return "gibbs"
     if is_transition_matrix(name):
         return CSV_SAMPLERS[csv_kind(name)]
-    return TARGET_SAMPLERS.get(name, DEFAULT_SAMPLER)
+    if name in TARGET_SAMPLERS:
+        return TARGET_SAMPLERS[name]
+    if target is not None:
+        return GRADIENT_SAMPLER if target.has_grad else DENSITY_SAMPLER
+    return None if is_user_target(name) else GRADIENT_SAMPLER
+
+
+def default_sampler_help() -> str:
+    """How the default sampler is chosen, in words for ``--sampler``'s help (read from the tables above)."""
+    own: dict[str, list[str]] = {}
+    for target, sampler in TARGET_SAMPLERS.items():
+        own.setdefault(sampler, []).append(target)
+    for kind, sampler in {"network": "gibbs", **CSV_SAMPLERS}.items():
+        own.setdefault(sampler, []).append(FILE_TARGETS[kind])
+    words = [f"{s} for {' and '.join(ts) if len(ts) < 3 else ', '.join(ts[:-1]) + ' and ' + ts[-1]}"
+             for s, ts in own.items()]  # fmt: skip
+    return (
+        f"the target's own ({', '.join(words)}), else {GRADIENT_SAMPLER} when the target has a gradient "
+        f"(grad_log_density), else {DENSITY_SAMPLER}"
+    )
+
+
+#: A target name ending so is a Bayesian network file (BIF), sampled by :mod:`mcmc.core.networks.driver`.
+NETWORK_SUFFIX = ".bif"
 
 
 def is_network_target(name: str) -> bool:

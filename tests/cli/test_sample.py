@@ -402,3 +402,51 @@ def test_every_registered_sampler_is_a_choice_and_listed_in_the_help(mcmc, monke
     for name in ("nuts", "markov", "likelihood-weighting"):  # once left out of the hand-written list
         r = mcmc("sample", "-s", name, "-t", "no-such-target", "--seed", "1")
         assert "is not one of" not in r.stderr
+
+
+DENSITY_ONLY = "import numpy as np\ndim = 2\n\ndef log_density(x):\n    return -0.5 * np.sum(x**2, axis=1)\n"
+WITH_GRADIENT = DENSITY_ONLY + "\ndef grad_log_density(x):\n    return -x\n"
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [("ising", "swendsen-wang"), ("potts", "swendsen-wang"), ("bnn", "hmc-gibbs"), ("eight-schools", "hmc"),
+     ("density_only.py", "slice"), ("with_gradient.py", "hmc")],
+)  # fmt: skip
+def test_the_default_sampler_works_for_the_target(mcmc, tmp_path: Path, target: str, expected: str) -> None:
+    """Issue 28.2: no --sampler is the target's own, else hmc with a gradient, else slice: never exit 2."""
+    (tmp_path / "density_only.py").write_text(DENSITY_ONLY)
+    (tmp_path / "with_gradient.py").write_text(WITH_GRADIENT)
+    target = str(tmp_path / target) if target.endswith(".py") else target
+    out = tmp_path / "c.npz"
+    extra = ("-T", "size=6") if target in ("ising", "potts") else ("-T", "hidden=2") if target == "bnn" else ()
+    r = mcmc("sample", "-t", target, *extra, *FAST, "--seed", "1", "-o", str(out))
+    assert r.code == 0, r.stderr
+    assert _load(out)[1]["sampler"] == expected
+
+
+def test_every_built_in_target_runs_under_its_default_sampler() -> None:
+    """A built-in with no sampler of its own has a gradient, so the default chosen from its name is right."""
+    from mcmc.core.targets import TARGETS, default_sampler, get_target
+
+    for name in TARGETS:
+        options = {"size": 4} if name in ("ising", "potts") else {}
+        assert default_sampler(name) == default_sampler(name, get_target(name, **options)), name
+
+
+def test_tuning_a_target_files_default_sampler(mcmc, tmp_path: Path) -> None:
+    """Tuning without --sampler applies to the file's default, and is refused when that sampler lacks it."""
+    (tmp_path / "d.py").write_text(DENSITY_ONLY)
+    out = str(tmp_path / "c.npz")
+    r = mcmc("sample", "-t", str(tmp_path / "d.py"), "--width", "2", *FAST, "--seed", "1", "-o", out)
+    assert r.code == 0, r.stderr
+    r = mcmc("sample", "-t", str(tmp_path / "d.py"), "--target-accept", "0.9", *FAST, "--seed", "1", "-o", out)
+    assert r.code == 2
+    assert "--target-accept does not apply to --sampler slice, the default for" in _one_error_line(r.stderr)
+
+
+def test_sample_help_says_how_the_default_sampler_is_chosen(mcmc, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    words = " ".join(mcmc("sample", "-h").out.replace("│", " ").split())
+    assert "the target's own (hmc-gibbs for bnn, swendsen-wang for ising and potts" in words
+    assert "else hmc when the target has a gradient (grad_log_density), else slice" in words
