@@ -125,6 +125,11 @@ def z(value: float | None) -> str:
     return f"{value:+.2f}" if math.isfinite(value) else ("+inf" if value > 0 else "-inf")
 
 
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 chain``, ``4 chains``: a count and its noun, singular for one (``many`` when not ``word + "s"``)."""
+    return f"{n} {word if n == 1 else many or word + 's'}"
+
+
 def names(items: Sequence[str], cap: int = 8) -> str:
     """``a, b, c and 5 more``."""
     return ", ".join(items[:cap]) + (f" and {len(items) - cap} more" if len(items) > cap else "")

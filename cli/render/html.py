@@ -17,7 +17,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any, TextIO
 
 from mcmc.cli.render import RenderOptions
-from mcmc.cli.render.common import ess, num, rhat
+from mcmc.cli.render.common import ess, num, plural, rhat
 from mcmc.cli.text import printable
 
 if TYPE_CHECKING:
@@ -138,8 +138,8 @@ def document(report: Report, image: bytes | None = None) -> str:
     w('<meta name="viewport" content="width=device-width, initial-scale=1">')
     w(f"<title>{e(verdict.split(':')[0])}: mcmc diagnose {e(src)}</title><style>{CSS}</style></head><body><main>")
     w(f"<h1>mcmc diagnose: <code>{e(src)}</code></h1>")
-    w(f'<p class="meta">{report.n_chains} chain{"s" if report.n_chains != 1 else ""} x {report.n_draws} draws, '
-      f"{len(report.parameters)} parameters</p>")  # fmt: skip
+    w(f'<p class="meta">{plural(report.n_chains, "chain")} x {plural(report.n_draws, "draw")}, '
+      f"{plural(len(report.parameters), 'parameter')}</p>")  # fmt: skip
     w(f'<div id="verdict" class="verdict {"pass" if report.passed else "fail"}">{e(verdict)}</div>')
 
     w('<h2>Checks</h2><ul class="checks">')

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from mcmc.cli.render import RenderOptions
-from mcmc.cli.render.common import ess, estimate, mcse, num, rhat
+from mcmc.cli.render.common import ess, estimate, mcse, num, plural, rhat
 from mcmc.cli.text import printable
 from mcmc.diagnostics.report.parameters import Parameter
 from mcmc.diagnostics.report.report import Report
@@ -82,7 +82,8 @@ def _report(report: Report, out: TextIO, options: RenderOptions = RenderOptions(
     w = parts.append
     src = ", ".join(code(s) for s in report.source) or "input"
     w(f"## mcmc diagnose: {src}\n\n")
-    w(f"{report.n_chains} chains x {report.n_draws} draws, {len(report.parameters)} parameters.\n\n")
+    w(f"{plural(report.n_chains, 'chain')} x {plural(report.n_draws, 'draw')}, "
+      f"{plural(len(report.parameters), 'parameter')}.\n\n")
     w(f"**{esc(report.verdict())}**\n\n")
     w("### Checks\n\n")
     for c in report.checks:

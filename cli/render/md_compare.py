@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from mcmc.cli.render import RenderOptions
-from mcmc.cli.render.common import count, ess, num, rhat, z
+from mcmc.cli.render.common import count, ess, num, plural, rhat, z
 from mcmc.cli.render.md import LIMIT, code, esc, render, table_rows
 from mcmc.diagnostics.report.compare import Comparison
 from mcmc.diagnostics.report.samplers import SamplerComparison
@@ -22,8 +22,9 @@ from mcmc.diagnostics.report.samplers import SamplerComparison
 def _runs(result: Comparison, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
     a, b = ", ".join(map(code, result.a.source)) or "A", ", ".join(map(code, result.b.source)) or "B"
     what = "reference" if result.mode == "reference" else "B"
-    text = f"## mcmc compare: {a} against {what} {b}\n\n"
-    text += f"A: {result.a.n_chains} chains x {result.a.n_draws} draws; B: {result.b.n_chains} x {result.b.n_draws}. "
+    text = f"## mcmc compare: {a} (A) against {b} ({what})\n\n"
+    text += (f"A: {plural(result.a.n_chains, 'chain')} x {plural(result.a.n_draws, 'draw')}; "
+             f"{what}: {plural(result.b.n_chains, 'chain')} x {plural(result.b.n_draws, 'draw')}. ")
     text += f"{len(result.parameters)} shared parameters.\n\n**{esc(result.verdict())}**\n\n"
     for note in result.notes:
         text += f"- note: {esc(note)}\n"
@@ -48,7 +49,8 @@ def _runs(result: Comparison, out: TextIO, options: RenderOptions = RenderOption
 @render.register(SamplerComparison)
 def _samplers(result: SamplerComparison, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
     text = f"## mcmc compare: samplers on {code(result.target)} (dim {result.dim})\n\n"
-    text += f"{result.chains} chains x {result.draws} draws after {result.warmup} warm-up, seed {result.seed}.\n\n"
+    text += (f"{plural(result.chains, 'chain')} x {plural(result.draws, 'draw')} after {result.warmup} warm-up, "
+             f"seed {result.seed}.\n\n")
     text += f"**{esc(result.verdict())}**\n\n"
     cols = [
         ("wall time (s)", "wall_time_s", count), ("ESS/s", "ess_per_s", count),

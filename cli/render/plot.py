@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mcmc.cli.render.common import count
+from mcmc.cli.render.common import count, plural
 from mcmc.core.atomic import atomic_output
 from mcmc.core.errors import UsageError
 from mcmc.diagnostics.report.compare import Comparison
@@ -241,7 +241,7 @@ def _samplers(result: SamplerComparison) -> Figure:
         ax.invert_yaxis()
         ax.set_title(label, fontsize=9, loc="left")
         _tidy(ax)
-    sub = f"{result.target} (dim {result.dim}), {result.chains} chains x {result.draws} draws, seed {result.seed}; "
+    sub = f"{result.target} (dim {result.dim}), {plural(result.chains, 'chain')} x {plural(result.draws, 'draw')}, seed {result.seed}; "
     sub += "the worst coordinate's min(bulk, tail) ESS over the sampling phase; best in green"
     _title(fig, result.verdict(), result.passed, sub, height)
     return fig

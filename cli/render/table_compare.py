@@ -11,7 +11,7 @@ from rich.console import Group
 from rich.text import Text
 
 from mcmc.cli.render import RenderOptions
-from mcmc.cli.render.common import console, count, ess, names, z
+from mcmc.cli.render.common import console, count, ess, names, plural, z
 from mcmc.cli.text import printable
 from mcmc.cli.render.table import render
 from mcmc.diagnostics.report.compare import Comparison
@@ -56,8 +56,8 @@ def render_samplers(result: SamplerComparison, out: TextIO, options: RenderOptio
     opts = ", ".join(f"{k}={v}" for k, v in result.target_options.items())
     seed_note = "" if result.seed_given else " (random; pass --seed to repeat)"
     title = (
-        f"{printable(result.target)}{f' ({printable(opts)})' if opts else ''}: {result.chains} chains x "
-        f"{result.draws} draws (+{result.warmup} warm-up), seed {result.seed}{seed_note}"
+        f"{printable(result.target)}{f' ({printable(opts)})' if opts else ''}: {plural(result.chains, 'chain')} x "
+        f"{plural(result.draws, 'draw')} (+{result.warmup} warm-up), seed {result.seed}{seed_note}"
     )
     table = Table(header_style="bold", box=box.SIMPLE_HEAD)
     table.add_column("", no_wrap=True)
@@ -92,7 +92,8 @@ def render_runs(result: Comparison, out: TextIO, options: RenderOptions = Render
     head = Text()
     for side, label in ((result.a, "A"), (result.b, b_label)):
         head.append(f"{label}: ", style="bold")
-        head.append(f"{printable(', '.join(side.source))} ({side.n_chains} chains x {side.n_draws} draws)\n")
+        head.append(f"{printable(', '.join(side.source))} ({plural(side.n_chains, 'chain')} x "
+                    f"{plural(side.n_draws, 'draw')})\n")
     head.rstrip()
     table = Table(header_style="bold")
     for label in ("parameter", "mean A", f"mean {b_label}", "z", f"sd A / sd {b_label}", "z sd", "ESS A",

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from mcmc.cli.commands.lda import LdaResult
 from mcmc.cli.render import RenderOptions
-from mcmc.cli.render.common import console, num
+from mcmc.cli.render.common import console, num, plural
 from mcmc.cli.render.table import render
 from mcmc.cli.text import printable
 
@@ -83,7 +83,7 @@ def lda_banner(corpus: CorpusFacts, config: LdaConfig, out: TextIO) -> None:
     threads = config.threads
     lines.append(
         f"model: K={config.n_topics}, alpha={config.alpha:g}{alpha_note}, beta={config.beta:g}{learn_note}; "
-        f"{config.method} Gibbs, {config.chains} chains x {config.iterations} iterations ({config.burn_in} burn-in), "
+        f"{config.method} Gibbs, {plural(config.chains, 'chain')} x {plural(config.iterations, 'iteration')} ({config.burn_in} burn-in), "
         f"seed {config.seed}, {threads} thread{'s' if threads > 1 else ''}"
     )
     con = console(out)

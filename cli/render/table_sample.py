@@ -16,7 +16,7 @@ from rich.text import Text
 
 from mcmc.cli.commands.sample import SampleResult
 from mcmc.cli.render import RenderOptions
-from mcmc.cli.render.common import console, count, ess, estimate, mcse, num, rhat
+from mcmc.cli.render.common import console, count, ess, estimate, mcse, num, plural, rhat
 from mcmc.cli.render.table import render
 from mcmc.cli.text import printable
 
@@ -48,7 +48,8 @@ def _markov_lines(m: Any) -> list[str]:
         for i, name in enumerate(a.states):
             lines.append(f"  {_markup(name):<{width}} " + " ".join(f"{v:>8.4f}" for v in t.transition[i]))
     lines.append(f"  stationary law: left eigenvector, and power iteration from the initial law "
-                 f"({'converged' if a.power_converged else 'did not converge'} in {a.power_iterations} steps)"
+                 f"({'converged' if a.power_converged else 'did not converge'} in "
+                 f"{plural(a.power_iterations, 'step')})"
                  + ("" if t is None else f"; b / sum(b) beside it (max difference {t.max_difference:.2g})"))
     target = "" if t is None else f"   {'b / sum(b)':>10}"
     lines.append(f"  {'state':<10} {'eigenvector':>11}   {'power':>10}{target}   simulated +- MCSE")
@@ -103,7 +104,8 @@ def render_sample(result: SampleResult, out: TextIO, options: RenderOptions = Re
     seed_note = "" if result.seed_given else " (random; pass --seed to repeat)"
     lines = [
         f"[bold]{a['sampler']}[/] on [bold]{_markup(a['target'])}[/]{f' ({opts})' if opts else ''}: "
-        f"{a['chains']} chains x {result.chains.n_draws} draws (+{a['warmup']} warm-up), seed {a['seed']}{seed_note}"
+        f"{plural(a['chains'], 'chain')} x {plural(result.chains.n_draws, 'draw')} (+{a['warmup']} warm-up), "
+        f"seed {a['seed']}{seed_note}"
     ]
     parts = []
     w = result.report.weights if result.report is not None else None
@@ -205,7 +207,8 @@ def _network_sample(result: SampleResult, out: TextIO) -> None:
     con = console(out)
     head = Text.assemble(
         (n.sampler, "bold"), " on ", (printable(n.network), "bold"),
-        f": {a['chains']} chains x {result.chains.n_draws} draws{warm}, seed {a['seed']}{seed_note}",
+        f": {plural(a['chains'], 'chain')} x {plural(result.chains.n_draws, 'draw')}{warm}, seed {a['seed']}"
+        f"{seed_note}",
     )  # fmt: skip
     con.print(head, soft_wrap=True)
     evidence = printable(n.evidence.replace(",", ", ")) if n.evidence else "none"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -193,3 +194,31 @@ def test_plain_diagnose_imports_no_matplotlib(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     out = subprocess.run([sys.executable, "-c", code, EIGHT_NPZ], capture_output=True, text=True, env=env)
     assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+SINGULAR_AS_PLURAL = re.compile(r"\b1 (chains|draws|parameters|steps|iterations)\b")
+
+
+def test_one_of_a_thing_is_singular_everywhere(mcmc, tmp_path: Path) -> None:
+    """Issue 28.12: "1 chains", "converged in 1 steps" and "1 parameters" read as English in every output."""
+    one = tmp_path / "one.npz"
+    write_chains(Chains({"v": np.random.default_rng(1).standard_normal((1, 400))}), one)
+    html = tmp_path / "r.html"
+    texts = [mcmc("diagnose", str(one), "-f", fmt, "--html", str(html)) for fmt in ("table", "md")]
+    texts.append(mcmc("sample", "-t", "gaussian", "--dim", "2", "-c", "1", "--warmup", "50", "--draws", "50",
+                      "--no-check", "--seed", "1", "-o", str(tmp_path / "g.npz")))  # fmt: skip
+    matrix = tmp_path / "P.csv"
+    matrix.write_text("a,b\n0.5,0.5\n0.5,0.5\n")
+    texts.append(mcmc("sample", "-t", str(matrix), "-c", "1", "--warmup", "10", "--draws", "50", "--no-check",
+                      "--seed", "1", "-o", str(tmp_path / "m.npz")))  # fmt: skip
+    shown = "\n".join(r.out + r.stderr for r in texts) + html.read_text()
+    assert "converged in 1 step)" in shown
+    assert not SINGULAR_AS_PLURAL.findall(shown), SINGULAR_AS_PLURAL.findall(shown)
+
+
+def test_compare_md_header_names_a_and_b(mcmc, tmp_path: Path) -> None:
+    for name in ("run", "run2"):
+        write_chains(Chains({"v": np.random.default_rng(len(name)).standard_normal((2, 300))}), tmp_path / f"{name}.npz")
+    r = mcmc("compare", str(tmp_path / "run.npz"), str(tmp_path / "run2.npz"), "-f", "md")
+    head = r.out.splitlines()[0]
+    assert head.endswith("run.npz` (A) against `" + str(tmp_path / "run2.npz") + "` (B)"), head
