@@ -247,14 +247,15 @@ def infer(
     """Topic proportions of the documents at ``path`` under ``model`` (fold-in Gibbs, phi fixed).
 
     The corpus is read like any ``mcmc lda`` input but never pruned (the
-    model's vocabulary decides which words count), text with the tokenizer the
+    model's vocabulary decides which words count; LDA-C and UCI ids without a
+    vocabulary file, given or beside the corpus, are the model's own), text with the tokenizer the
     model was trained with (``keep_all_words``); the fold-in runs ``sweeps``
     sweeps per chain of the model, the last ``sweeps - burn_in`` averaged,
     from the stream ``SeedSequence(seed, spawn_key=INFER_KEY)``.
     """
     fmt = fmt or detect_format(path)
     keep_all_words = fmt == "text" and bool(model.reading.get("keep_all_words", False))
-    corpus = load_corpus(path, fmt=fmt, vocab=vocab, keep_all_words=keep_all_words)
+    corpus = load_corpus(path, fmt=fmt, vocab=vocab, keep_all_words=keep_all_words, known=model.vocab)
     mapped, unknown_tokens, unknown_words = map_to_vocabulary(corpus, model.vocab)
     if mapped.n_tokens == 0:
         # theta would be the prior for every document, written as if it were an answer

@@ -33,7 +33,7 @@ import gzip
 import lzma
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -330,26 +330,36 @@ def _ldac_line_problem(line: str, vocab_size: int, vocab_source: str) -> str | N
     return None
 
 
-def read_ldac(path: str | os.PathLike[str], vocab: str | os.PathLike[str] | None = None) -> Corpus:
+#: The vocabulary LDA-C and UCI ids fall back on without a vocabulary file (a saved model's), and how
+#: messages name it.
+VocabWords = Sequence[str] | None
+KNOWN_LABEL = "the model's vocabulary"
+
+
+def read_ldac(
+    path: str | os.PathLike[str], vocab: str | os.PathLike[str] | None = None, known: VocabWords = None
+) -> Corpus:
     """Read an LDA-C corpus (``M id:count ...`` per line, 0-based ids) and its vocabulary.
 
     Blank lines are skipped (line numbers in messages still count them); a line
-    ``0`` is an empty document. ``vocab`` defaults to :func:`default_vocab_path`.
+    ``0`` is an empty document. ``vocab`` defaults to :func:`default_vocab_path`,
+    then to ``known`` (a saved model's vocabulary: the ids are the model's).
     """
     source = str(path)
     vocab_path = Path(vocab) if vocab is not None else default_vocab_path(path, "ldac")
     data = _read_bytes(path)
-    if vocab_path is None:
+    if vocab_path is None and known is None:
         p = Path(path)
         raise InputError(
             source, f"no vocabulary file found (looked for {p.stem}.vocab.txt, {p.stem}.vocab); pass --vocab"
         )
-    words_list = read_vocab(vocab_path)
+    words_list = read_vocab(vocab_path) if vocab_path is not None else list(known)  # type: ignore[arg-type]
     v = len(words_list)
     lengths_parts: list[np.ndarray] = []
     words_parts: list[np.ndarray] = []
+    label = str(vocab_path) if vocab_path is not None else KNOWN_LABEL
     for first_line, block in _line_blocks(data, LDAC_BLOCK_BYTES):
-        lengths, words = _parse_ldac_block(block, first_line, v, source, str(vocab_path))
+        lengths, words = _parse_ldac_block(block, first_line, v, source, label)
         lengths_parts.append(lengths)
         words_parts.append(words)
     lengths = np.concatenate(lengths_parts) if lengths_parts else np.zeros(0, dtype=np.int64)
@@ -428,19 +438,21 @@ def _require_tokens(counts: np.ndarray, lines: np.ndarray, source: str) -> None:
 # -- UCI bag of words -------------------------------------------------------------
 
 
-def read_uci(path: str | os.PathLike[str], vocab: str | os.PathLike[str] | None = None) -> Corpus:
+def read_uci(
+    path: str | os.PathLike[str], vocab: str | os.PathLike[str] | None = None, known: VocabWords = None
+) -> Corpus:
     """Read a UCI ``docword`` file (``D``, ``W``, ``NNZ``, then 1-based ``doc word count``).
 
     Documents without any triple are empty documents; triples need not be sorted.
-    ``vocab`` defaults to ``vocab.NAME.txt`` beside ``docword.NAME.txt`` and must
-    have exactly ``W`` words.
+    ``vocab`` defaults to ``vocab.NAME.txt`` beside ``docword.NAME.txt``, then to
+    ``known`` (a saved model's vocabulary), and must have exactly ``W`` words.
     """
     source = str(path)
     data = _read_bytes(path)
     vocab_path = Path(vocab) if vocab is not None else default_vocab_path(path, "uci")
-    if vocab_path is None:
+    if vocab_path is None and known is None:
         raise InputError(source, "no vocabulary file found (looked for vocab.NAME.txt); pass --vocab")
-    words_list = read_vocab(vocab_path)
+    words_list = read_vocab(vocab_path) if vocab_path is not None else list(known)  # type: ignore[arg-type]
     scan = _scan_integers(data)
     lines = data.split(b"\n")
     if scan.bad_lines.size or scan.after_colon.any():
@@ -467,7 +479,7 @@ def read_uci(path: str | os.PathLike[str], vocab: str | os.PathLike[str] | None 
         raise InputError(source, f"line {n + 1}: expected 'doc word count', found {_first_line(lines, n)!r}")
     if n_words != len(words_list):
         raise InputError(
-            source, f"line {header_lines[1] + 1}: W = {n_words} but {vocab_path} has {len(words_list)} words"
+            source, f"line {header_lines[1] + 1}: W = {n_words} but {vocab_path or KNOWN_LABEL} has {len(words_list)} words"
         )
     triples = scan.values[3:].reshape(-1, 3)
     triple_line = scan.line[3::3][: triples.shape[0]] if triples.size else np.zeros(0, dtype=np.int64)
@@ -567,6 +579,7 @@ def load_corpus(
     min_df: float | None = None,
     max_df: float | None = None,
     keep_all_words: bool = False,
+    known: VocabWords = None,
 ) -> Corpus:
     """Read a corpus in any supported format (``fmt=None`` detects it).
 
@@ -574,7 +587,9 @@ def load_corpus(
     unless ``min_df``/``max_df`` are given; text is always pruned with the
     defaults ``min_df=1``, ``max_df=1.0`` (i.e. nothing beyond stop words).
     ``keep_all_words`` (text only) keeps short words and stop words
-    (:func:`tokenize`).
+    (:func:`tokenize`). ``known`` is the vocabulary of LDA-C and UCI ids when no vocabulary file
+    is given or found beside the corpus: a saved model's, whose ids new
+    documents written with it share (``mcmc lda NEW --model FILE``).
 
     Raises
     ------
@@ -593,7 +608,7 @@ def load_corpus(
                          keep_all_words=keep_all_words)
     if keep_all_words:
         raise UsageError(f"--keep-all-words applies to text corpora; {path} is {fmt}, whose words are the vocabulary's")
-    corpus = read_ldac(path, vocab) if fmt == "ldac" else read_uci(path, vocab)
+    corpus = read_ldac(path, vocab, known) if fmt == "ldac" else read_uci(path, vocab, known)
     if min_df is not None or max_df is not None:
         corpus = filter_vocabulary(
             corpus, min_df=1 if min_df is None else min_df, max_df=1.0 if max_df is None else max_df, source=str(path)

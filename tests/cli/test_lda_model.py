@@ -61,7 +61,7 @@ def test_theta_of_a_one_topic_document_concentrates_and_unknown_words_are_counte
             "unknownword anotherunknown unknownword"]  # fmt: skip
     (tmp_path / "new.txt").write_text("\n".join(docs) + "\n")
     r = mcmc("lda", str(tmp_path / "new.txt"), "--model", str(tmp_path / "m.npz"), "--theta",
-             str(tmp_path / "t.csv"), "--output-format", "json")  # fmt: skip
+             str(tmp_path / "t.csv"), "-f", "json")  # fmt: skip
     assert r.code == 0, r.stderr
     report = json.loads(r.out)
     assert report["corpus"]["unknown_tokens"] == 3 and report["corpus"]["unknown_words"] == 2
@@ -95,3 +95,20 @@ def test_fitting_options_with_model_are_refused(mcmc, data_dir: Path, tmp_path: 
     r = mcmc("lda", str(data_dir / "lda" / "tiny.ldac"), "--model", str(tmp_path / "m.npz"), "--theta",
              str(data_dir / "lda" / "tiny.ldac"))  # fmt: skip
     assert r.code == 2 and "tiny.ldac" in r.stderr  # an output never overwrites an input
+
+
+@pytest.mark.parametrize("fmt", ["ldac", "uci"])
+def test_new_documents_without_a_vocabulary_file_use_the_models(mcmc, tmp_path: Path, fmt: str) -> None:
+    """Issue 28.8: the model file stores the vocabulary, so LDA-C or UCI ids need no --vocab."""
+    _model(tmp_path / "m.npz")
+    # document 0: word ids 10-14, topic 2's block of the model's vocabulary; document 1: topic 0's
+    if fmt == "ldac":
+        (tmp_path / "new.ldac").write_text("2 10:20 12:20\n2 0:15 4:15\n")
+    else:
+        (tmp_path / "docword.new.txt").write_text("2\n20\n4\n1 11 20\n1 13 20\n2 1 15\n2 5 15\n")
+    corpus = str(tmp_path / ("new.ldac" if fmt == "ldac" else "docword.new.txt"))
+    r = mcmc("lda", corpus, "--model", str(tmp_path / "m.npz"), "--theta", str(tmp_path / "t.csv"), "-f", "json")
+    assert r.code == 0, r.stderr
+    assert json.loads(r.out)["corpus"]["unknown_tokens"] == 0
+    theta = np.array(list(csv.reader(io.StringIO((tmp_path / "t.csv").read_text())))[1:], dtype=float)[:, 2:]
+    assert theta[0].argmax() == 2 and theta[1].argmax() == 0
