@@ -314,7 +314,7 @@ def _mcmc_lda(path: str, k: int, iterations: int, seed: int, chains: int = 1, th
     """The command line of one `mcmc lda` run as a user types it (``--no-check``: short runs exit 0 all the same)."""
     mcmc = os.path.join(os.path.dirname(sys.executable), "mcmc")
     return [mcmc, "lda", path, "-k", str(k), "--iterations", str(iterations), "--chains", str(chains),
-            "--threads", str(threads), "--seed", str(seed), "--no-check", "--output-format", "json"]
+            "--threads", str(threads), "--seed", str(seed), "--no-check", "-f", "json"]
 
 
 def _ours(path: str, k: int, iterations: int, seed: int, chains: int, threads: int) -> tuple[float, float, float]:
@@ -494,7 +494,7 @@ def time_to_quality(args: argparse.Namespace) -> int:
     * **ours**, per seed: the chain's ll/token after every sweep, computed in this process by the library call
       `mcmc lda` makes (same options, same seed: the same chain), gives the first sweep n at which it reaches the
       target. Our time is that of the whole process `mcmc lda CORPUS -k K --iterations n --chains 1 --threads 1
-      --seed S --no-check --output-format json` from launch to exit: start-up, reading, loading kernels, n sweeps
+      --seed S --no-check -f json` from launch to exit: start-up, reading, loading kernels, n sweeps
       with the log-likelihood trace and the running estimates, the report. That is the first whole process that
       reaches the target (its final ll/token is checked equal to the trace's); its report and exit count against
       us. Our time is the median over the seeds; a seed that does not reach the target within 1.5 x tomotopy's

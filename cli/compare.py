@@ -81,9 +81,9 @@ def command(
         typer.Option(
             "--target",
             "-t",
-            metavar="NAME|FILE.py[:obj]",
+            metavar="TARGET",
             rich_help_panel="Samplers",
-            help="Target the samplers run on (as in mcmc sample).",
+            help="Target the samplers run on: a built-in name, model.py\\[:obj], NET.bif (as in mcmc sample).",
             show_default=False,
         ),
     ] = None,
@@ -92,7 +92,7 @@ def command(
         typer.Option(
             "--samplers",
             "-s",
-            metavar="NAME,NAME,...",
+            metavar="NAMES",
             rich_help_panel="Samplers",
             help="Comma-separated samplers, by mcmc sample's --sampler names; a sampler with settings of its own, "
             "NAME:KEY=VALUE, is a row of its own beside the others (-s gibbs,gibbs:scan=random).",
@@ -111,9 +111,9 @@ def command(
         typer.Option(
             "--param",
             "-P",
-            metavar="SAMPLER:KEY=VALUE",
+            metavar="S:KEY=VALUE",
             rich_help_panel=options.RUN,
-            help="Tuning of one sampler, repeatable, with the settings mcmc sample -h lists for it: "
+            help="SAMPLER:KEY=VALUE, the tuning of one sampler, repeatable, with the settings mcmc sample -h lists for it: "
             "hmc:target-accept=0.95, rwm:scale=0.5, slice:width=2, hmc:path-length=3.",
             show_default=False,
         ),
@@ -147,7 +147,7 @@ def command(
         typer.Option(
             "--format",
             "-f",
-            metavar="table|json|csv|md",
+            metavar="FORMAT",
             help="table: for a terminal. json: schema mcmc.compare/1 (NaN as null). csv: one row per sampler or "
             "parameter. md: Markdown for a pull-request comment (under 60,000 characters).",
             case_sensitive=False,
@@ -170,6 +170,7 @@ def command(
     min_ebfmi: options.MinEbfmi = None,
     strict: options.Strict = False,
     no_check: options.NoCheck = False,
+    quiet: options.Quiet = False,
 ) -> None:
     if plot:
         from mcmc.cli.render.plot import image_format  # start-up: the plot renderer only with --plot
@@ -204,7 +205,7 @@ def command(
         checks = resolve(
             options.check_options(max_rhat, min_ess, max_divergences, min_ebfmi, strict=strict), keys=CHECK_KEYS
         )
-        with progress_bar() as progress:
+        with progress_bar(not quiet) as progress:
             result = compare_samplers(
                 target, names, target_options={**({"dim": dim} if dim is not None else {}), **extra},
                 params=params, chains=chains, warmup=warmup, draws=draws, seed=seed, grad_cost=grad_cost,
@@ -237,12 +238,14 @@ def command(
     # start-up: the renderers of comparisons (they register their result types' table and Markdown)
     from mcmc.cli.render import md_compare, table_compare  # noqa: F401
 
-    emit(result, fmt.value, output)
+    if not (quiet and fmt.value == "table" and output == "-"):
+        emit(result, fmt.value, output)
     if plot:
         from mcmc.cli.render import plot as plot_render  # start-up: matplotlib's renderer only with --plot
 
         plot_render.render(result, plot)
-    print_verdict(result.verdict(), result.passed, result.notes)
+    if not (quiet and result.passed):
+        print_verdict(result.verdict(), result.passed, () if quiet else result.notes)
     if not result.passed:
         raise CheckFailed(result.verdict())
 

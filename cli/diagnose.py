@@ -72,7 +72,7 @@ def command(
         typer.Option(
             "--format",
             "-f",
-            metavar="table|json|csv|md",
+            metavar="FORMAT",
             help="table: coloured tables for a terminal. json: the documented schema mcmc.diagnose/1. "
             "csv: one row per parameter. md: Markdown for CI summaries. \\[default: table]",
             show_default=False,
@@ -157,7 +157,7 @@ def command(
     names: Annotated[
         str | None,
         typer.Option(
-            metavar="NAME,NAME,...",
+            metavar="NAMES",
             help="Names of the last axis of a bare array (.npy, .npz saved without names, emcee's HDF5 backend), "
             "e.g. m,b,log_f; each becomes a parameter.",
             show_default=False,
@@ -188,8 +188,8 @@ def command(
     diagnostics: Annotated[
         str | None,
         typer.Option(
-            metavar="default|classic",
-            help="classic: also R coda's Gelman-Rubin PSRF (and multivariate), Geweke, Heidelberger-Welch, "
+            metavar="SET",
+            help="default, or classic: also R coda's Gelman-Rubin PSRF (and multivariate), Geweke, Heidelberger-Welch, "
             "Raftery-Lewis, AR effective size, batch SE and rejection rate; nested R-hat; quantile ESS/MCSE; "
             "the HDI beside the equal-tailed interval; emcee's autocorrelation time. \\[default: default]",
             show_default=False,
@@ -198,12 +198,13 @@ def command(
     superchains: Annotated[
         str | None,
         typer.Option(
-            metavar="K|ID,ID,...",
+            metavar="K|IDS",
             help="Nested R-hat for many short chains (implies --diagnostics classic): K superchains of "
             "consecutive chains, or one superchain id per chain.",
             show_default=False,
         ),
     ] = None,
+    quiet: options.Quiet = False,
 ) -> None:
     if plot:
         from mcmc.cli.render.plot import image_format  # start-up: the plot renderer only with --plot
@@ -235,7 +236,8 @@ def command(
     # How to show it is the command line's business, not the report's judgement.
     shown = RenderOptions(Format(settings.format or Format.table), settings.wide, settings.sig_figs)
     main = shown.format
-    emit(report, main, output, shown)
+    if not (quiet and main is Format.table and output == "-"):
+        emit(report, main, output, shown)
     for kind, path in ((Format.json, output_json), (Format.md, output_md), (Format.junit, junit)):
         if path:
             emit(report, kind, path, shown)
@@ -257,7 +259,8 @@ def command(
         # GitHub reads workflow commands from stdout; when stdout carries a
         # JSON, CSV or Markdown document they go to stderr, not into the data.
         github.render(report, sys.stdout if output != "-" or main is Format.table else sys.stderr)
-    print_verdict(report.verdict(), report.passed)
+    if not (quiet and report.passed):
+        print_verdict(report.verdict(), report.passed)
     if not report.passed:
         raise CheckFailed(report.verdict())
 

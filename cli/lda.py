@@ -30,6 +30,8 @@ from mcmc.core.lda.config import (
 
 CORPUS_FORMATS = ("ldac", "uci", "text")
 OUTPUT_FORMATS = ("table", "json", "csv")
+# Help panels: a long option name and a long metavar in one panel squeeze every description.
+CORPUS, MODEL, LEARN, RUN, OUTPUTS = "Corpus", "Model", "Learning alpha and beta", "Run", "Outputs"
 
 # Paragraphs are single lines (Typer's rich mode keeps line breaks, so hard
 # wrapping breaks at other widths); the examples are lines of their own.
@@ -64,7 +66,7 @@ HELP = "\n\n".join(
                 "  mcmc lda ap.ldac -k 50 --iterations 500 --burn-in 250 --chains 4 -o ap.npz",
                 "  mcmc diagnose ap.npz",
                 "  mcmc lda docword.nips.txt -k 20 --method partial --threads 2 --coherence",
-                "  mcmc lda tweets.txt -k 8 --method dmm --output-format json > topics.json",
+                "  mcmc lda tweets.txt -k 8 --method dmm -f json > topics.json",
                 "  mcmc lda ap.ldac -k 50 --optimize-interval 10 --save-model ap-model.npz",
                 "  mcmc lda new.ldac --model ap-model.npz --theta theta.csv",
                 "  mcmc lda --generate syn.ldac -k 10 --docs 500 --alpha 0.1 --beta 0.05",
@@ -87,7 +89,7 @@ def _choice(value: str | None, allowed: tuple[str, ...], option: str) -> str | N
 
 #: What ``--model`` (inference with a saved model) takes; every other option is the fit's and is refused with it.
 INFERENCE_OPTIONS = ("corpus_path", "vocab", "corpus_format", "model", "theta", "iterations", "burn_in", "seed",
-                     "output_format")  # fmt: skip
+                     "fmt", "output_format", "quiet")  # fmt: skip
 
 
 def _given(ctx: typer.Context, allowed: tuple[str, ...]) -> list[str]:
@@ -97,6 +99,25 @@ def _given(ctx: typer.Context, allowed: tuple[str, ...]) -> list[str]:
         max(p.opts, key=len) for p in ctx.command.params
         if p.name not in allowed and getattr(ctx.get_parameter_source(p.name), "name", "DEFAULT") != "DEFAULT"
     ]  # fmt: skip
+
+
+def _formats(fmt: str | None, old: str | None, corpus_format: str | None) -> tuple[str, str | None]:
+    """The output format and the corpus format, from -f/--format, --corpus-format and the old spellings.
+
+    Until the next release ``--output-format`` is ``--format``, and
+    ``--format ldac|uci|text`` (the corpus format's old option) is
+    ``--corpus-format``: the two sets of words do not overlap.
+    """
+    if fmt is not None and fmt.lower() in CORPUS_FORMATS:
+        if corpus_format is not None:
+            raise UsageError(f"--format {fmt} and --corpus-format {corpus_format}: the corpus format is --corpus-format")
+        err_console.print(f"mcmc: note: --format {fmt.lower()} is now --corpus-format {fmt.lower()} (--format is "
+                          "the output format)", highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+        fmt, corpus_format = None, fmt
+    if fmt is not None and old is not None and fmt.lower() != old.lower():
+        raise UsageError(f"--format {fmt} and --output-format {old}: give one (--output-format is the old --format)")
+    output = _choice(fmt or old, OUTPUT_FORMATS, "--format") or "table"
+    return output, _choice(corpus_format, CORPUS_FORMATS, "--corpus-format")
 
 
 def command(
@@ -114,17 +135,19 @@ def command(
         str | None,
         typer.Option(
             metavar="FILE",
+            rich_help_panel=CORPUS,
             help="Vocabulary, one word per line (LDA-C, UCI). Default: X.vocab.txt or X.vocab beside X.ldac; "
-            "vocab.X.txt beside docword.X.txt.",
+            "vocab.X.txt beside docword.X.txt; with --model and neither, the model's own (the ids are its).",
             show_default=False,
         ),
     ] = None,
     corpus_format: Annotated[
         str | None,
         typer.Option(
-            "--format",
-            metavar="ldac|uci|text",
-            help="Corpus format. Default: detected from the name (.ldac, docword.*) and the first lines.",
+            "--corpus-format",
+            metavar="FORMAT",
+            rich_help_panel=CORPUS,
+            help="ldac, uci or text. Default: detected from the name (.ldac, docword.*) and the first lines.",
             show_default=False,
         ),
     ] = None,
@@ -132,6 +155,7 @@ def command(
         float | None,
         typer.Option(
             metavar="N",
+            rich_help_panel=CORPUS,
             help="Drop words in fewer than N documents (N >= 1), or in less than that fraction of documents "
             "(N < 1). Default: 1 for text; LDA-C and UCI vocabularies are kept whole unless given.",
             show_default=False,
@@ -141,6 +165,7 @@ def command(
         float | None,
         typer.Option(
             metavar="F",
+            rich_help_panel=CORPUS,
             help="Drop words in more than this fraction of the documents. Default: 1.0 (keep all).",
             show_default=False,
         ),
@@ -149,6 +174,7 @@ def command(
         bool,
         typer.Option(
             "--keep-all-words",
+            rich_help_panel=CORPUS,
             help="Text corpora: keep every run of letters as a word, short words and stop words too (a toy corpus "
             "of one-letter words is otherwise empty). Recorded in a saved model, which reads new text the same way.",
         ),
@@ -185,11 +211,14 @@ def command(
             help="With --generate: tokens of every document. \\[default: 100]", show_default=False,
         ),
     ] = None,
-    topics: Annotated[int, typer.Option("--topics", "-k", min=1, metavar="K", help="Number of topics.")] = 10,
+    topics: Annotated[
+        int, typer.Option("--topics", "-k", min=1, metavar="K", rich_help_panel=MODEL, help="Number of topics.")
+    ] = 10,
     alpha: Annotated[
         float,
         typer.Option(
             metavar="A",
+            rich_help_panel=MODEL,
             help="Symmetric Dirichlet concentration of each document's topic proportions theta. The default "
             "0.1 is the common choice for sparse topic mixtures (tomotopy's and the lda package's default); "
             "Griffiths & Steyvers (2004) used 50/K.",
@@ -197,10 +226,13 @@ def command(
     ] = DEFAULT_ALPHA,
     beta: Annotated[
         float,
-        typer.Option(metavar="B", help="Symmetric Dirichlet concentration of each topic's word distribution phi."),
+        typer.Option(
+            metavar="B", rich_help_panel=MODEL,
+            help="Symmetric Dirichlet concentration of each topic's word distribution phi.",
+        ),
     ] = 0.01,
     iterations: Annotated[
-        int, typer.Option(min=1, metavar="N", help="Gibbs sweeps per chain, burn-in included (1000 by default, "
+        int, typer.Option(min=1, metavar="N", rich_help_panel=RUN, help="Gibbs sweeps per chain, burn-in included (1000 by default, "
                           "as Mallet: a topic model's log joint keeps rising for hundreds of sweeps).")
     ] = 1000,
     burn_in: Annotated[
@@ -208,22 +240,24 @@ def command(
         typer.Option(
             min=0,
             metavar="N",
+            rich_help_panel=RUN,
             help="Sweeps left out of theta and phi, of the chains file and of the convergence checks (must be < "
             "--iterations). Default: half of --iterations.",
             show_default=False,
         ),
     ] = None,
-    chains: Annotated[int, typer.Option(min=1, metavar="N", help="Independent chains.")] = 2,
+    chains: Annotated[int, typer.Option(min=1, metavar="N", rich_help_panel=RUN, help="Independent chains.")] = 2,
     seed: Annotated[
         int,
         typer.Option(
-            min=0, metavar="S", help="Seed; chain c's draws depend only on S and c. Same seed, same bytes."
+            min=0, metavar="S", rich_help_panel=RUN, help="Seed; chain c's draws depend only on S and c. Same seed, same bytes."
         ),
     ] = 1,
     method: Annotated[
         str,
         typer.Option(
             metavar="METHOD",
+            rich_help_panel=MODEL,
             help="Gibbs sampler: collapsed (theta, phi integrated out), partial (phi drawn, theta integrated "
             "out; parallel over documents), uncollapsed (blocked: phi, theta, then all z), or dmm (one topic "
             "per document, Dirichlet-multinomial mixture).",
@@ -233,14 +267,15 @@ def command(
         str,
         typer.Option(
             metavar="KERNEL",
+            rich_help_panel=RUN,
             help=KERNEL_HELP,
         ),
     ] = "auto",
     optimize_interval: Annotated[
         int,
         typer.Option(
-            min=0,
             metavar="N",
+            rich_help_panel=LEARN,
             help="Learn the hyperparameters by Monte Carlo EM: every N sweeps each chain sets an asymmetric "
             "alpha (one per topic) and a symmetric beta to the maximizers of the likelihood of its current "
             "topic assignments (Minka's fixed point, as Mallet's --optimize-interval; Wallach, Mimno & McCallum "
@@ -251,8 +286,8 @@ def command(
     optimize_burn_in: Annotated[
         int | None,
         typer.Option(
-            min=0,
             metavar="N",
+            rich_help_panel=LEARN,
             help="Sweeps before the first hyperparameter update. Default: a quarter of --iterations.",
             show_default=False,
         ),
@@ -262,6 +297,7 @@ def command(
         typer.Option(
             min=1,
             metavar="N",
+            rich_help_panel=RUN,
             help="Worker threads: chains side by side, and document blocks of one chain for partial and "
             "uncollapsed. Results do not depend on it.",
         ),
@@ -271,6 +307,7 @@ def command(
         float,
         typer.Option(
             metavar="F",
+            rich_help_panel=MODEL,
             help="Hold out this fraction of documents and report their document-completion perplexity "
             "(Wallach et al. 2009): theta estimated from every other token with phi fixed, the remaining "
             "tokens scored. 0 = train on everything.",
@@ -280,15 +317,21 @@ def command(
         bool,
         typer.Option(
             "--coherence",
+            rich_help_panel=MODEL,
             help="Report topic coherence of the top words: UMass (Mimno et al. 2011) and NPMI (Bouma 2009) "
             "from document co-occurrence in the training documents, averaged over word pairs, and C_V (Röder et "
             "al. 2015) from 110-token sliding windows over the training documents in stored token order "
             "(bag-of-words files: words grouped; see docs/formats.md).",
         ),
     ] = False,
-    n_top: Annotated[int, typer.Option("--top-words", min=1, metavar="N", help="Words shown per topic.")] = 10,
+    n_top: Annotated[
+        int, typer.Option("--top-words", min=1, metavar="N", rich_help_panel=OUTPUTS, help="Words shown per topic.")
+    ] = 10,
     all_chains: Annotated[
-        bool, typer.Option("--all-chains", help="Show the topics of every chain (default: chain 0 only).")
+        bool,
+        typer.Option(
+            "--all-chains", rich_help_panel=OUTPUTS, help="Show the topics of every chain (default: chain 0 only)."
+        ),
     ] = False,
     output: Annotated[
         str | None,
@@ -296,6 +339,7 @@ def command(
             "--output",
             "-o",
             metavar="FILE",
+            rich_help_panel=OUTPUTS,
             help="Write the chains file (.npz or ArviZ .nc; - for npz on stdout): post-burn-in log joint and "
             "log joint per token, (chain, draw), for `mcmc diagnose`.",
             show_default=False,
@@ -305,6 +349,7 @@ def command(
         str | None,
         typer.Option(
             metavar="FILE.npz",
+            rich_help_panel=OUTPUTS,
             help="Write the estimates: theta (chain, doc, K), phi (chain, K, V), their MAP estimates map_theta and "
             "map_phi (the modes given each chain's last state: zero where a count is zero under a prior below 1), "
             "vocab, alpha, beta, the "
@@ -316,6 +361,7 @@ def command(
         str | None,
         typer.Option(
             metavar="FILE.npz",
+            rich_help_panel=OUTPUTS,
             help="Save the model for later use with --model: vocabulary, phi of every chain, alpha and beta "
             "(learned or fixed), method and corpus reading options (format mcmc.lda-model, docs/formats.md).",
             show_default=False,
@@ -325,6 +371,7 @@ def command(
         str | None,
         typer.Option(
             metavar="FILE.npz",
+            rich_help_panel=OUTPUTS,
             help="Infer the topics of the documents in CORPUS with a saved model instead of fitting: fold-in Gibbs "
             "with phi fixed (as for held-out perplexity), --iterations sweeps per chain of the model, the last "
             "after --burn-in averaged; words the model does not know are ignored and counted. Prints the top "
@@ -336,6 +383,7 @@ def command(
         str | None,
         typer.Option(
             metavar="FILE.csv",
+            rich_help_panel=OUTPUTS,
             help="With --model: write theta, one row per document and chain (document, chain, topic_0, ...).",
             show_default=False,
         ),
@@ -344,6 +392,7 @@ def command(
         str | None,
         typer.Option(
             metavar="FILE.png",
+            rich_help_panel=OUTPUTS,
             help="Draw the log joint per token of every chain at every iteration (burn-in shaded) to a .png, "
             ".pdf or .svg: chains that level off apart have not mixed.",
             show_default=False,
@@ -352,28 +401,34 @@ def command(
     max_ll_gap: options.MaxLlGap = None,
     strict: options.Strict = False,
     no_check: options.NoCheck = False,
-    output_format: Annotated[
-        str,
+    fmt: Annotated[
+        str | None,
         typer.Option(
-            "--output-format",
+            "--format",
+            "-f",
             metavar="FORMAT",
+            rich_help_panel=OUTPUTS,
             help="How the topics are written to stdout: table, json (schema mcmc.lda/1, with the summary) or csv "
-            "(chain, topic, share, rank, word, probability).",
+            "(chain, topic, share, rank, word, probability). Until the next release --format ldac|uci|text still "
+            "means --corpus-format, and --output-format means --format. \\[default: table]",
+            show_default=False,
         ),
-    ] = "table",
+    ] = None,
+    output_format: Annotated[str | None, typer.Option("--output-format", hidden=True)] = None,
+    quiet: options.Quiet = False,
 ) -> None:
-    corpus_format = _choice(corpus_format, CORPUS_FORMATS, "--format")
+    output_format, corpus_format = _formats(fmt, output_format, corpus_format)
     method = _choice(method, METHODS, "--method") or "collapsed"
     kernel = _choice(kernel, KERNELS, "--kernel") or "auto"
-    output_format = _choice(output_format, OUTPUT_FORMATS, "--output-format") or "table"
     from mcmc.core.ranges import check_settings  # start-up: the settings' ranges only once the options parse
 
-    check_settings({"alpha": alpha, "beta": beta, "holdout": holdout, "min_df": min_df, "max_df": max_df})
+    check_settings({"alpha": alpha, "beta": beta, "holdout": holdout, "min_df": min_df, "max_df": max_df,
+                    "optimize_interval": optimize_interval, "optimize_burn_in": optimize_burn_in})  # fmt: skip
     synthetic = {"--docs": docs, "--vocab-size": vocab_size, "--doc-length": doc_length}
     if generate is not None:
         _generate(generate, corpus_path, topics, alpha, beta, seed, synthetic, output_format, {
             "-o": output, "--estimates": estimates, "--save-model": save_model, "--plot": plot, "--model": model,
-            "--theta": theta, "--vocab": vocab, "--format": corpus_format, "--min-df": min_df, "--max-df": max_df,
+            "--theta": theta, "--vocab": vocab, "--corpus-format": corpus_format, "--min-df": min_df, "--max-df": max_df,
             "--holdout": holdout or None, "--optimize-interval": optimize_interval or None,
             "--coherence": coherence or None, "--keep-all-words": keep_all_words or None,
         })  # fmt: skip
@@ -391,7 +446,7 @@ def command(
         if corpus_path is None:
             raise UsageError("--model needs a CORPUS of new documents")
         if output_format == "csv":
-            raise UsageError("--output-format csv: with --model, write theta with --theta FILE.csv")
+            raise UsageError("--format csv: with --model, write theta with --theta FILE.csv")
         from mcmc.core.lda.model import infer_documents  # start-up: the saved model's module only with --model
 
         inferred = infer_documents(
@@ -400,8 +455,10 @@ def command(
         )  # fmt: skip
         from mcmc.cli.render import table_inference  # start-up: rich's tables only when the inference is shown
 
-        table_inference.inference_summary(inferred, err_console.file)
-        emit(inferred, output_format, "-")
+        if not quiet:
+            table_inference.inference_summary(inferred, err_console.file)
+        if not (quiet and output_format == "table"):
+            emit(inferred, output_format, "-")
         return
     if theta is not None:
         raise UsageError("--theta writes the topics of new documents; it needs --model")
@@ -410,9 +467,9 @@ def command(
     if optimize_burn_in is None:
         optimize_burn_in = default_optimize_burn_in(iterations)
     if output == "-" and output_format != "table":
-        raise UsageError("-o - and --output-format json/csv would both write to stdout; pick one")
+        raise UsageError("-o - and --format json/csv would both write to stdout; pick one")
     if corpus_path is None and (vocab is not None or corpus_format is not None or keep_all_words):
-        raise UsageError("--vocab, --format and --keep-all-words need a CORPUS")
+        raise UsageError("--vocab, --corpus-format and --keep-all-words need a CORPUS")
     if plot is not None:
         from mcmc.cli.render.plot import image_format  # start-up: the plot renderer only with --plot
 
@@ -431,12 +488,13 @@ def command(
 
     checks = resolve(options.check_options(None, None, strict=strict, max_ll_gap=max_ll_gap), keys=CHECK_KEYS)
 
-    with progress_bar(detail="log joint/token {log_joint_per_token:.4f}") as bar:
+    with progress_bar(not quiet, detail="log joint/token {log_joint_per_token:.4f}") as bar:
 
         def progress(label: str, done: int, total: int, /, **fields: Any) -> None:
             if "corpus" in fields:  # read: say what is being fitted while it runs
                 stop_if_signalled()
-                table_lda.lda_banner(fields["corpus"], config, err_console.file)
+                if not quiet:
+                    table_lda.lda_banner(fields["corpus"], config, err_console.file)
             else:
                 bar(label, done, total, **fields)
 
@@ -451,11 +509,14 @@ def command(
 
         plot_lda(result, plot)
     if output == "-":  # the chains file is on stdout: the topics go to stderr
-        table.render(result, err_console.file)
-    else:
+        if not quiet:
+            table.render(result, err_console.file)
+    elif not (quiet and output_format == "table"):
         emit(result, output_format, "-")
-    table_lda.lda_summary(result, err_console.file)
-    finish(result.passed, result.verdict(), failed_advice(result.checks) if result.checks else (), no_check=no_check)
+    if not quiet:
+        table_lda.lda_summary(result, err_console.file)
+    finish(result.passed, result.verdict(), failed_advice(result.checks) if result.checks else (), no_check=no_check,
+           quiet=quiet)  # fmt: skip
 
 
 def _generate(path: str, corpus_path: str | None, topics: int, alpha: float, beta: float, seed: int,
@@ -468,7 +529,7 @@ def _generate(path: str, corpus_path: str | None, topics: int, alpha: float, bet
         raise UsageError(f"--generate writes a synthetic corpus and fits nothing; {', '.join(given)} applies to "
                          "fitting")
     if output_format == "csv":
-        raise UsageError("--output-format csv: --generate writes its files; show them as table or json")
+        raise UsageError("--format csv: --generate writes its files; show them as table or json")
     # start-up: the generator (NumPy) and its summary only with --generate
     from mcmc.cli.render.table_lda import generate_summary
     from mcmc.core.lda.generate import GenerateConfig, generate_corpus

@@ -23,7 +23,7 @@ from rich.markup import escape
 
 from mcmc.cli.speedups import lazy_choice
 from mcmc.core.errors import UsageError
-from mcmc.core.targets import default_sampler_help
+from mcmc.core.targets import default_sampler_help, option_examples, targets_taking
 
 if TYPE_CHECKING:
     from mcmc.core.samplers.registry import Declaration, Setting
@@ -50,15 +50,19 @@ Sampler = Annotated[
         show_default=False,
     ),
 ]
-Chains = Annotated[int, typer.Option("--chains", "-c", min=1, rich_help_panel=RUN, help="Number of chains.")]
-Warmup = Annotated[
-    int, typer.Option(min=0, rich_help_panel=RUN, help="Warm-up (adaptation) iterations per chain, discarded.")
+Chains = Annotated[
+    int, typer.Option("--chains", "-c", min=1, metavar="N", rich_help_panel=RUN, help="Number of chains.")
 ]
-Draws = Annotated[int, typer.Option(min=1, rich_help_panel=RUN, help="Sampling iterations per chain.")]
+Warmup = Annotated[
+    int,
+    typer.Option(min=0, metavar="N", rich_help_panel=RUN, help="Warm-up (adaptation) iterations per chain, discarded."),
+]
+Draws = Annotated[int, typer.Option(min=1, metavar="N", rich_help_panel=RUN, help="Sampling iterations per chain.")]
 Seed = Annotated[
     int | None,
     typer.Option(
         min=0,
+        metavar="N",
         rich_help_panel=RUN,
         help="Random seed; omitted: a random one, printed and recorded.",
         show_default=False,
@@ -67,9 +71,9 @@ Seed = Annotated[
 Scheduler = Annotated[
     str | None,
     typer.Option(
-        metavar="tcp://HOST:PORT|local:N",
+        metavar="ADDRESS",
         rich_help_panel=RUN,
-        help="Run on a Dask cluster (pip install 'mcmc[dask]'): a scheduler's address, or local:N for N worker "
+        help="Run on a Dask cluster (pip install 'mcmc\\[dask]'): a scheduler's address, or local:N for N worker "
         "processes here. Same bytes as a run without it. See docs/scale-out.md.",
         show_default=False,
     ),
@@ -78,9 +82,9 @@ LdaScheduler = Annotated[
     str | None,
     typer.Option(
         "--scheduler",
-        metavar="tcp://HOST:PORT|local:N",
+        metavar="ADDRESS",
         rich_help_panel=RUN,
-        help="Run on a Dask cluster (pip install 'mcmc[dask]'): a scheduler's address, or local:N for N worker "
+        help="Run on a Dask cluster (pip install 'mcmc\\[dask]'): a scheduler's address, or local:N for N worker "
         "processes here. Every chain is a task; with --method partial, every chain's documents are split "
         "across the workers instead (phi sent each sweep). Same bytes as a run without it. See docs/scale-out.md.",
         show_default=False,
@@ -90,8 +94,9 @@ Dim = Annotated[
     int | None,
     typer.Option(
         min=1,
+        metavar="N",
         rich_help_panel="Target",
-        help="Dimension (gaussian, bimodal, banana, funnel, gamma).",
+        help=f"Dimension ({', '.join(targets_taking('dim'))}).",
         show_default=False,
     ),
 ]
@@ -102,10 +107,9 @@ TargetOptions = Annotated[
         "-T",
         metavar="KEY=VALUE",
         rich_help_panel="Target",
-        help="Other option of a built-in target, repeatable: banana b=0.1, gamma shape=0.5 rate=2, logistic "
-        "prior_sd=1, beta-bernoulli successes=3 trials=10 a=1 b=1, dirichlet counts=4,1,3,1,1 eta=1, ising size=32 "
-        "beta=0.3; of a CSV target: P.csv start=STATE or init=0.2,0.7,0.1 and steps=10, weights.csv start=STATE, "
-        "graph.csv q=3 (beta=1 without a beta column).",
+        help=f"Other option of a built-in target, repeatable: {option_examples()}; of a CSV target: P.csv "
+        "start=STATE or init=0.2,0.7,0.1 and steps=10, weights.csv start=STATE, graph.csv q=3 (beta=1 without a beta "
+        "column).",
         show_default=False,
     ),
 ]
@@ -113,10 +117,10 @@ Observe = Annotated[
     list[str] | None,
     typer.Option(
         "--observe",
-        metavar="NODE=STATE,...",
+        metavar="EVIDENCE",
         rich_help_panel="Target",
-        help="Bayesian network (NET.bif): evidence, node and state by their names in the file; repeatable or a "
-        "comma list.",
+        help="Bayesian network (NET.bif): evidence NODE=STATE, node and state by their names in the file; "
+        "repeatable or a comma list.",
         show_default=False,
     ),
 ]
@@ -124,6 +128,14 @@ Output = Annotated[
     str,
     typer.Option("--output", "-o", metavar="FILE", help="Write the report to FILE (atomically); - is stdout."),
 ]
+Quiet = Annotated[
+    bool,
+    typer.Option(
+        "--quiet", "-q", show_default=False,
+        help="Quiet: no table, summary or progress; a failed check's verdict line still shows. Files and the "
+        "json, csv or md output asked for are written as usual.",
+    ),
+]  # fmt: skip
 Var = Annotated[
     list[str] | None,
     typer.Option(
@@ -135,7 +147,7 @@ Var = Annotated[
     ),
 ]
 
-CHECKS = "Checks (as mcmc diagnose; defaults from [tool.mcmc.diagnose] in pyproject.toml)"
+CHECKS = "Checks (defaults from \\[tool.mcmc.diagnose] in pyproject.toml)"
 
 MaxRhat = Annotated[
     float | None,
@@ -243,6 +255,7 @@ def setting_help(name: str) -> str:
     first = users[0][1]
     valid = first.range
     text = escape(first.help) + (f", {valid}" if valid is not None and valid.high is not None else "")
+    text += f": {' or '.join(first.choices)}" if first.choices else ""
     by_default: dict[str, list[str]] = {}
     for sampler, x in users:
         by_default.setdefault(escape(x.default), []).append(sampler)
@@ -422,7 +435,7 @@ class Layout(str, Enum):
 LayoutOption = Annotated[
     Layout | None,
     typer.Option(
-        metavar="chain,draw|draw,chain",
+        metavar="AXES",
         help="Axis order of a bare array (.npy, .npz saved without names): chain,draw, or draw,chain as emcee's "
         "get_chain() saves (draw, walker, dim). Without it, a bare array with more chains than draws is refused. "
         "\\[default: chain,draw]",

@@ -22,6 +22,7 @@ from mcmc.core.errors import UsageError
 from mcmc.core.mcem.config import McemSettings
 from mcmc.core.samplers import DENSITY, NETWORK, NETWORK_SAMPLERS, SAMPLERS
 from mcmc.core.samplers.registry import MH, TWO_STAGE
+from mcmc.core.targets import targets_taking
 
 TUNING = "Sampler tuning"
 MCEM = "Monte Carlo EM"
@@ -35,7 +36,6 @@ EM = McemSettings()
 TWO_STAGE_PROPOSAL = TWO_STAGE.setting("proposal")
 MH_PROPOSAL = MH.setting("proposal_matrix")
 assert TWO_STAGE_PROPOSAL is not None and MH_PROPOSAL is not None
-PROPOSALS = "|".join(TWO_STAGE_PROPOSAL.choices)
 
 
 class Scales(str, Enum):
@@ -128,9 +128,11 @@ HELP = (
 )
 
 
-def _tuning(setting: str, **kwargs: str) -> typer.models.OptionInfo:
+def _tuning(setting: str, metavar: str = "X") -> typer.models.OptionInfo:
     """The option ``--SETTING`` of a sampler setting: optional, in its own help panel, its help from the registry."""
-    return typer.Option(rich_help_panel=TUNING, help=options.setting_help(setting), show_default=False, **kwargs)
+    return typer.Option(
+        rich_help_panel=TUNING, help=options.setting_help(setting), show_default=False, metavar=metavar
+    )
 
 
 def command(
@@ -139,10 +141,10 @@ def command(
         typer.Option(
             "--target",
             "-t",
-            metavar="NAME|FILE.py[:obj]",
+            metavar="TARGET",
             rich_help_panel="Target",
-            help="Built-in target or a Python file defining log_density(x) and dim (or a numba-compiled "
-            "point_log_density_and_grad(x) for compiled HMC and NUTS).",
+            help="Built-in target (above), or a Python file model.py\\[:obj] defining log_density(x) and dim (or a "
+            "numba-compiled point_log_density_and_grad(x) for compiled HMC and NUTS), NET.bif or P.csv.",
         ),
     ] = "gaussian",
     sampler: options.Sampler = None,
@@ -165,14 +167,16 @@ def command(
     thin: Annotated[
         int,
         typer.Option(
-            min=1, rich_help_panel="Run", help="Keep every THIN-th sampling iteration (ceil(draws/thin) are written)."
+            min=1, metavar="N", rich_help_panel="Run",
+            help="Keep every N-th sampling iteration (ceil(draws/N) are written).",
         ),
     ] = 1,
     seed: options.Seed = None,
     first_chain: Annotated[
         int,
         typer.Option(
-            min=0, help="Global index of the first chain (runs chains FIRST .. FIRST+CHAINS-1).", rich_help_panel="Run"
+            min=0, metavar="N", rich_help_panel="Run",
+            help="Global index of the first chain (runs chains N .. N+CHAINS-1).",
         ),
     ] = 0,
     output: Annotated[
@@ -190,11 +194,14 @@ def command(
     dim: options.Dim = None,
     rho: Annotated[
         float | None,
-        typer.Option(rich_help_panel="Target", help="Equicorrelation of the gaussian target.", show_default=False),
+        typer.Option(
+            metavar="RHO", rich_help_panel="Target", help="Equicorrelation of the gaussian target.", show_default=False
+        ),
     ] = None,
     scales: Annotated[
         Scales | None,
         typer.Option(
+            metavar="unit|log",
             rich_help_panel="Target",
             help="gaussian: unit sds, or log-spaced from 0.01 to 1 (ill-conditioned).",
             show_default=False,
@@ -205,7 +212,7 @@ def command(
         typer.Option(
             metavar="FILE.csv",
             rich_help_panel="Target",
-            help="Data of logistic / beta-bernoulli: CSV with header, outcome last.",
+            help=f"Data of {', '.join(targets_taking('data'))}: CSV with a header row, the outcome last.",
             show_default=False,
         ),
     ] = None,
@@ -240,7 +247,7 @@ def command(
     param: Annotated[
         list[str] | None,
         typer.Option(
-            "--param", "-P", metavar="KEY=VALUE", rich_help_panel=TUNING, show_default=False,
+            "--param", "-P", metavar="KEY=VALUE", rich_help_panel="Run", show_default=False,
             help="A setting of the --sampler, repeatable: one of its Settings above (-P target-accept=0.95), or "
             "SAMPLER:KEY=VALUE as in mcmc compare. The options below are the same settings.",
         ),
@@ -249,7 +256,7 @@ def command(
     width: Annotated[float | None, _tuning("width")] = None,
     proposal: Annotated[
         str | None,
-        typer.Option(rich_help_panel=TUNING, show_default=False, metavar=f"{PROPOSALS}|Q.csv",
+        typer.Option(rich_help_panel=TUNING, show_default=False, metavar="KIND|Q.csv",
                      help=f"{TWO_STAGE.name}: {TWO_STAGE_PROPOSAL.help}, {' or '.join(TWO_STAGE_PROPOSAL.choices)} "
                      f"(default {TWO_STAGE_PROPOSAL.default}); {MH.name}: {MH_PROPOSAL.help} (the same as -P "
                      f"{MH_PROPOSAL.key}=Q.csv; default {MH_PROPOSAL.default})."),
@@ -259,8 +266,8 @@ def command(
     target_accept: Annotated[float | None, _tuning("target_accept")] = None,
     persistence: Annotated[float | None, _tuning("persistence")] = None,
     max_energy_error: Annotated[float | None, _tuning("max_energy_error")] = None,
-    max_tree_depth: Annotated[int | None, _tuning("max_tree_depth")] = None,
-    particles: Annotated[int | None, _tuning("particles")] = None,
+    max_tree_depth: Annotated[int | None, _tuning("max_tree_depth", "N")] = None,
+    particles: Annotated[int | None, _tuning("particles", "N")] = None,
     predict: Annotated[
         str | None,
         typer.Option(
@@ -312,18 +319,14 @@ def command(
     fmt: Annotated[
         SampleFormat | None,  # type: ignore[valid-type]
         typer.Option(
-            "--format", "-f", metavar="table|json|csv", rich_help_panel="Run", case_sensitive=False,
-            show_default=False,
-            help="table: the run's summary on stderr. json: the summary as one document on stdout (schema "
-            "mcmc.sample/1: the run, its checks, a Markov chain's matrix and laws, the weights, the exact moments). "
-            "With --mcem, how the trace of theta is printed on stdout: table, json (schema mcmc.mcem/1) or csv (one "
-            "row per iteration). \\[default: table]",
+            "--format", "-f", metavar="FORMAT", rich_help_panel="Run", case_sensitive=False, show_default=False,
+            help="The run's summary: table on stderr, or json on stdout (schema mcmc.sample/1: the run, its checks, "
+            "and when there is one a network's marginals, a bnn's predictive, a Markov chain's matrix and laws, the "
+            "weights, the exact moments). With --mcem, the trace of theta on stdout: table, json (schema "
+            "mcmc.mcem/1) or csv (one row per iteration). \\[default: table]",
         ),
     ] = None,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", rich_help_panel="Run", help="No summary on stderr; a failed check's "
-                           "verdict line still shows.")
-    ] = False,
+    quiet: options.Quiet = False,
     scheduler: options.Scheduler = None,
     max_rhat: options.MaxRhat = None,
     min_ess: options.MinEss = None,

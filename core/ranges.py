@@ -73,6 +73,8 @@ RANGES: dict[str, Range] = {
     "holdout": Range(0.0, 1.0, high_open=True),
     "min_df": POSITIVE,
     "max_df": Range(0.0, 1.0, low_open=True),
+    "optimize_interval": Range(0.0, integer=True),
+    "optimize_burn_in": Range(0.0, integer=True),
 }
 
 

@@ -172,6 +172,7 @@ class SampleResult:
                 {"name": c.name, "passed": c.passed, "severity": c.severity, "message": c.message}
                 for c in report.checks],
             "network": None if self.network is None else self.network.to_dict(),
+            "predictive": None if self.predictive is None else self.predictive.to_dict(),
             "markov": None if self.markov is None else self.markov.to_dict(),
             "weights": None if report is None or report.weights is None else report.weights.to_dict(),
             "exact": None if self.exact is None else self.exact.to_dict(),

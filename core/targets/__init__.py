@@ -15,25 +15,54 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from importlib import import_module
-from typing import Any
+from typing import Any, NamedTuple
 
 from mcmc.core.errors import UsageError
 
-# Name -> (module, factory). Factories take the target's options as keywords.
-TARGETS: dict[str, tuple[str, str]] = {
-    "gaussian": ("mcmc.core.targets.builtin", "gaussian"),
-    "bimodal": ("mcmc.core.targets.builtin", "bimodal"),
-    "banana": ("mcmc.core.targets.builtin", "banana"),
-    "funnel": ("mcmc.core.targets.builtin", "funnel"),
-    "gamma": ("mcmc.core.targets.builtin", "gamma"),
-    "logistic": ("mcmc.core.targets.models", "logistic"),
-    "beta-bernoulli": ("mcmc.core.targets.models", "beta_bernoulli"),
-    "dirichlet": ("mcmc.core.targets.dirichlet", "dirichlet"),
-    "eight-schools": ("mcmc.core.targets.models", "eight_schools"),
-    "ising": ("mcmc.core.targets.ising", "ising"),
-    "potts": ("mcmc.core.targets.potts", "potts"),
-    "bnn": ("mcmc.core.targets.bnn", "bnn"),
-}
+
+class Entry(NamedTuple):
+    """A built-in target as the registry knows it.
+
+    ``options`` are the keywords its factory takes (held to the factory's
+    signature by ``tests/core/test_targets.py``): ``--dim``, ``--rho``,
+    ``--scales``, ``--data`` or ``-T KEY=VALUE``; ``example`` is a
+    ``-T`` example for ``mcmc sample --help``. Help lists are read from here,
+    so a new target shows up in them without an edit to ``cli/``.
+    """
+
+    module: str
+    factory: str
+    options: tuple[str, ...] = ()
+    example: str = ""
+
+
+_BUILTIN, _MODELS = "mcmc.core.targets.builtin", "mcmc.core.targets.models"
+#: Name -> entry; factories take the target's options as keywords.
+TARGETS: dict[str, Entry] = {
+    "gaussian": Entry(_BUILTIN, "gaussian", ("dim", "rho", "scales")),
+    "bimodal": Entry(_BUILTIN, "bimodal", ("dim",)),
+    "banana": Entry(_BUILTIN, "banana", ("dim", "b"), "b=0.1"),
+    "funnel": Entry(_BUILTIN, "funnel", ("dim",)),
+    "gamma": Entry(_BUILTIN, "gamma", ("dim", "shape", "rate"), "shape=0.5 rate=2"),
+    "logistic": Entry(_MODELS, "logistic", ("data", "prior_sd"), "prior_sd=1"),
+    "beta-bernoulli": Entry(_MODELS, "beta_bernoulli", ("data", "successes", "trials", "a", "b"),
+                            "successes=3 trials=10 a=1 b=1"),
+    "dirichlet": Entry("mcmc.core.targets.dirichlet", "dirichlet", ("counts", "eta"), "counts=4,1,3,1,1 eta=1"),
+    "eight-schools": Entry(_MODELS, "eight_schools"),
+    "ising": Entry("mcmc.core.targets.ising", "ising", ("size", "beta"), "size=32 beta=0.3"),
+    "potts": Entry("mcmc.core.targets.potts", "potts", ("size", "q", "beta"), "size=32 q=4 beta=1.1"),
+    "bnn": Entry("mcmc.core.targets.bnn", "bnn", ("data", "hidden"), "hidden=16"),
+}  # fmt: skip
+
+
+def targets_taking(option: str) -> list[str]:
+    """The built-in targets whose factory takes ``option`` (``"data"``, ``"dim"``), for help."""
+    return [name for name, entry in TARGETS.items() if option in entry.options]
+
+
+def option_examples() -> str:
+    """``banana b=0.1, gamma shape=0.5 rate=2, ...``: a ``-T`` example of every target that has one, for help."""
+    return ", ".join(f"{name} {entry.example}" for name, entry in TARGETS.items() if entry.example)
 
 
 #: Built-in latent-variable models, run by Monte Carlo EM (``--mcem``), not sampled: name -> module
@@ -168,7 +197,7 @@ def get_target(name: str, *, user_source: str | None = None, **options: Any) -> 
         if name in LATENT_MODELS:
             raise UsageError(f"{name} is a latent-variable model: find its maximum-likelihood parameters with --mcem")
         raise UsageError(f"unknown target {name!r}; choose from {', '.join(TARGETS)} or give a file model.py[:name]")
-    module, attr = TARGETS[name]
+    module, attr = TARGETS[name].module, TARGETS[name].factory
     factory: Callable[..., Any] = getattr(import_module(module), attr)
     parameters = inspect.signature(factory).parameters
     extra = sorted(set(given) - set(parameters))

@@ -57,7 +57,7 @@ def test_rhat_and_ess_leave_burn_in_out(mcmc, tmp_path: Path) -> None:
     from mcmc.diagnostics import stats
 
     out = tmp_path / "lda.npz"
-    r = mcmc("lda", *FAST, "--output-format", "json", "-o", str(out))
+    r = mcmc("lda", *FAST, "-f", "json", "-o", str(out))
     assert r.code == 0, r.stderr
     report = json.loads(r.out)
     with np.load(out) as f:
@@ -68,7 +68,7 @@ def test_rhat_and_ess_leave_burn_in_out(mcmc, tmp_path: Path) -> None:
 
 
 def test_json_and_csv_outputs(mcmc) -> None:
-    r = mcmc("lda", *FAST, "--chains", "1", "--top-words", "4", "--coherence", "--output-format", "json")
+    r = mcmc("lda", *FAST, "--chains", "1", "--top-words", "4", "--coherence", "-f", "json")
     assert r.code == 0, r.stderr
     report = json.loads(r.out)
     chain = report["chains"][0]
@@ -79,7 +79,7 @@ def test_json_and_csv_outputs(mcmc) -> None:
     assert len(topics) == 10 and all(len(t["words"]) == 4 for t in topics)
     assert sorted(t["true_topic"] for t in topics) == list(range(10))  # a one-to-one matching
     assert sum(t["share"] for t in topics) == pytest.approx(1)
-    r = mcmc("lda", *FAST, "--top-words", "3", "--output-format", "csv", "--all-chains")
+    r = mcmc("lda", *FAST, "--top-words", "3", "-f", "csv", "--all-chains")
     rows = list(csv.DictReader(io.StringIO(r.out)))
     assert r.code == 0 and len(rows) == 2 * 10 * 3
     assert {row["chain"] for row in rows} == {"0", "1"}
@@ -90,7 +90,7 @@ def test_the_report_does_not_depend_on_whether_theta_is_written(mcmc, data_dir: 
     # Without --estimates no theta is estimated (its D x K sums are the biggest array of a fit at large K):
     # the report is the same, and its topic shares, from per-length sums, are those of the written theta.
     corpus = data_dir / "lda" / "reuters50.ldac"  # documents of many lengths, so the length weights matter
-    args = (str(corpus), *FAST, "-k", "4", "--output-format", "json")
+    args = (str(corpus), *FAST, "-k", "4", "-f", "json")
     lean = json.loads(mcmc("lda", *args).out)
     est = tmp_path / "est.npz"
     full = json.loads(mcmc("lda", *args, "--estimates", str(est)).out)
@@ -110,8 +110,8 @@ def test_the_report_does_not_depend_on_whether_theta_is_written(mcmc, data_dir: 
 
 def test_csv_carries_each_topics_coherence_beside_its_words(mcmc) -> None:
     args = (*FAST, "--chains", "1", "--top-words", "3", "--coherence")
-    report = json.loads(mcmc("lda", *args, "--output-format", "json").out)
-    r = mcmc("lda", *args, "--output-format", "csv")
+    report = json.loads(mcmc("lda", *args, "-f", "json").out)
+    r = mcmc("lda", *args, "-f", "csv")
     assert r.code == 0, r.stderr
     rows = list(csv.DictReader(io.StringIO(r.out)))
     assert len(rows) == 10 * 3
@@ -132,7 +132,7 @@ def test_ldac_fixture_with_explicit_vocab(mcmc, data_dir: Path) -> None:
         "-k",
         "3",
         *FAST,
-        "--output-format",
+        "-f",
         "json",
     )
     assert r.code == 0, r.stderr
@@ -142,7 +142,7 @@ def test_ldac_fixture_with_explicit_vocab(mcmc, data_dir: Path) -> None:
 
 
 def test_text_input_and_dmm(mcmc, data_dir: Path) -> None:
-    r = mcmc("lda", str(data_dir / "lda" / "text_dir"), "-k", "2", "--method", "dmm", *FAST, "--output-format", "csv")
+    r = mcmc("lda", str(data_dir / "lda" / "text_dir"), "-k", "2", "--method", "dmm", *FAST, "-f", "csv")
     assert r.code == 0, r.stderr
     assert "gibbs" in r.out
 
@@ -202,7 +202,7 @@ def test_gzip_corpus_is_fitted_and_binary_input_refused(mcmc, data_dir: Path, tm
     shutil.copy(data_dir / "lda" / "reuters50.vocab.txt", tmp_path / "reuters50.vocab.txt")
     plain = (data_dir / "lda" / "reuters50.ldac").read_bytes()
     (tmp_path / "reuters50.ldac.gz").write_bytes(gzip.compress(plain))
-    args = ("-k", "3", *FAST, "--output-format", "json")
+    args = ("-k", "3", *FAST, "-f", "json")
     r = mcmc("lda", str(tmp_path / "reuters50.ldac.gz"), *args)
     assert r.code == 0, r.stderr
     assert json.loads(r.out)["corpus"]["documents"] == 50

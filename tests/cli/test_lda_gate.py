@@ -35,7 +35,7 @@ def _verdict(stderr: str) -> str:
 
 def test_a_run_stopped_in_burn_in_fails_as_still_rising(mcmc, tmp_path: Path) -> None:
     out = tmp_path / "fit.npz"
-    r = mcmc("lda", str(REUTERS), "-k", "5", "--iterations", "20", "--output-format", "json", "-o", str(out))
+    r = mcmc("lda", str(REUTERS), "-k", "5", "--iterations", "20", "-f", "json", "-o", str(out))
     assert r.code == 1, r.stderr
     report = json.loads(r.out)
     conv = report["convergence"]
@@ -50,7 +50,7 @@ def test_a_run_stopped_in_burn_in_fails_as_still_rising(mcmc, tmp_path: Path) ->
 def test_a_converged_run_passes_as_diagnose_passes_its_file(mcmc, tmp_path: Path) -> None:
     corpus = str(_two_topic_corpus(tmp_path / "two.ldac"))
     out = tmp_path / "fit.npz"
-    r = mcmc("lda", corpus, "-k", "2", "--iterations", "400", "--chains", "4", "--output-format", "json", "-o", str(out))
+    r = mcmc("lda", corpus, "-k", "2", "--iterations", "400", "--chains", "4", "-f", "json", "-o", str(out))
     assert r.code == 0, r.stderr
     conv = json.loads(r.out)["convergence"]
     assert conv["passed"] is True and conv["topic_overlap"] > 0.9  # two clear topics: the chains agree

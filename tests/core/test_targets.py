@@ -39,6 +39,19 @@ def test_every_registered_target_is_exercised() -> None:
     assert {name for name, _ in BUILTINS} == set(TARGETS)
 
 
+def test_the_registry_declares_the_options_each_factory_takes() -> None:
+    """Help reads --dim, --data and -T examples from the registry: it must say what each factory takes."""
+    import inspect
+    from importlib import import_module
+
+    from mcmc.cli.options import parse_target_options
+
+    for name, entry in TARGETS.items():
+        parameters = tuple(inspect.signature(getattr(import_module(entry.module), entry.factory)).parameters)
+        assert entry.options == parameters, name
+        assert set(parse_target_options(entry.example.split())) <= set(parameters), name
+
+
 def _points(target: Target, n: int = 6) -> np.ndarray:
     x = target.initial(ChainRandom(1, chains=n), n)
     return np.abs(x) + 0.1 if target.name == "gamma" else x
