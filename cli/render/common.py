@@ -135,17 +135,50 @@ def names(items: Sequence[str], cap: int = 8) -> str:
     return ", ".join(items[:cap]) + (f" and {len(items) - cap} more" if len(items) > cap else "")
 
 
-def console(out: TextIO) -> Console:
-    """A rich console writing to ``out``: the terminal's width on a terminal, else 160 columns.
+#: The width of text written to a file or pipe when ``COLUMNS`` does not say: a CI log's, a pager's.
+PIPE_WIDTH = 100
 
-    A file or pipe gets a wide fixed width instead of rich's 80 columns, so
-    saved reports keep one row per parameter; ``COLUMNS`` still wins.
+
+class _Unpadded:
+    """A text stream that drops the trailing spaces of every line (rich pads table and panel lines)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._line = ""
+        self.encoding = getattr(out, "encoding", None) or "utf-8"
+
+    def write(self, text: str) -> int:
+        *lines, self._line = (self._line + text).split("\n")
+        if lines:
+            self._out.write("".join(line.rstrip(" ") + "\n" for line in lines))
+        return len(text)
+
+    def flush(self) -> None:
+        self._out.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+
+def console(out: TextIO) -> Console:
+    """A rich console writing to ``out``: the terminal's width on a terminal, else ``COLUMNS`` or 100.
+
+    A file or pipe (a CI log, ``| less``) gets ``$COLUMNS`` or
+    :data:`PIPE_WIDTH` columns and lines without trailing spaces; tables
+    too wide for it leave out their least important columns and say so.
     """
     from mcmc.cli.console import VerbatimConsole  # start-up: rich's console only when a renderer draws
 
-    is_tty = hasattr(out, "isatty") and out.isatty()
-    width = None if is_tty or os.environ.get("COLUMNS") else 160
-    return VerbatimConsole(file=out, width=width)
+    if hasattr(out, "isatty") and out.isatty():
+        return VerbatimConsole(file=out)
+    columns = os.environ.get("COLUMNS", "")
+    width = int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH
+    return VerbatimConsole(file=_Unpadded(out), width=width)  # type: ignore[arg-type]
+
+
+def coloured(con: Console) -> bool:
+    """Whether ``con`` shows colour: where it does not, a renderer marks with a character what colour would."""
+    return con.color_system is not None and not con.no_color
 
 
 def print_verdict(verdict: str, passed: bool, notes: Iterable[str] = ()) -> None:

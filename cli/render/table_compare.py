@@ -11,7 +11,7 @@ from rich.console import Group
 from rich.text import Text
 
 from mcmc.cli.render import RenderOptions
-from mcmc.cli.render.common import console, count, ess, names, plural, z
+from mcmc.cli.render.common import coloured, console, count, ess, names, plural, z
 from mcmc.cli.text import printable
 from mcmc.cli.render.table import render
 from mcmc.diagnostics.report.compare import Comparison
@@ -59,6 +59,8 @@ def render_samplers(result: SamplerComparison, out: TextIO, options: RenderOptio
         f"{printable(result.target)}{f' ({printable(opts)})' if opts else ''}: {plural(result.chains, 'chain')} x "
         f"{plural(result.draws, 'draw')} (+{result.warmup} warm-up), seed {result.seed}{seed_note}"
     )
+    con = console(out)
+    colour = coloured(con)  # without colour the best cell is marked with a star
     table = Table(header_style="bold", box=box.SIMPLE_HEAD)
     table.add_column("", no_wrap=True)
     records = [r.to_dict() for r in result.rows]
@@ -67,20 +69,20 @@ def render_samplers(result: SamplerComparison, out: TextIO, options: RenderOptio
     for key, label, show in measures:
         cells = []
         for row in records:
-            style = ""
+            style, mark = "", "" if colour else " "
             if row["sampler"] in result.best.get(key, ()):
-                style = "bold green"
+                style, mark = "bold green", "" if colour else "*"
             elif row["sampler"] in failing.get(key, ()):
                 style = "bold red"
-            cells.append(Text(show(row[key]), style=style))
+            cells.append(Text(show(row[key]) + mark, style=style))
         table.add_row(label, *cells)
     g = result.grad_cost
     caption = (
         "ESS: the worst coordinate's min(bulk, tail). Per second and per evaluation: sampling phase only, "
         f"a gradient counting as {g:g} density evaluation{'s' if g != 1 else ''}. Time and evaluation "
-        "counts include warm-up. Best in green."
+        f"counts include warm-up. {'Best in green' if colour else 'Best marked *'}."
     )
-    console(out).print(Group(Text(title, style="bold"), table, Text(caption, style="dim")))
+    con.print(Group(Text(title, style="bold"), table, Text(caption, style="dim")))
 
 
 @render.register(Comparison)

@@ -16,11 +16,12 @@ from itertools import groupby
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from rich.console import Group
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.text import Text
 
 from mcmc.cli.render import RenderOptions
-from mcmc.cli.render.common import console, ess, estimate, mcse, names, num, rhat
+from mcmc.cli.render.common import console, ess, estimate, mcse, names, num, plural, rhat
 from mcmc.cli.text import printable
 
 if TYPE_CHECKING:
@@ -204,7 +205,12 @@ def weights_line(report: Report) -> Text:
     )  # fmt: skip
 
 
-def sampler_panel(report: Report) -> Panel:
+def sampler_panel(report: Report, width: int, boxed: bool = True) -> Group | Panel:
+    """The sampler's facts and every failed check with its advice, in a box on a terminal.
+
+    Without a terminal (a CI log, a pipe) no box: a box pads every line and
+    cuts a title wider than itself. Advice wraps under itself, indented.
+    """
     s = report.sampler
     t = report.thresholds
     failed = {c.name for c in report.checks if not c.passed}
@@ -253,12 +259,15 @@ def sampler_panel(report: Report) -> Panel:
         head = ("FAIL " if fails else "warning ") + f"{c.name}: "
         lines.append(Text.assemble((head, "bold red" if fails else "bold yellow"), printable(c.message)))
         if c.advice:
-            lines.append(Text(f"  what to do: {printable(c.advice)}", style="dim"))
+            lines.append(Padding(Text(f"what to do: {printable(c.advice)}", style="dim"), (0, 0, 0, 2)))
     for note in report.notes:
         lines.append(Text(f"note: {printable(note)}", style="dim"))
     src = ", ".join(map(printable, report.source)) or "input"
-    title = f"sampler: {src}, {report.n_chains} chain{'s' if report.n_chains != 1 else ''} x {report.n_draws} draws"
-    return Panel(Group(*lines), title=Text(title), title_align="left", expand=False)  # file names verbatim
+    title = Text(f"sampler: {src}, {plural(report.n_chains, 'chain')} x {plural(report.n_draws, 'draw')}")
+    if not boxed or title.cell_len + 6 > width:  # a title in the border is cut where it does not fit: above instead
+        head = Text(title.plain, style="bold", no_wrap=True, overflow="ignore")  # a long file name runs on, whole
+        return Group(head, Padding(Group(*lines), (0, 0, 0, 2)))
+    return Panel(Group(*lines), title=title, title_align="left", expand=False)  # file names verbatim
 
 
 def classic_columns(report: Report) -> list[Column]:
@@ -367,6 +376,6 @@ def render_report(report: Report, out: TextIO, options: RenderOptions = RenderOp
         dropped += [h for h in left_out if h not in dropped]
         con.print(text, soft_wrap=True)
     con.print(_legend(shown, dropped, width), soft_wrap=True)
-    con.print(sampler_panel(report))
+    con.print(sampler_panel(report, width, boxed=con.is_terminal), crop=False)  # a long title runs on, whole
     if report.classic is not None:
         con.print(classic_panel(report, width, options.wide), soft_wrap=True)

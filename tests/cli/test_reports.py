@@ -222,3 +222,33 @@ def test_compare_md_header_names_a_and_b(mcmc, tmp_path: Path) -> None:
     r = mcmc("compare", str(tmp_path / "run.npz"), str(tmp_path / "run2.npz"), "-f", "md")
     head = r.out.splitlines()[0]
     assert head.endswith("run.npz` (A) against `" + str(tmp_path / "run2.npz") + "` (B)"), head
+
+
+def test_piped_output_fits_100_columns_unpadded_with_whole_titles(mcmc, tmp_path: Path, monkeypatch) -> None:
+    """Issue 28.6: without a terminal, $COLUMNS or 100 columns, no trailing spaces, titles whole, advice indented."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    deep = tmp_path / ("a-folder-with-a-long-name-" * 3)
+    deep.mkdir()
+    run = deep / "emcee-like-run-of-32-walkers.npz"
+    rng = np.random.default_rng(5)
+    write_chains(Chains({"v": np.cumsum(rng.standard_normal((32, 300, 2)), axis=1)}), run)  # random walks: fail
+    r = mcmc("diagnose", str(run))
+    assert r.code == 1
+    lines = r.out.splitlines()
+    title = f"sampler: {run}, 32 chains x 300 draws"
+    assert title in lines  # whole, on one line, however long the file name
+    assert max(len(line) for line in lines if line != title) <= 100
+    assert not [line for line in lines if line != line.rstrip()]
+    advice = next(k for k, line in enumerate(lines) if "what to do:" in line)
+    assert lines[advice + 1].startswith("    ") and lines[advice].startswith("    what to do:")
+    monkeypatch.setenv("COLUMNS", "130")
+    assert max(map(len, mcmc("diagnose", str(run)).out.splitlines())) > 100
+
+
+def test_best_is_marked_with_a_star_without_colour(mcmc, monkeypatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    r = mcmc("compare", "-t", "gaussian", "--dim", "2", "-s", "rwm,slice", "--seed", "1", "--draws", "200",
+             "--warmup", "200", "--no-check")  # fmt: skip
+    assert "Best marked *." in " ".join(r.out.split()) and "Best in green" not in r.out
+    assert any(line.rstrip().endswith("*") for line in r.out.splitlines())
+    assert not [line for line in r.out.splitlines() if line != line.rstrip()]
