@@ -135,6 +135,13 @@ def names(items: Sequence[str], cap: int = 8) -> str:
     return ", ".join(items[:cap]) + (f" and {len(items) - cap} more" if len(items) > cap else "")
 
 
+#: The legend line of the tail ESS in every report: which quantiles, and the ArviZ call that gives the same figure.
+TAIL_ESS_LEGEND = (
+    "ESS tail: the smaller ESS of the 5% and 95% quantiles (Vehtari et al. 2021, as R posterior and CmdStan); "
+    "arviz_stats.summary uses 11%/89% (its ci_prob) and so shows another number, which may be larger or "
+    "smaller; arviz_stats.ess(data, method=\"tail\", prob=(0.05, 0.95)) gives this one"
+)
+
 #: The width of text written to a file or pipe when ``COLUMNS`` does not say: a CI log's, a pager's.
 PIPE_WIDTH = 100
 

@@ -17,7 +17,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any, TextIO
 
 from mcmc.cli.render import RenderOptions
-from mcmc.cli.render.common import ess, num, plural, rhat
+from mcmc.cli.render.common import TAIL_ESS_LEGEND, ess, num, plural, rhat
 from mcmc.cli.text import printable
 
 if TYPE_CHECKING:
@@ -189,6 +189,7 @@ def document(report: Report, image: bytes | None = None) -> str:
         w(_td(rhat(p.rhat), p.rhat, p.status == "rhat") + _td(num(p.acceptance, 3), p.acceptance))
         w(f'<td class="st">{e(p.status)}</td></tr>')
     w("</tbody></table></div>")
+    w(f'<p class="meta">{e(TAIL_ESS_LEGEND)}.</p>')
 
     if image is not None:
         data = report.plot

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from mcmc.cli.render import RenderOptions
-from mcmc.cli.render.common import ess, estimate, mcse, num, plural, rhat
+from mcmc.cli.render.common import TAIL_ESS_LEGEND, ess, estimate, mcse, num, plural, rhat
 from mcmc.cli.text import printable
 from mcmc.diagnostics.report.parameters import Parameter
 from mcmc.diagnostics.report.report import Report
@@ -127,9 +127,9 @@ def _report(report: Report, out: TextIO, options: RenderOptions = RenderOptions(
         ]  # fmt: skip
         return "| " + " | ".join(cells) + " |\n"
 
-    footer = ""
+    footer = f"\n{esc(TAIL_ESS_LEGEND)}.\n"
     if any(p.ssif_disagrees for p in report.parameters):
-        footer = "\n(!) ESS by SSIF clears the ESS limit where bulk ESS does not: SSIF assumes an AR(1) chain.\n"
+        footer += "\n(!) ESS by SSIF clears the ESS limit where bulk ESS does not: SSIF assumes an AR(1) chain.\n"
     failing = report.failing()
     lp = [report.log_density] if report.log_density is not None else []
     ids = {id(p) for p in failing}

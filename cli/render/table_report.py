@@ -21,7 +21,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from mcmc.cli.render import RenderOptions
-from mcmc.cli.render.common import console, ess, estimate, mcse, names, num, plural, rhat
+from mcmc.cli.render.common import TAIL_ESS_LEGEND, console, ess, estimate, mcse, names, num, plural, rhat
 from mcmc.cli.text import printable
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ LEGEND = {
     "SSIF": "SSIF: sample size inflation factor (1 + r1) / (1 - r1) from the lag-1 autocorrelation r1",
     "ESS SSIF": "ESS SSIF: chains x draws / SSIF, exact only for AR(1) chains; ! where it alone clears the ESS limit",
     "move": "move: fraction of transitions in which the parameter changed",
+    "ESS tail": TAIL_ESS_LEGEND,
 }
 
 
@@ -375,7 +376,7 @@ def render_report(report: Report, out: TextIO, options: RenderOptions = RenderOp
         shown |= {c.header for c in parameter_columns(report, params[:1], options.sig_figs)} - set(left_out)
         dropped += [h for h in left_out if h not in dropped]
         con.print(text, soft_wrap=True)
-    con.print(_legend(shown, dropped, width), soft_wrap=True)
+    con.print(_legend(shown, dropped, width))
     con.print(sampler_panel(report, width, boxed=con.is_terminal), crop=False)  # a long title runs on, whole
     if report.classic is not None:
         con.print(classic_panel(report, width, options.wide), soft_wrap=True)

@@ -252,3 +252,18 @@ def test_best_is_marked_with_a_star_without_colour(mcmc, monkeypatch) -> None:
     assert "Best marked *." in " ".join(r.out.split()) and "Best in green" not in r.out
     assert any(line.rstrip().endswith("*") for line in r.out.splitlines())
     assert not [line for line in r.out.splitlines() if line != line.rstrip()]
+
+
+def test_tail_ess_convention_is_stated_with_the_arviz_call_that_gives_it(mcmc, tmp_path: Path) -> None:
+    """Issue 28.3: tail ESS is the 5%/95% one; arviz_stats.summary's is 11%/89%; the legend names the call."""
+    call = 'arviz_stats.ess(data, method="tail", prob=(0.05, 0.95))'
+    html = tmp_path / "r.html"
+    table = mcmc("diagnose", EIGHT_NPZ, "--html", str(html)).out
+    md = mcmc("diagnose", EIGHT_NPZ, "-f", "md").out
+    for text in (" ".join(table.split()), md, html.read_text().replace("&quot;", '"')):
+        assert "5% and 95% quantiles" in text and "11%/89%" in text and call in text
+    root = Path(__file__).parents[2]
+    readme = " ".join((root / "README.md").read_text().split())
+    assert call in readme and "11 % and 89 %" in readme
+    formats = " ".join((root / "docs" / "formats.md").read_text().split())
+    assert "reports a larger number" not in formats and call in formats
