@@ -49,7 +49,8 @@ from mcmc.diagnostics.report.report import Report, WeightsSummary
 from mcmc.diagnostics.report.sampler import ACCEPTANCE_FROM_DRAWS, Acceptance, Sampler, sampler_summary
 from mcmc.diagnostics.report.selection import flatten, select
 from mcmc.diagnostics.report.thresholds import Thresholds
-from mcmc.diagnostics.report.verdict import ADVICE, Check, report_checks
+from mcmc.diagnostics.report.verdict import Check, advice, report_checks
+from mcmc.diagnostics.report.vocabulary import words_of
 from mcmc.diagnostics.stats import DEFAULT_LAGS, DEFAULT_PROBS, quantile_label
 
 
@@ -140,7 +141,7 @@ def check(
         lags=lags,
         parameters=params,
         sampler=sampler,
-        checks=tuple(report_checks(params, sampler, thresholds, log_density)),
+        checks=tuple(report_checks(params, sampler, thresholds, log_density, words_of(chains.attrs))),
         notes=tuple(notes),
         draws=x,
         worst=rank_failing(params),
@@ -247,6 +248,10 @@ def is_weighted(chains: Chains) -> bool:
     return bool(chains.attrs.get("weighted")) and "log_weight" in chains.sample_stats
 
 
+def _inside(setting: str | None) -> str:
+    return f" ({setting})" if setting else ""
+
+
 def check_weighted(
     chains: Chains,
     *,
@@ -319,25 +324,26 @@ def check_weighted(
     relation = ">=" if ess_ok else "<"
     message = f"Kish ESS of the weights {kish:.0f} {relation} {thresholds.min_ess_text}" if finite and kish > 0 else (
         "the weights have no usable ESS (every draw has weight zero)")  # fmt: skip
-    checks = [Check("ess", ess_ok, message, (), "error", (), "" if ess_ok else ADVICE["weights"])]
+    words = words_of(chains.attrs)
+    checks = [Check("ess", ess_ok, message, (), "error", (), "" if ess_ok else advice("weights", words))]
     k = pareto_khat(log_w) if positive else float("nan")
     limit = khat_threshold(total)
     if not np.isfinite(k) and positive < MIN_DRAWS:
         checks.append(Check("pareto-k", False, f"Pareto k not computed: {positive} draws of positive weight, "
-                            f"fewer than {MIN_DRAWS}", (), "warning", (), "draw more (--draws)"))  # fmt: skip
+                            f"fewer than {MIN_DRAWS}", (), "warning", (), f"draw more{_inside(words.draws)}"))  # fmt: skip
     elif not np.isfinite(k):
         checks.append(Check("pareto-k", True, "Pareto k undefined: the largest weights are equal (no tail)"))
     elif k >= limit:
         need = min_draws(k)
-        advice = (ADVICE["pareto-k"] if k >= K_MAX else
-                  f"the estimate needs about {need:.0f} draws at this k (Vehtari et al. 2024): draw more "
-                  "(--draws, --chains), or use a proposal closer to the target")  # fmt: skip
+        todo = (advice("pareto-k", words) if k >= K_MAX else
+                f"the estimate needs about {need:.0f} draws at this k (Vehtari et al. 2024): draw more"
+                f"{_inside(words.draws)}, or use a proposal closer to the target")  # fmt: skip
         checks.append(Check("pareto-k", False, f"Pareto k of the weights {k:.2f} >= {limit:.2f} (min(1 - "
-                            f"1/log10 {total}, {K_MAX:g}))", (), "error", (), advice))  # fmt: skip
+                            f"1/log10 {total}, {K_MAX:g}))", (), "error", (), todo))  # fmt: skip
     elif k > K_FINITE_VARIANCE:
         checks.append(Check("pareto-k", False, f"Pareto k of the weights {k:.2f} > {K_FINITE_VARIANCE:g}: their "
                             "variance is infinite and the MCSE understates the error", (), "warning", (),
-                            ADVICE["pareto-k-variance"]))  # fmt: skip
+                            advice("pareto-k-variance", words)))  # fmt: skip
     else:
         checks.append(Check("pareto-k", True, f"Pareto k of the weights {k:.2f} <= {K_FINITE_VARIANCE:g}"))
     params = _weighted_parameters(x, log_w, selection.names, selection.variables, probs, kish, ess_ok, positive,

@@ -652,19 +652,19 @@ def _words(
     if not judged:
         parts.append(f"{n} post-burn-in iterations are too few to judge whether the chains still rise "
                      f"(at least {MIN_TREND_DRAWS})")  # fmt: skip
-        advice.append("run more iterations")
+        advice.append("run more iterations (--iterations)")
     if trending:
         worst = max(trending, key=lambda c: trends[c].statistic)
         t = trends[worst]
         parts.append(f"{_chains(trending)} still burning in: the log joint per token still rises "
                      f"({t.rise:.3g} over the last {n} iterations, {t.statistic:.1%} of its climb; limit "
                      f"{max_trend:.1%})")  # fmt: skip
-        advice.append("still burning in: run more iterations")
+        advice.append("still burning in: run more iterations (--iterations)")
     if worse and best is not None:
         w = max(worse, key=lambda c: gap[c])
         parts.append(f"{_chains(worse)} clearly worse than chain {best}: log joint per token lower by "
                      f"{gap[w]:.3g} +- {gap_se[w]:.2g} (limit {max_ll_gap:g})")  # fmt: skip
-        advice.append("a chain is stuck in a poorer mode: run more iterations, or use the best chain's topics")
+        advice.append("a chain is stuck in a poorer mode: run more iterations (--iterations), or use the best chain's topics")
     overlap = ""
     if agreement is not None:
         overlap = f"; matched topics share {agreement.overlap:.0%} of their top {agreement.n_top} words"

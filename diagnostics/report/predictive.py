@@ -14,8 +14,9 @@ and mean log predictive density. ``mcmc sample`` calls it for
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -66,6 +67,17 @@ class PredictiveReport:
     train_x: np.ndarray
     train_y: np.ndarray
     names: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """What the run is judged by and the test scores, as a JSON document's part (the predictions are a file)."""
+        test = self.test
+        return {
+            "quantities": [dataclasses.asdict(q) for q in self.quantities],
+            "test_points": None if test is None else int(test.x.shape[0]),  # type: ignore[attr-defined]
+            "rmse": None if test is None else test.rmse,  # type: ignore[attr-defined]
+            "mlpd": None if test is None else test.mlpd,  # type: ignore[attr-defined]
+            "predictions": self.predictions_path,
+        }
 
 
 def _quantity(name: str, x: np.ndarray) -> Quantity:

@@ -62,7 +62,7 @@ class RunSummary:
         Whether the report's divergence check passed; ``None`` without a
         ``diverging`` statistic.
     advice
-        What to do about each failed check (``ADVICE`` of :mod:`.verdict`, the
+        What to do about each failed check (:func:`.verdict.advice`, the
         words ``diagnose`` uses), keyed by check name.
     n_evals_per_draw
         Slice samplers: mean density evaluations per draw (``n_evals``).

@@ -3,7 +3,8 @@
 :func:`report_checks` turns judged parameters and the sampler's facts into
 :class:`Check` objects whose messages make up the
 verdict line. Every failed check carries advice, as CmdStan's ``diagnose`` and
-ArviZ give it (:data:`ADVICE`).
+ArviZ give it (:data:`ADVICE`), in the words of the program that wrote the
+draws (:mod:`~mcmc.diagnostics.report.vocabulary`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 from mcmc.diagnostics.report.parameters import STATUSES, Parameter, by_badness, ess_fraction
 from mcmc.diagnostics.report.sampler import Sampler
 from mcmc.diagnostics.report.thresholds import Thresholds
+from mcmc.diagnostics.report.vocabulary import VOCABULARY, Words
 
 
 @dataclass(frozen=True)
@@ -40,26 +42,28 @@ class Check:
 
 #: What to do about each failed check, in the words of CmdStan's ``diagnose``, Stan's
 #: warnings guide and ArviZ; carried by :attr:`Check.advice` so every renderer shows it.
+#: ``{draws}``, ``{warmup}``, ``{more_warmup}``, ``{target_accept}``, ``{max_treedepth}``
+#: are filled in the words of the program that wrote the draws (:func:`advice`).
 ADVICE = {
     "finite": "non-finite draws mean the log density or a transform overflowed: check the model and its initial values",
-    "rhat": "the chains have not mixed: run a longer warm-up, start the chains from better (dispersed but "
+    "rhat": "the chains have not mixed: {more_warmup}, start the chains from better (dispersed but "
     "sensible) initial values, or look for multimodality; more draws help only a slowly mixing chain",
-    "ess": "too few effective draws for reliable estimates: draw more (--draws), or make each draw worth more "
+    "ess": "too few effective draws for reliable estimates: draw more{draws}, or make each draw worth more "
     "(a better tuned sampler, a reparameterization that removes strong correlations)",
     "stuck": "the sampler never accepted a move: check the initial values, the step size or proposal scale, "
     "and the log density",
     "constant": "a parameter fixed by construction (a Cholesky factor's zero) is fine; otherwise the sampler "
     "never moved it",
-    "divergences": "raise the target acceptance (--target-accept 0.9 to 0.99; CmdStan's adapt delta) so the "
-    "step size shrinks, or reparameterize: the non-centered form for hierarchical models",
-    "treedepth": "an efficiency problem, not a bias: raise the maximum tree depth, or reparameterize to remove "
-    "strong correlations or scale differences",
+    "divergences": "raise the target acceptance{target_accept} so the step size shrinks, or reparameterize: the "
+    "non-centered form for hierarchical models",
+    "treedepth": "an efficiency problem, not a bias: raise the maximum tree depth{max_treedepth}, or reparameterize "
+    "to remove strong correlations or scale differences",
     "ebfmi": "the momentum resampling explores the energy poorly (Betancourt 2016): reparameterize (the "
-    "non-centered form for hierarchical models, a transform for heavy tails); more warm-up can help a "
+    "non-centered form for hierarchical models, a transform for heavy tails); more warm-up{warmup} can help a "
     "badly adapted metric",
     "ssif": "trust the bulk ESS: SSIF's ESS assumes an AR(1) chain and here clears the ESS limit the "
     "rank-normalized ESS does not",
-    "weights": "the weights are too unequal for precise estimates: draw more (--draws), or use a sampler that "
+    "weights": "the weights are too unequal for precise estimates: draw more{draws}, or use a sampler that "
     "moves through the posterior (gibbs) when the evidence is unlikely under the prior",
     "pareto-k": "the weights' tail is too heavy for any sample size to fix (Vehtari et al. 2024): the proposal "
     "misses part of the target; use a wider or heavier-tailed proposal, or an MCMC sampler",
@@ -68,6 +72,26 @@ ADVICE = {
     "lp": "the log density has not mixed even where the parameters look fine: run longer or look at the "
     "parameters the log density depends on",
 }
+
+
+def advice(name: str, words: Words = VOCABULARY["mcmc"]) -> str:  # noqa: B008 - a NamedTuple, immutable
+    """What to do about the failed check ``name``, in ``words``: the settings as the writing program names them."""
+    def inside(setting: str | None) -> str:
+        return f" ({setting})" if setting else ""
+
+    if words.warmup_note:
+        more_warmup = words.warmup_note
+    else:
+        more_warmup = "run a longer warm-up" + inside(words.warmup)
+    if words.target_accept:
+        target_accept = f" ({words.target_accept} 0.9 to 0.99)"
+    else:
+        target_accept = " (0.9 to 0.99: Stan's adapt_delta, PyMC's target_accept)"
+    return ADVICE.get(name, "").format(
+        draws=inside(words.draws), warmup=inside(words.warmup), more_warmup=more_warmup,
+        target_accept=target_accept, max_treedepth=inside(words.max_treedepth),
+    )  # fmt: skip
+
 
 _MAX_NAMES = 6  # failing parameters named in the verdict line before "and N more"
 
@@ -85,14 +109,16 @@ def _limit_text(params: Sequence[Parameter], attr: str, general: float) -> str:
 
 
 def report_checks(
-    params: Sequence[Parameter], sampler: Sampler, t: Thresholds, log_density: Parameter | None = None
+    params: Sequence[Parameter], sampler: Sampler, t: Thresholds, log_density: Parameter | None = None,
+    words: Words = VOCABULARY["mcmc"],  # noqa: B008 - a NamedTuple, immutable
 ) -> list[Check]:
+    """The checks of a report; the advice of each failed one in ``words`` (the writing program's settings)."""
     checks: list[Check] = []
 
     def add(name: str, passed: bool, message: str, parameters: Sequence[str] = (), severity: str = "error",
             chains: Sequence[int] = ()) -> None:  # fmt: skip
-        advice = "" if passed else ADVICE.get(name, "")
-        checks.append(Check(name, passed, message, tuple(parameters), severity, tuple(chains), advice))
+        checks.append(Check(name, passed, message, tuple(parameters), severity, tuple(chains),
+                            "" if passed else advice(name, words)))  # fmt: skip
 
     by = {s: [p.name for p in params if p.status == s] for s in STATUSES}
     nonfinite = [p.name for p in by_badness([p for p in params if p.status in ("nan", "inf")])]
