@@ -152,7 +152,7 @@ def command(
     warmup: Annotated[
         int | None,
         typer.Option(
-            min=0, rich_help_panel="Run", show_default=False,
+            min=0, metavar="N", rich_help_panel="Run", show_default=False,
             help=f"Warm-up (adaptation) iterations per chain, discarded; with --mcem, before each E-step's draws. "
             f"\\[default: {WARMUP}; {EM.warmup} with --mcem]",
         ),
@@ -160,7 +160,7 @@ def command(
     draws: Annotated[
         int | None,
         typer.Option(
-            min=1, rich_help_panel="Run", show_default=False,
+            min=1, metavar="N", rich_help_panel="Run", show_default=False,
             help=f"Sampling iterations per chain (not with --mcem: see --em-draws). \\[default: {DRAWS}]",
         ),
     ] = None,

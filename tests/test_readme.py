@@ -2,8 +2,8 @@
 
 The lines run in order (a later line reads what an earlier one wrote, as a
 reader following the page would), each through ``bash`` in a temporary folder
-where ``examples/`` and ``bench/`` are reachable as from the repository's
-root. A line the README says is long (it says "minute") runs with a smaller
+where ``examples/``, ``bench/`` and ``tests/`` are reachable as from the
+repository's root. A line the README says is long (it says "minute") runs with a smaller
 budget and ``--no-check`` (the budget changes the verdict, not whether the
 command works); every other line runs as written. The README names the exit
 code of every line that exits 1 ("exits 1"); :data:`EXIT_1` lists them here
@@ -115,7 +115,7 @@ def test_readme_lines_are_found() -> None:
 @pytest.mark.slow
 def test_every_readme_command_runs_as_written(tmp_path: Path) -> None:
     """Issue 28.1: the README's examples name files that ship and exit as the README says."""
-    for folder in ("examples", "bench"):
+    for folder in ("examples", "bench", "tests"):
         (tmp_path / folder).symlink_to(ROOT / folder)
     bin_dir = Path(sys.executable).parent
     mcmc = bin_dir / "mcmc"
