@@ -251,7 +251,7 @@ def command(
             from mcmc.cli.console import write_output  # start-up: as above, only with --html
             from mcmc.cli.render import html as html_render  # start-up: only with --html
 
-            page = html_render.document(report, plot_render.png_bytes(fig)).encode()
+            page = html_render.document(report, plot_render.png_bytes(fig), shown).encode()
             write_output(html, lambda fh: fh.write(page))
     if os.environ.get("GITHUB_ACTIONS") == "true":
         from mcmc.cli.render import github  # start-up: only on GitHub Actions

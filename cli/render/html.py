@@ -17,7 +17,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any, TextIO
 
 from mcmc.cli.render import RenderOptions
-from mcmc.cli.render.common import TAIL_ESS_LEGEND, ess, num, plural, rhat
+from mcmc.cli.render.common import TAIL_ESS_LEGEND, ess, estimate, mcse, num, plural, rhat
 from mcmc.cli.text import printable
 
 if TYPE_CHECKING:
@@ -125,11 +125,16 @@ def render(report: Report, out: TextIO, options: RenderOptions = RenderOptions()
         from mcmc.cli.render import plot  # start-up: matplotlib's renderer only when the report carries plot data
 
         image = plot.png_bytes(plot.figure(report))
-    out.write(document(report, image))
+    out.write(document(report, image, options))
 
 
-def document(report: Report, image: bytes | None = None) -> str:
-    """The page of ``report`` as text; ``image`` is the PNG of its plots, if any."""
+def document(report: Report, image: bytes | None = None, options: RenderOptions = RenderOptions()) -> str:  # noqa: B008
+    """The page of ``report`` as text; ``image`` is the PNG of its plots, if any.
+
+    Numbers as in every other output: an estimate with the digits its own Monte
+    Carlo error supports (``--sig-figs`` overrides), ESS whole and floored.
+    """
+    sig = options.sig_figs
     src = ", ".join(report.source) or "input"
     verdict = report.verdict()
     parts: list[str] = []
@@ -178,12 +183,14 @@ def document(report: Report, image: bytes | None = None) -> str:
     heads = ["parameter", "mean", "sd", *q, "MCSE mean", "ESS bulk", "ESS tail", "ESS SSIF", "R-hat", "move", "status"]
     w('<div class="scroll"><table id="params"><thead><tr>')
     w("".join(f"<th>{e(h)}</th>" for h in heads) + "</tr></thead><tbody>")
-    for p in report.worst_first():
-        fail = p.status in FAILING
+    lp = [report.log_density] if report.log_density is not None else []
+    ordered, n_failing = report.worst_first(), len(report.failing())
+    for p in [*ordered[:n_failing], *lp, *ordered[n_failing:]]:  # lp after the failing ones, as in the tables
+        fail = p.status in FAILING and p is not report.log_density
         w(f'<tr class="s-{e(p.status)}" data-failing="{int(fail)}"><td><code>{e(p.name)}</code></td>')
-        w(_td(num(p.mean), p.mean) + _td(num(p.sd), p.sd))
-        w("".join(_td(num(v), v) for v in p.quantiles.values()))
-        w(_td(num(p.mcse_mean, 2), p.mcse_mean))
+        w(_td(estimate(p.mean, p.mcse_mean, sig), p.mean) + _td(estimate(p.sd, p.mcse_sd, sig), p.sd))
+        w("".join(_td(estimate(v, p.quantile_mcse(q), sig), v) for q, v in p.quantiles.items()))
+        w(_td(mcse(p.mcse_mean, sig), p.mcse_mean))
         w(_td(ess(p.ess_bulk), p.ess_bulk, p.ess_bulk_low) + _td(ess(p.ess_tail), p.ess_tail, p.ess_tail_low))
         w(_td(ess(p.ess_ssif) + (" (!)" if p.ssif_disagrees else ""), p.ess_ssif))
         w(_td(rhat(p.rhat), p.rhat, p.status == "rhat") + _td(num(p.acceptance, 3), p.acceptance))

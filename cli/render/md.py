@@ -122,7 +122,7 @@ def _report(report: Report, out: TextIO, options: RenderOptions = RenderOptions(
         es = ess(p.ess_ssif) + (" (!)" if p.ssif_disagrees else "")
         cells = [
             code(p.name), estimate(p.mean, p.mcse_mean, sig), estimate(p.sd, p.mcse_sd, sig),
-            *(estimate(v, p.mcse_mean, sig) for v in p.quantiles.values()),
+            *(estimate(v, p.quantile_mcse(q), sig) for q, v in p.quantiles.items()),
             mcse(p.mcse_mean, sig), eb, et, es, r, p.status,
         ]  # fmt: skip
         return "| " + " | ".join(cells) + " |\n"

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mcmc.cli.render.common import count, plural
+from mcmc.cli.render.common import count, ess, plural, rhat
 from mcmc.core.atomic import atomic_output
 from mcmc.core.errors import UsageError
 from mcmc.diagnostics.report.compare import Comparison
@@ -158,7 +158,7 @@ def _report(report: Report) -> Figure:
                           label="divergent" if ch == np.flatnonzero(div.any(axis=1))[0] else None)  # fmt: skip
             ax_t.set_ylim(bottom=lo)
         ax_t.set_title(
-            f"{p.status}   R-hat {p.rhat:.3f}   ESS bulk {p.ess_bulk:.0f} / tail {p.ess_tail:.0f}",
+            f"{p.status}   R-hat {rhat(p.rhat)}   ESS bulk {ess(p.ess_bulk)} / tail {ess(p.ess_tail)}",
             fontsize=8.5, loc="left", color=colour,
         )  # fmt: skip
         ax_r.axhspan(expected - half, expected + half, color="0.9", zorder=0)

@@ -132,7 +132,8 @@ def parameter_columns(report: Report, params: list[Parameter], sig: int | None =
         col("sd", lambda p: (estimate(p.sd, p.mcse_sd, sig), ""), drop=5),
         *(
             # Quantiles take the mean's MCSE decade (their own MCSE is in the classic report).
-            col(q, lambda p, q=q: (estimate(p.quantiles[q], p.mcse_mean, sig), ""), drop=7 if k == middle else 6)
+            col(q, lambda p, q=q: (estimate(p.quantiles[q], p.quantile_mcse(q), sig), ""),
+                drop=7 if k == middle else 6)
             for k, q in enumerate(labels)
         ),
         col("mcse", lambda p: (mcse(p.mcse_mean, sig), "")),

@@ -181,6 +181,7 @@ def _parameters(
         bulk_low = (judged & ~(ess_bulk >= min_ess)).tolist()
         tail_low = (judged & ~(np.asarray(s["ess_tail"], dtype=float) >= min_ess)).tolist()
     quants = np.asarray(s["quantiles"], dtype=float)
+    qmcse = np.asarray(s["mcse_quantiles"], dtype=float).T.tolist()
     acf = np.asarray(s["acf"], dtype=float)
     qlabels = [quantile_label(p) for p in probs]
     cols = {k: np.asarray(s[k], dtype=float).tolist() for k in _SCALAR_KEYS}
@@ -195,6 +196,7 @@ def _parameters(
             sd=cols["sd"][i],
             mad=cols["mad"][i],
             quantiles=dict(zip(qlabels, qt[i], strict=True)),
+            mcse_quantiles=dict(zip(qlabels, qmcse[i], strict=True)),
             mcse_mean=cols["mcse_mean"][i],
             mcse_sd=cols["mcse_sd"][i],
             ess_bulk=cols["ess_bulk"][i],

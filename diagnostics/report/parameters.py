@@ -10,7 +10,7 @@ theirs, then the rest by status.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -37,7 +37,10 @@ class Parameter:
     ``ess_tail_low`` say which ESS failed the threshold of a parameter whose
     status is ``rhat`` or ``ess`` (the parameters the ``ess`` check lists).
     ``max_rhat`` and ``min_ess`` are the limits it was judged by (the general
-    ones unless ``Thresholds.per_variable`` sets its own).
+    ones unless ``Thresholds.per_variable`` sets its own). Every report shows
+    an estimate with the digits its own Monte Carlo error supports: the mean
+    by ``mcse_mean``, the sd by ``mcse_sd``, each quantile by its entry of
+    ``mcse_quantiles``.
     """
 
     name: str
@@ -63,13 +66,19 @@ class Parameter:
     ess_tail_low: bool = False
     max_rhat: float = 1.01
     min_ess: float = 400.0
+    #: The Monte Carlo standard error of each quantile (same labels as ``quantiles``), whose digits it sets.
+    mcse_quantiles: Mapping[str, float] = field(default_factory=dict)
+
+    def quantile_mcse(self, label: str) -> float:
+        """The MCSE of the quantile ``label``: its own, or the mean's where none was computed."""
+        return self.mcse_quantiles.get(label, self.mcse_mean)
 
 
 def record(p: Parameter) -> dict[str, Any]:
     """One parameter's JSON object (``docs/formats.md``)."""
     return {
         "name": p.name, "variable": p.variable, "mean": p.mean, "sd": p.sd, "mad": p.mad,
-        "quantiles": dict(p.quantiles),
+        "quantiles": dict(p.quantiles), "mcse_quantiles": dict(p.mcse_quantiles),
         "mcse_mean": p.mcse_mean, "mcse_sd": p.mcse_sd, "ess_bulk": p.ess_bulk, "ess_tail": p.ess_tail,
         "rhat": p.rhat, "rhat_split": p.rhat_split, "ssif": p.ssif, "ess_ssif": p.ess_ssif,
         "ssif_disagrees": p.ssif_disagrees, "acf": {str(k): v for k, v in p.acf.items()},

@@ -267,3 +267,40 @@ def test_tail_ess_convention_is_stated_with_the_arviz_call_that_gives_it(mcmc, t
     assert call in readme and "11 % and 89 %" in readme
     formats = " ".join((root / "docs" / "formats.md").read_text().split())
     assert "reports a larger number" not in formats and call in formats
+
+
+def test_one_rounding_rule_across_text_markdown_html_and_json(mcmc, tmp_path: Path, monkeypatch) -> None:
+    """Issue 28.5: each estimate with the digits of its own MCSE (quantiles by theirs), ESS floored, everywhere."""
+    import html as html_lib
+    import math
+    import re as re_lib
+
+    from mcmc.cli.render.common import estimate
+
+    monkeypatch.setenv("COLUMNS", "300")
+    src = str(FIX.parent / "diagnose" / "emcee_backend.h5")  # emcee: a 5% quantile of m far from the mean's digits
+    page = tmp_path / "r.html"
+    doc = json.loads(mcmc("diagnose", src, "-f", "json").out)
+    table = mcmc("diagnose", src, "--wide", "--html", str(page)).out
+    md = mcmc("diagnose", src, "-f", "md").out
+    cells = re_lib.findall(r"<tr[^>]*><td><code>([^<]*)</code></td>(.*?)</tr>", page.read_text())
+    html_rows = {html_lib.unescape(n): [html_lib.unescape(t) for t in re_lib.findall(r"<td[^>]*>([^<]*)</td>", r)]
+                 for n, r in cells}  # fmt: skip
+    labels = list(doc["parameters"][0]["quantiles"])
+    shown_any_quantile_digits = False
+    for p in [*doc["parameters"], doc["log_density"]]:
+        want = [estimate(p["mean"], p["mcse_mean"]), estimate(p["sd"], p["mcse_sd"])]
+        want += [estimate(p["quantiles"][q], p["mcse_quantiles"][q]) for q in labels]
+        floor = [str(math.floor(p["ess_bulk"])), str(math.floor(p["ess_tail"]))]
+        shown_any_quantile_digits |= any(
+            estimate(p["quantiles"][q], p["mcse_quantiles"][q]) != estimate(p["quantiles"][q], p["mcse_mean"])
+            for q in labels
+        )
+        row = next(line.split() for line in table.splitlines() if line.split()[:1] == [p["name"]])
+        assert row[1 : 3 + len(labels)] == want and floor[0] in row and floor[1] in row, (p["name"], row, want)
+        md_row = next(line for line in md.splitlines() if line.startswith(f"| `{p['name']}`"))
+        md_cells = [c.strip().strip("*") for c in md_row.strip("|").split("|")]
+        assert md_cells[1 : 3 + len(labels)] == want and floor[0] in md_cells and floor[1] in md_cells
+        assert html_rows[p["name"]][: 2 + len(labels)] == want, (p["name"], html_rows[p["name"]])
+        assert floor[0] in html_rows[p["name"]] and floor[1] in html_rows[p["name"]]
+    assert shown_any_quantile_digits  # the case of the issue: a quantile's own MCSE sets other digits
