@@ -30,12 +30,6 @@ EXIT_1 = {
     "-s hmc,slice,rwm": "rwm does not mix in 1000 draws",
     "-s gibbs,swendsen-wang": "single-site Gibbs at the critical point",
     "-s gibbs,hmc": "Gibbs on a correlation of 0.99",
-    "-s gibbs,likelihood-weighting,rejection": "single-site Gibbs does not mix on alarm",
-}
-#: Lines that exit 1 today for a reason the README does not give yet: the change that fixes them.
-PENDING_EXIT_1 = {
-    "--query LVFAILURE": "blocked Gibbs for alarm (the networks branch): single-site Gibbs does not mix given "
-    "HRBP=HIGH,BP=LOW; when it lands this line exits 0 and leaves this table",
 }
 #: The budget a long line (the README says "minute") runs with, by its subcommand.
 BUDGET = {
@@ -84,10 +78,9 @@ def readme_commands(text: str) -> list[str]:
 
 
 def _expected(line: str) -> tuple[int, str]:
-    for table in (EXIT_1, PENDING_EXIT_1):
-        for key, why in table.items():
-            if key in line:
-                return 1, why
+    for key, why in EXIT_1.items():
+        if key in line:
+            return 1, why
     return 0, ""
 
 
@@ -105,7 +98,7 @@ def test_readme_lines_are_found() -> None:
     assert len(lines) >= 20, lines
     assert all("\\" not in line for line in lines)
     assert any(line.startswith("mcmc diagnose run.npz --html report.html") for line in lines)  # the CI step, folded
-    for key in (*EXIT_1, *PENDING_EXIT_1):
+    for key in EXIT_1:
         assert sum(key in line for line in lines) == 1, f"{key!r} should name one README line"
     for line in lines:
         if any(key in line for key in EXIT_1):
