@@ -225,7 +225,6 @@ def test_help_reads_well_at_80_columns(mcmc, monkeypatch) -> None:
     # Typer keeps the help's line breaks: a hard-wrapped paragraph breaks into
     # stubs at other widths. Rewrapped prose fills its lines up to a paragraph's end.
     monkeypatch.setenv("COLUMNS", "80")
-    monkeypatch.setenv("TERMINAL_WIDTH", "80")
     r = mcmc("lda", "-h")
     assert r.code == 0
     lines = r.out.splitlines()
