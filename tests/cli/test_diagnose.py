@@ -28,7 +28,7 @@ TOP_KEYS = {
 PARAM_KEYS = {
     "name", "variable", "mean", "sd", "mad", "quantiles", "mcse_mean", "mcse_sd", "ess_bulk", "ess_tail",
     "rhat", "rhat_split", "ssif", "ess_ssif", "ssif_disagrees", "acf", "iat", "acceptance", "status",
-    "max_rhat", "min_ess",
+    "max_rhat", "min_ess", "mcse_quantiles",
 }  # fmt: skip
 
 

@@ -51,10 +51,11 @@ def test_html_report_renders_offline_without_console_errors(mcmc, tmp_path: Path
     dom = run.stdout
     verdict = re.search(r'<div id="verdict" class="verdict fail">(.*?)</div>', dom)
     assert verdict and verdict.group(1).startswith("FAIL: R-hat &gt; 1.01")
-    assert "10 of 10 parameters shown" in dom  # written by the page's script: it ran to the end
+    assert "11 of 11 parameters shown" in dom  # written by the page's script: it ran to the end
     body = dom[dom.index('<table id="params"') :]
     names = re.findall(r"<tr class=\"s-(\w+)\" data-failing=\"(\d)\"><td><code>([^<]+)</code>", body)
-    assert len(names) == 10 and names[0][2] == "tau"  # every parameter, the worst first
+    assert len(names) == 11 and names[0][2] == "tau"  # every parameter and lp, the worst first
+    assert names[7][2] == "lp"  # after the 7 failing ones, as in the text and Markdown tables
     assert [f for _, f, _ in names] == sorted((f for _, f, _ in names), reverse=True)  # failing ones on top
     shot = tmp_path / "shot.png"
     _chromium(tmp_path, page, f"--screenshot={shot}", "--window-size=1200,900")
