@@ -223,7 +223,7 @@ GIBBS = Declaration(
     (SCAN,),
 )
 SWENDSEN_WANG = Declaration(
-    "swendsen-wang", "mcmc.core.samplers.swendsen_wang", "cluster flips: ising, potts (their default), graph.csv",
+    "swendsen-wang", "mcmc.core.samplers.swendsen_wang", "cluster flips: ising and potts (their default), graph.csv",
 )
 HMC = Declaration(
     "hmc", "mcmc.core.samplers.hmc", "Hamiltonian Monte Carlo, the default with a gradient",

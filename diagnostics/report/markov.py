@@ -150,24 +150,6 @@ class MarkovReport:
             "at_step": None if self.at_step is None else self.at_step.to_dict(),
         }  # fmt: skip
 
-    def to_dict(self) -> dict[str, Any]:
-        """The exact facts and each state's simulated frequency, as a JSON document's part (NaN kept for the caller)."""
-        a = self.analysis
-
-        def listed(x: np.ndarray | None) -> list[float] | None:
-            return None if x is None else [float(v) for v in np.asarray(x, dtype=float)]
-
-        return {
-            "states": list(a.states), "stationary": listed(a.stationary), "stationary_power": listed(a.stationary_power),
-            "power_iterations": int(a.power_iterations), "power_converged": bool(a.power_converged),
-            "irreducible": bool(a.irreducible), "aperiodic": bool(a.aperiodic),
-            "reversible": None if a.reversible is None else bool(a.reversible),
-            "spectral_gap": float(a.spectral_gap), "classes": [list(c) for c in a.classes],
-            "closed": [bool(c) for c in a.closed], "draws": self.draws,
-            "frequency": listed(self.frequencies), "mcse": listed(self.mcse), "ess": listed(self.ess),
-            "z": listed(self.z),
-        }  # fmt: skip
-
 
 def state_indicators(codes: np.ndarray, n_states: int) -> np.ndarray:
     """``(chain, draw, n_states)`` float 0/1 indicators of the state codes ``(chain, draw)``."""

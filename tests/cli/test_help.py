@@ -31,7 +31,7 @@ def test_help_rewraps_at_any_width(mcmc, monkeypatch, command) -> None:
 def test_description_paragraphs_are_single_lines(mcmc, monkeypatch, command) -> None:
     # Wide enough for any paragraph: each must come out as one line followed by
     # a blank one, so no line of the description is an orphan fragment.
-    text = _help(mcmc, monkeypatch, command, 1000)
+    text = _help(mcmc, monkeypatch, command, 4000)
     description = text.split("\u256d", 1)[0].splitlines()
     start = next(i for i, line in enumerate(description) if line.strip().startswith("Usage:")) + 1
     lines = [line.strip() for line in description[start:]]
