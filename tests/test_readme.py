@@ -6,8 +6,8 @@ where ``examples/``, ``bench/`` and ``tests/`` are reachable as from the
 repository's root. A line the README says is long (it says "minute") runs with a smaller
 budget and ``--no-check`` (the budget changes the verdict, not whether the
 command works); every other line runs as written. The README names the exit
-code of every line that exits 1 ("exits 1"); :data:`EXIT_1` lists them here
-too, so a line that starts failing, or stops, is seen.
+code of every line that does not exit 0 ("exits 1", "exit 2"); :data:`EXITS`
+lists them here too, so a line that starts failing, or stops, is seen.
 """
 
 from __future__ import annotations
@@ -24,12 +24,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 
-#: Lines (by a piece of their text) that exit 1 as the README says, and why.
-EXIT_1 = {
-    "examples/output_*.csv": "the two CmdStan chains sit in different modes",
-    "-s hmc,slice,rwm": "rwm does not mix in 1000 draws",
-    "-s gibbs,swendsen-wang": "single-site Gibbs at the critical point",
-    "-s gibbs,hmc": "Gibbs on a correlation of 0.99",
+#: Lines (by a piece of their text) that do not exit 0, as the README says: their exit code, and why.
+EXITS = {
+    "examples/output_*.csv": (1, "the two CmdStan chains sit in different modes"),
+    "-s hmc,slice,rwm": (1, "rwm does not mix in 1000 draws"),
+    "-s gibbs,swendsen-wang": (1, "single-site Gibbs at the critical point"),
+    "-s gibbs,hmc": (1, "Gibbs on a correlation of 0.99"),
+    "-t banana -s importance": (1, "the fitted t misses banana's curved tails: Pareto k >= 0.7"),
+    "integrator=euler": (2, "Euler's method is refused, with the reason"),
 }
 #: The budget a long line (the README says "minute") runs with, by its subcommand.
 BUDGET = {
@@ -78,9 +80,9 @@ def readme_commands(text: str) -> list[str]:
 
 
 def _expected(line: str) -> tuple[int, str]:
-    for key, why in EXIT_1.items():
+    for key, (code, why) in EXITS.items():
         if key in line:
-            return 1, why
+            return code, why
     return 0, ""
 
 
@@ -98,11 +100,13 @@ def test_readme_lines_are_found() -> None:
     assert len(lines) >= 20, lines
     assert all("\\" not in line for line in lines)
     assert any(line.startswith("mcmc diagnose run.npz --html report.html") for line in lines)  # the CI step, folded
-    for key in EXIT_1:
+    for key, (code, _) in EXITS.items():
         assert sum(key in line for line in lines) == 1, f"{key!r} should name one README line"
-    for line in lines:
-        if any(key in line for key in EXIT_1):
-            assert re.search(r"\bexits? 1\b", line), f"the README should say this line exits 1: {line}"
+        line = next(line for line in lines if key in line)
+        assert re.search(rf"#.*\bexits? {code}\b", line), f"the README should say this line exits {code}: {line}"
+    for line in lines:  # and a line that says it does not exit 0 (not "exit 1 if ...") is in the table
+        said = re.search(r"#.*\bexits? ([1-9])\b(?! (if|when|beyond|unless)\b)", line)
+        assert said is None or _expected(line)[0] == int(said[1]), f"not in EXITS: {line}"
 
 
 @pytest.mark.slow
