@@ -256,7 +256,7 @@ def command(
     width: Annotated[float | None, _tuning("width")] = None,
     proposal: Annotated[
         str | None,
-        typer.Option(rich_help_panel=TUNING, show_default=False, metavar="KIND|Q.csv",
+        typer.Option(rich_help_panel=TUNING, show_default=False, metavar="KIND",
                      help=f"{TWO_STAGE.name}: {TWO_STAGE_PROPOSAL.help}, {' or '.join(TWO_STAGE_PROPOSAL.choices)} "
                      f"(default {TWO_STAGE_PROPOSAL.default}); {MH.name}: {MH_PROPOSAL.help} (the same as -P "
                      f"{MH_PROPOSAL.key}=Q.csv; default {MH_PROPOSAL.default})."),
