@@ -40,7 +40,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from mcmc.cli.console import SIGNALLED, CheckFailed, err_console, numba_compiling, raise_after_compiling
+from mcmc.cli.console import INVOKED, SIGNALLED, CheckFailed, err_console, numba_compiling, raise_after_compiling
 from mcmc.cli.text import printable
 from mcmc.core.errors import McmcError
 
@@ -175,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             warnings.simplefilter("ignore", RuntimeWarning)
     terminated = _Terminated()
     SIGNALLED["received"] = False
+    INVOKED["argv"] = list(argv)
     previous = {}
     try:
         for signum in (signal.SIGTERM, signal.SIGINT):

@@ -52,6 +52,17 @@ err_console = VerbatimConsole(stderr=True)
 out_console = VerbatimConsole()
 
 
+#: The arguments of the running command, as :func:`mcmc.cli.app.main` received them (a report says how it was made).
+INVOKED: dict[str, list[str]] = {"argv": []}
+
+
+def command_line() -> str:
+    """The running command as a shell would take it: ``mcmc diagnose 'output_*.csv' --html r.html``."""
+    import shlex  # start-up: only for a report that records its command line
+
+    return shlex.join(["mcmc", *INVOKED["argv"]])
+
+
 class CheckFailed(Exception):
     """Raised by a command whose work succeeded but whose verdict is "fail": exit 1."""
 

@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 
 from mcmc.cli import options
-from mcmc.cli.console import CheckFailed
+from mcmc.cli.console import CheckFailed, command_line
 from mcmc.cli.render import Format, RenderOptions, choices, emit
 from mcmc.cli.render.common import print_verdict
 
@@ -117,15 +117,18 @@ def command(
         int,
         typer.Option(
             metavar="N", rich_help_panel=REPORTS, min=1,
-            help="Plot at most this many parameters, the worst first; the title names those left out.",
+            help="Plot at most this many parameters, the failing ones first, then the lowest ESS; the title "
+            "names those left out. --html draws every failing one all the same.",
         ),
     ] = PLOT_MAX,  # fmt: skip
     html: Annotated[
         str | None,
         typer.Option(
             metavar="FILE.html", rich_help_panel=REPORTS,
-            help="Also write one self-contained HTML page: the verdict, the checks, a sortable and filterable "
-            "table of every parameter (failing first) and the plots; nothing loaded from the network.",
+            help="Also write one self-contained HTML page to attach to a pull request: the verdict, the checks, a "
+            "sortable table of every parameter and lp, a pair plot with the divergences, the plots of every failing "
+            "parameter, and how it was made (version, date, command, thresholds, input hashes); nothing loaded "
+            "from the network.",
             show_default=False,
         ),
     ] = None,  # fmt: skip
@@ -230,8 +233,8 @@ def command(
         ),
         outputs={"-o": output, "--plot": plot, **reports}, stdin=sys.stdin.buffer,
         inputs=[str(settings.config_path)] if settings.config_path else [], plot=bool(plot or html),
-        plot_cap=plot_max, layout=layout.value if layout is not None else None, names=names, discard=discard,
-        thin=thin,
+        plot_cap=plot_max, every_failing=bool(html), layout=layout.value if layout is not None else None, names=names,
+        discard=discard, thin=thin, command=command_line() if html else None,
     )  # fmt: skip
     # How to show it is the command line's business, not the report's judgement.
     shown = RenderOptions(Format(settings.format or Format.table), settings.wide, settings.sig_figs)
@@ -244,14 +247,13 @@ def command(
     if plot or html:
         from mcmc.cli.render import plot as plot_render  # start-up: matplotlib's renderer only with a plot
 
-        fig = plot_render.figure(report)  # drawn once for both the image file and the page
         if plot:
-            plot_render.save(fig, plot)
+            plot_render.save(plot_render.report_figure(report, plot_max), plot)
         if html:
             from mcmc.cli.console import write_output  # start-up: as above, only with --html
             from mcmc.cli.render import html as html_render  # start-up: only with --html
 
-            page = html_render.document(report, plot_render.png_bytes(fig), shown).encode()
+            page = html_render.document(report, plot_render.report_images(report), shown).encode()
             write_output(html, lambda fh: fh.write(page))
     if os.environ.get("GITHUB_ACTIONS") == "true":
         from mcmc.cli.render import github  # start-up: only on GitHub Actions

@@ -130,6 +130,20 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else many or word + 's'}"
 
 
+#: Chains listed one by one in a report's sampler table; beyond it (an ensemble's 32 walkers), only the flagged.
+CHAIN_ROWS = 8
+
+
+def chains_shown(report: Any) -> list[int]:
+    """The chains a sampler table lists: every one up to :data:`CHAIN_ROWS`, else those a check flagged."""
+    if report.n_chains <= CHAIN_ROWS:
+        return list(range(report.n_chains))
+    flagged = {c for check in report.checks if not check.passed for c in check.chains}
+    per_chain = report.sampler.divergences_per_chain or ()
+    flagged |= {c for c, n in enumerate(per_chain) if n}
+    return sorted(flagged)[:CHAIN_ROWS]
+
+
 def names(items: Sequence[str], cap: int = 8) -> str:
     """``a, b, c and 5 more``."""
     return ", ".join(items[:cap]) + (f" and {len(items) - cap} more" if len(items) > cap else "")

@@ -1,23 +1,26 @@
 """One self-contained HTML page of a diagnose report, for people opening a CI artifact.
 
-The verdict, the checks (failed first), the sampler per chain, a table of
-every parameter (worst first; click a column head to sort, type to filter,
-tick to show failing parameters only) and the plots. Nothing is fetched at
-view time: the CSS and the few lines of script are inline and the plots are
-one PNG in a ``data:`` URI, so the file opens offline, from an e-mail or a
-CI artifact store with a strict content policy. Without script the page
-still shows everything, worst first.
+The verdict, the checks (failed first) with what to do, the sampler per chain
+(the flagged ones beyond a few), a table of every parameter and ``lp`` (worst
+first; click a column head to sort, type to filter, tick to show failing
+parameters only), the plots -- the pair plot, one image per plotted parameter
+(every failing one), the energy plot -- and how the report was made. Nothing
+is fetched at view time: the CSS and the few lines of script are inline and
+each plot is a PNG in a ``data:`` URI, so the file opens offline, from an
+e-mail or a CI artifact store with a strict content policy. Without script the
+page still shows everything, worst first; it reads at 400 pixels wide.
 """
 
 from __future__ import annotations
 
 import base64
 import math
+from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any, TextIO
 
 from mcmc.cli.render import RenderOptions
-from mcmc.cli.render.common import TAIL_ESS_LEGEND, ess, estimate, mcse, num, plural, rhat
+from mcmc.cli.render.common import TAIL_ESS_LEGEND, chains_shown, ess, estimate, mcse, num, plural, rhat
 from mcmc.cli.text import printable
 
 if TYPE_CHECKING:
@@ -46,8 +49,13 @@ tr.s-ok td.st{color:#1a7f37}
 .tools{margin:8px 0;display:flex;gap:16px;align-items:center}
 .tools input[type=search]{padding:4px 8px;width:22em;border:1px solid #d0d7de;border-radius:6px}
 .scroll{max-height:70vh;overflow:auto;border:1px solid #d0d7de;border-radius:6px}
-img.plots{max-width:100%;height:auto;border:1px solid #d0d7de;border-radius:6px}
-code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:13px}
+img.plot{max-width:100%;height:auto;border:1px solid #d0d7de;border-radius:6px}
+figure{margin:10px 0}figcaption{color:#59636e;font-size:13px}
+code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:13px;overflow-wrap:anywhere}
+h1 code{overflow-wrap:anywhere}.advice{color:#59636e;margin-left:4.2em}
+table.made th{text-align:left;vertical-align:top;color:#59636e}table.made td{text-align:left;white-space:normal}
+@media (max-width:700px){main{padding:8px 10px 32px}.tools{flex-wrap:wrap}.tools input[type=search]{width:100%}
+.advice{margin-left:1em}}
 """
 
 SCRIPT = """
@@ -120,16 +128,18 @@ def _td(text: str, value: Any, bad: bool = False) -> str:
 
 def render(report: Report, out: TextIO, options: RenderOptions = RenderOptions()) -> None:  # noqa: B008
     """Write the page of ``report`` to ``out``, with its plots when it carries plot data."""
-    image = None
+    images: list[tuple[str, str, bytes]] = []
     if report.plot is not None:
         from mcmc.cli.render import plot  # start-up: matplotlib's renderer only when the report carries plot data
 
-        image = plot.png_bytes(plot.figure(report))
-    out.write(document(report, image, options))
+        images = plot.report_images(report)
+    out.write(document(report, images, options))
 
 
-def document(report: Report, image: bytes | None = None, options: RenderOptions = RenderOptions()) -> str:  # noqa: B008
-    """The page of ``report`` as text; ``image`` is the PNG of its plots, if any.
+def document(
+    report: Report, images: Sequence[tuple[str, str, bytes]] = (), options: RenderOptions = RenderOptions()  # noqa: B008
+) -> str:
+    """The page of ``report`` as text; ``images`` are its plots as ``(kind, title, PNG)`` (:func:`plot.report_images`).
 
     Numbers as in every other output: an estimate with the digits its own Monte
     Carlo error supports (``--sig-figs`` overrides), ESS whole and floored.
@@ -152,7 +162,8 @@ def document(report: Report, image: bytes | None = None, options: RenderOptions 
     for c in sorted(report.checks, key=lambda c: (c.passed, order.get(c.severity, 2))):
         kind = "pass" if c.passed else ("fail" if c.severity == "error" else "warn")
         label = {"pass": "pass", "fail": "FAIL", "warn": "warn"}[kind]
-        w(f'<li><span class="badge b-{kind}">{label}</span><code>{e(c.name)}</code>: {e(c.message)}</li>')
+        advice = f'<div class="advice">what to do: {e(c.advice)}</div>' if c.advice else ""
+        w(f'<li><span class="badge b-{kind}">{label}</span><code>{e(c.name)}</code>: {e(c.message)}{advice}</li>')
     for note in report.notes:
         w(f'<li><span class="badge">note</span>{e(note)}</li>')
     w("</ul>")
@@ -162,11 +173,11 @@ def document(report: Report, image: bytes | None = None, options: RenderOptions 
     w(f'<p class="meta">{s.acceptance.label.capitalize()}: {e(s.acceptance.source)}.')
     if s.treedepth_hits is not None:
         w(f" Tree depth: {s.treedepth_hits} of {s.transitions} transitions at the maximum {s.max_treedepth}.")
-    w(f"</p><table><thead><tr><th>chain</th><th>{s.acceptance.label}</th>")
+    w(f'</p><div class="scroll"><table><thead><tr><th>chain</th><th>{s.acceptance.label}</th>')
     w(("<th>divergences</th>" if s.divergences_per_chain is not None else "")
       + ("<th>E-BFMI</th>" if s.ebfmi is not None else "") + "</tr></thead><tbody>")  # fmt: skip
     low = set(c for check in report.checks if check.name == "ebfmi" for c in check.chains)
-    for c in range(report.n_chains):
+    for c in chains_shown(report):
         w(f"<tr><td>{c}</td>{_td(num(s.acceptance.per_chain[c], 3), s.acceptance.per_chain[c])}")
         if s.divergences_per_chain is not None:
             d = s.divergences_per_chain[c]
@@ -174,13 +185,19 @@ def document(report: Report, image: bytes | None = None, options: RenderOptions 
         if s.ebfmi is not None:
             w(_td(num(s.ebfmi[c], 3), s.ebfmi[c], c in low))
         w("</tr>")
-    w("</tbody></table>")
+    hidden = report.n_chains - len(chains_shown(report))
+    if hidden:  # many chains (an ensemble's walkers): the range of the rest in one row
+        acc = s.acceptance.per_chain
+        w(f"<tr><td>{hidden} more</td><td>{num(min(acc), 3)} to {num(max(acc), 3)}</td></tr>")
+    w("</tbody></table></div>")
 
     w("<h2>Parameters</h2>")
     w('<div class="tools"><input id="filter" type="search" placeholder="filter by name" aria-label="filter">'
       '<label><input id="failing" type="checkbox"> failing only</label><span id="shown" class="meta"></span></div>')
     q = report.quantile_labels
-    heads = ["parameter", "mean", "sd", *q, "MCSE mean", "ESS bulk", "ESS tail", "ESS SSIF", "R-hat", "move", "status"]
+    tau = ["tau"] if report.ensemble else []  # an ensemble's walkers: emcee's autocorrelation time
+    heads = ["parameter", "mean", "sd", *q, "MCSE mean", "ESS bulk", "ESS tail", *tau, "ESS SSIF", "R-hat", "move",
+             "status"]  # fmt: skip
     w('<div class="scroll"><table id="params"><thead><tr>')
     w("".join(f"<th>{e(h)}</th>" for h in heads) + "</tr></thead><tbody>")
     lp = [report.log_density] if report.log_density is not None else []
@@ -192,19 +209,67 @@ def document(report: Report, image: bytes | None = None, options: RenderOptions 
         w("".join(_td(estimate(v, p.quantile_mcse(q), sig), v) for q, v in p.quantiles.items()))
         w(_td(mcse(p.mcse_mean, sig), p.mcse_mean))
         w(_td(ess(p.ess_bulk), p.ess_bulk, p.ess_bulk_low) + _td(ess(p.ess_tail), p.ess_tail, p.ess_tail_low))
+        if tau:
+            w(_td(num(p.iat_emcee, 3), p.iat_emcee))
         w(_td(ess(p.ess_ssif) + (" (!)" if p.ssif_disagrees else ""), p.ess_ssif))
         w(_td(rhat(p.rhat), p.rhat, p.status == "rhat") + _td(num(p.acceptance, 3), p.acceptance))
         w(f'<td class="st">{e(p.status)}</td></tr>')
     w("</tbody></table></div>")
     w(f'<p class="meta">{e(TAIL_ESS_LEGEND)}.</p>')
 
-    if image is not None:
-        data = report.plot
-        w("<h2>Plots</h2>")
-        if data is not None and data.omitted:
-            w(f'<p class="meta">The {len(data.names)} worst parameters; left out: '
-              f"{e(', '.join(data.omitted[:20]))}{' and more' if len(data.omitted) > 20 else ''}.</p>")  # fmt: skip
-        uri = "data:image/png;base64," + base64.b64encode(image).decode("ascii")
-        w(f'<img class="plots" alt="density, trace, rank and autocorrelation plots" src="{uri}">')
+    if images:
+        _plots(w, report, images)
+    if report.provenance is not None:
+        _provenance(w, report)
     w(f"<script>{SCRIPT}</script></main></body></html>\n")
     return "".join(parts)
+
+
+def _img(png: bytes, alt: str) -> str:
+    return f'<img class="plot" alt="{e(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
+
+
+def _plots(w: Any, report: Report, images: Sequence[tuple[str, str, bytes]]) -> None:
+    """The pair plot, one image per plotted parameter (every failing one), the energy plot."""
+    data = report.plot
+    w("<h2>Plots</h2>")
+    for kind, title, png in images:
+        if kind == "pair" and data is not None and data.pair is not None:
+            pair = data.pair
+            worst = "The worst parameter" + (" besides the scale" if pair.y_log else "")
+            w(f'<figure>{_img(png, title)}<figcaption>{worst}, <code>{e(pair.x_name)}</code>, against '
+              f"<code>{e(pair.y_name)}</code>{' (log scale)' if pair.y_log else ''}, divergent transitions "
+              "marked: divergences gathered where a scale is small are the neck of a funnel.</figcaption></figure>")
+    rows = [(title, png) for kind, title, png in images if kind == "parameter"]
+    if rows and data is not None:
+        which = "the parameters with the lowest ESS" if data.lowest_ess else "every failing parameter, worst first"
+        lp = ", the log density lp" if report.log_density is not None and "lp" in data.names else ""
+        if not data.lowest_ess and len(rows) > len(report.failing()) + bool(lp):
+            lp += ", then the lowest ESS"
+        left = f"; not drawn: {e(', '.join(data.omitted[:20]))}{' and more' if len(data.omitted) > 20 else ''}" \
+            if data.omitted else ""  # fmt: skip
+        w(f'<p class="meta">Density per chain, trace (divergences marked), rank plot (99% band) and '
+          f"autocorrelation of {which}{lp}{left}.</p>")
+    for title, png in rows:
+        w(f'<figure id="plot-{e(title)}">{_img(png, "plots of " + title)}</figure>')
+    for kind, title, png in images:
+        if kind == "energy":
+            w(f"<figure>{_img(png, title)}<figcaption>Marginal energy against energy transitions "
+              "(Betancourt 2016).</figcaption></figure>")
+
+
+def _provenance(w: Any, report: Report) -> None:
+    """How the report was made: mcmc's version, the date, the command line, the thresholds, the inputs' hashes."""
+    p, t = report.provenance, report.thresholds
+    assert p is not None
+    w("<h2>How this report was made</h2><table class=\"made\"><tbody>")
+    w(f"<tr><th>mcmc</th><td>{e(p.version)}</td></tr><tr><th>created</th><td>{e(p.created)}</td></tr>")
+    w(f"<tr><th>command</th><td><code>{e(p.command)}</code></td></tr>")
+    limits = (f"R-hat at most {t.max_rhat:g}; bulk and tail ESS at least {t.min_ess_text}; at most "
+              f"{t.max_divergences} divergent transitions; E-BFMI at least {t.min_ebfmi:g}"
+              + ("; warnings fail (strict)" if report.strict else ""))  # fmt: skip
+    w(f"<tr><th>thresholds</th><td>{e(limits)}</td></tr>")
+    for path, digest in p.inputs:
+        shown = f"sha256 {digest}" if digest else "not hashed (standard input or a folder)"
+        w(f"<tr><th>input</th><td><code>{e(path)}</code><br><code class=\"hash\">{e(shown)}</code></td></tr>")
+    w("</tbody></table>")

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from mcmc.cli.render import RenderOptions
-from mcmc.cli.render.common import TAIL_ESS_LEGEND, ess, estimate, mcse, num, plural, rhat
+from mcmc.cli.render.common import TAIL_ESS_LEGEND, chains_shown, ess, estimate, mcse, num, plural, rhat
 from mcmc.cli.text import printable
 from mcmc.diagnostics.report.parameters import Parameter
 from mcmc.diagnostics.report.report import Report
@@ -95,18 +95,22 @@ def _report(report: Report, out: TextIO, options: RenderOptions = RenderOptions(
         w(f"- note: {esc(note)}\n")
     s = report.sampler
     w(f"\n### Sampler\n\n| chain | {s.acceptance.label} | divergences | E-BFMI |\n|---:|---:|---:|---:|\n")
-    for c in range(report.n_chains):
+    for c in chains_shown(report):
         div = "" if s.divergences_per_chain is None else str(s.divergences_per_chain[c])
         e = "" if s.ebfmi is None else num(s.ebfmi[c], 3)
         w(f"| {c} | {num(s.acceptance.per_chain[c], 3)} | {div} | {e} |\n")
     total_div = "" if s.divergences is None else f"{s.divergences} ({s.divergence_percent:.2f}%)"
+    hidden = report.n_chains - len(chains_shown(report))
+    if hidden:
+        w(f"| {hidden} more | {num(min(s.acceptance.per_chain), 3)} to {num(max(s.acceptance.per_chain), 3)} | | |\n")
     w(f"| all | {num(s.acceptance.overall, 3)} | {total_div} | |\n\n")
     w(f"{s.acceptance.label.capitalize()}: {s.acceptance.source}.")
     if s.treedepth_hits is not None:
         w(f" Tree depth: {s.treedepth_hits} of {s.transitions} transitions at the maximum {s.max_treedepth}.")
     w("\n\n### Parameters, worst first\n\n")
     q = report.quantile_labels
-    cols = ["parameter", "mean", "sd", *q, "mcse_mean", "ess_bulk", "ess_tail", "ess_ssif", "rhat", "status"]
+    tau = ["tau"] if report.ensemble else []  # an ensemble's walkers: emcee's autocorrelation time
+    cols = ["parameter", "mean", "sd", *q, "mcse_mean", "ess_bulk", "ess_tail", *tau, "ess_ssif", "rhat", "status"]
     head = "| " + " | ".join(cols) + " |\n|" + "---|" + "---:|" * (len(cols) - 2) + "---|\n"
     sig = options.sig_figs
 
@@ -123,7 +127,7 @@ def _report(report: Report, out: TextIO, options: RenderOptions = RenderOptions(
         cells = [
             code(p.name), estimate(p.mean, p.mcse_mean, sig), estimate(p.sd, p.mcse_sd, sig),
             *(estimate(v, p.quantile_mcse(q), sig) for q, v in p.quantiles.items()),
-            mcse(p.mcse_mean, sig), eb, et, es, r, p.status,
+            mcse(p.mcse_mean, sig), eb, et, *([num(p.iat_emcee, 3)] if tau else []), es, r, p.status,
         ]  # fmt: skip
         return "| " + " | ".join(cells) + " |\n"
 

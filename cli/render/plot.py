@@ -118,101 +118,222 @@ def _tidy(ax: Any) -> None:
     ax.spines[["top", "right"]].set_visible(False)
 
 
+#: Chains up to which each gets a legend entry; beyond it (an ensemble's walkers) the colours only tell them apart.
+LEGEND_CHAINS = 4
+
+
 @figure.register(Report)
 def _report(report: Report) -> Figure:
-    data = report.plot
-    if data is None:
-        raise ValueError("the report carries no plot data: diagnose(..., plot=True) makes it")
-    n = len(data.names)
-    params = [report.parameters[i] for i in data.index]
-    x = data.draws
-    c, d, _ = x.shape
-    bins, max_lag, ranks, rho = data.bins, data.max_lag, data.ranks, data.acf
+    return report_figure(report)
+
+
+def report_figure(report: Report, max_rows: int | None = None) -> Figure:
+    """Every plotted row of ``report`` (at most ``max_rows``) in one figure, the verdict as its title.
+
+    One row per parameter: density per chain, trace (divergences marked), rank
+    plot and autocorrelation; then the energy plot when the file has energies.
+    """
+    data = _data(report)
+    params = list(data.parameters if max_rows is None else data.parameters[:max_rows])
+    n = len(params)
+    c, d, _ = data.draws.shape
     rows = max(n, 1) + (data.energy is not None)
     height = 1.9 * rows + 1.3
     fig = _new(14, height)
     # Fixed margins (inches): constrained layout measured every tick label many times, half the plotting time.
     fig.subplots_adjust(left=0.06, right=0.985, top=1 - 1.15 / height, bottom=0.75 / height, hspace=0.6, wspace=0.2)
     grid = fig.add_gridspec(rows, 4, width_ratios=[1, 2.4, 1, 1])
-    colours = [f"C{i % 10}" for i in range(max(c, 2))]
-    draws = np.arange(d)
-    div = data.divergent
-    expected, half = data.expected, data.half_width  # pointwise 99% band of a bin count under uniform ranks
     first: list[Any] = []
     for row, p in enumerate(params):
-        ax_d, ax_t, ax_r, ax_a = (fig.add_subplot(grid[row, k]) for k in range(4))
-        if not first:
-            first = [ax_d, ax_t, ax_r, ax_a]
-        colour = STATUS_COLOUR.get(p.status, "black")
-        for ch in range(c):
-            ax_d.plot(data.density_grid[row], data.density[row, ch], lw=1.0, color=colours[ch])
-            ax_t.plot(draws, x[ch, :, row], lw=0.6, alpha=0.8, color=colours[ch], label=f"chain {ch}")
-        ax_d.set_ylabel(shown(p.name), fontsize=10, fontweight="bold", color=colour)
-        ax_d.set_yticks([])
-        ax_t.set_xlim(0, max(d - 1, 1))
-        if div is not None and div.any():
-            lo = ax_t.get_ylim()[0]
-            for ch in np.flatnonzero(div.any(axis=1)):
-                at = np.flatnonzero(div[ch])
-                ax_t.plot(at, np.full(at.size, lo), ls="", marker="|", ms=9, mew=1.2, color="black",
-                          label="divergent" if ch == np.flatnonzero(div.any(axis=1))[0] else None)  # fmt: skip
-            ax_t.set_ylim(bottom=lo)
-        ax_t.set_title(
-            f"{p.status}   R-hat {rhat(p.rhat)}   ESS bulk {ess(p.ess_bulk)} / tail {ess(p.ess_tail)}",
-            fontsize=8.5, loc="left", color=colour,
-        )  # fmt: skip
-        ax_r.axhspan(expected - half, expected + half, color="0.9", zorder=0)
-        ax_r.axhline(expected, color="0.5", lw=0.8, ls="--", zorder=1)
-        edges = np.arange(bins + 1)
-        for k in range(ranks.shape[1]):
-            ax_r.stairs(ranks[row, k], edges, baseline=None, color=colours[k], lw=1.2, label=data.rank_labels[k])
-        ax_r.set_xlim(0, bins)
-        ax_r.set_xticks([])
-        ax_r.set_ylim(0, max(float(ranks[row].max()) * 1.1, expected + 1.2 * half))
-        # One LineCollection instead of a patch per lag: bars cost seconds with 8 rows.
-        ax_a.vlines(np.arange(max_lag + 1), 0, np.nan_to_num(rho[row]), color="0.3", lw=2.2)
-        ax_a.axhline(0, color="0.3", lw=0.6)
-        ax_a.set_xlim(-0.5, max_lag + 0.5)
-        ax_a.set_ylim(min(-0.2, float(np.nanmin(rho[row], initial=0.0)) - 0.05), 1.05)
-        for ax in (ax_d, ax_t, ax_r, ax_a):
-            _tidy(ax)
-        if row == n - 1:
-            ax_d.set_xlabel("value", fontsize=8.5)
-            ax_t.set_xlabel("draw", fontsize=8.5)
-            ax_r.set_xlabel("rank of draw in pooled chains", fontsize=8.5)
-            ax_a.set_xlabel("lag", fontsize=8.5)
+        axes = [fig.add_subplot(grid[row, k]) for k in range(4)]
+        first = first or axes
+        _row(axes, data, row, p, last=row == n - 1)
     if first:
-        first[0].set_title("density per chain", fontsize=9)
-        first[2].set_title(f"rank plot ({bins} bins, 99% band)", fontsize=9)
-        first[3].set_title("autocorrelation (chain mean)", fontsize=9)
-        if c == 1 and len(data.rank_labels) == 2:
-            first[2].legend(fontsize=7, frameon=False, loc="lower center")
+        _heads(first, data)
     if data.energy is not None:
-        e = data.energy
-        ax_e = fig.add_subplot(grid[rows - 1, :2])
-        ax_e.fill_between(e.grid, e.marginal, color="C0", alpha=0.35, label="marginal energy")
-        ax_e.fill_between(e.grid, e.transition, color="C1", alpha=0.35, label="energy transition")
-        ebfmi = report.sampler.ebfmi or ()
-        values = ", ".join(f"{v:.2f}" for v in ebfmi[:8]) + (", ..." if len(ebfmi) > 8 else "")
-        ax_e.set_title(f"energy (E-BFMI per chain: {values})", fontsize=8.5, loc="left")
-        ax_e.set_yticks([])
-        ax_e.legend(fontsize=8, frameon=False)
-        ax_e.set_xlabel("energy - mean", fontsize=8.5)
-        _tidy(ax_e)
-    if first and (c > 1 or (div is not None and div.any())):
-        # outside the axes: inside, it hides the very traces one needs to see
-        handles, labels = first[1].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="lower center", fontsize=8, ncols=min(len(labels), 9), frameon=False)
+        _energy(fig.add_subplot(grid[rows - 1, :2]), report)
+    _legend(fig, first, data)
     src = ", ".join(report.source) or "input"
     total = len(report.parameters)
-    if data.omitted:
-        left = ", ".join(data.omitted[:6]) + (f" and {len(data.omitted) - 6} more" if len(data.omitted) > 6 else "")
-        sub = f"The {n} worst of {total} parameters; left out: {left} (choose with --var, --plot-max). "
+    plotted = [q for q in params if q is not report.log_density]
+    lp = " and lp" if len(plotted) < len(params) else ""
+    if len(params) < len(data.parameters) or data.omitted:
+        left = [*(q.name for q in data.parameters[len(params):] if q is not report.log_density), *data.omitted]
+        more = f" and {len(left) - 6} more" if len(left) > 6 else ""
+        which = (f"{len(plotted)} of {total} parameters with the lowest ESS" if data.lowest_ess
+                 else f"{len(plotted)} worst of {total} parameters")  # fmt: skip
+        sub = f"The {which}{lp}; left out: {', '.join(left[:6])}{more} (choose with --var, --plot-max). "
     else:
-        sub = f"All {total} parameter{'s' if total != 1 else ''}, worst first. "
-    sub += f"{c} chain{'s' if c != 1 else ''} x {d} draws of {src}"  # the least needed part goes last
+        sub = f"All {plural(total, 'parameter')}{lp}, {'lowest ESS' if data.lowest_ess else 'worst'} first. "
+    sub += f"{plural(c, 'chain')} x {plural(d, 'draw')} of {src}"  # the least needed part goes last
     _title(fig, report.verdict(), report.passed, sub, height)
     return fig
+
+
+def parameter_figures(report: Report) -> list[tuple[str, Figure]]:
+    """One small figure per plotted row (the HTML page's images): every failing parameter can be shown."""
+    data = _data(report)
+    out = []
+    for row, p in enumerate(data.parameters):
+        fig = _new(14, 2.35)
+        fig.subplots_adjust(left=0.06, right=0.985, top=0.8, bottom=0.2, wspace=0.2)
+        grid = fig.add_gridspec(1, 4, width_ratios=[1, 2.4, 1, 1])
+        axes = [fig.add_subplot(grid[0, k]) for k in range(4)]
+        _row(axes, data, row, p, last=True)
+        _heads(axes, data)
+        _legend(fig, axes, data, inside=True)
+        out.append((p.name, fig))
+    return out
+
+
+def report_images(report: Report) -> list[tuple[str, str, bytes]]:
+    """The HTML page's images as ``(kind, title, PNG)``: each plotted parameter, the pair plot, the energy plot."""
+    images = [("parameter", name, png_bytes(fig, dpi=80)) for name, fig in parameter_figures(report)]
+    pair = pair_figure(report)
+    if pair is not None:
+        images.insert(0, ("pair", "pair plot", png_bytes(pair, dpi=90)))
+    energy = energy_figure(report)
+    if energy is not None:
+        images.append(("energy", "energy", png_bytes(energy, dpi=90)))
+    return images
+
+
+def energy_figure(report: Report) -> Figure | None:
+    """The energy plot alone, when the file has energies."""
+    data = _data(report)
+    if data.energy is None:
+        return None
+    fig = _new(7, 2.6)
+    fig.subplots_adjust(left=0.04, right=0.98, top=0.85, bottom=0.2)
+    _energy(fig.add_subplot(1, 1, 1), report)
+    return fig
+
+
+def pair_figure(report: Report) -> Figure | None:
+    """The worst parameter against the model's scale (log axis) or ``lp``, divergent transitions marked."""
+    pair = _data(report).pair
+    if pair is None:
+        return None
+    fig = _new(6.5, 4.2)
+    fig.subplots_adjust(left=0.13, right=0.97, top=0.9, bottom=0.14)
+    ax = fig.add_subplot(1, 1, 1)
+    ok = ~pair.divergent
+    ax.plot(pair.x[ok], pair.y[ok], ls="", marker=".", ms=2.5, alpha=0.35, color="C0", label="draws")
+    if pair.divergent.any():
+        ax.plot(pair.x[pair.divergent], pair.y[pair.divergent], ls="", marker="o", ms=4, color=FAIL_COLOUR,
+                label=f"divergent ({int(pair.divergent.sum())})")  # fmt: skip
+    if pair.y_log:
+        ax.set_yscale("log")
+    ax.set_xlabel(shown(pair.x_name), fontsize=9)
+    ax.set_ylabel(shown(pair.y_name) + (" (log scale)" if pair.y_log else ""), fontsize=9)
+    ax.set_title(shown(f"{pair.x_name} against {pair.y_name}"), fontsize=9.5, loc="left")
+    ax.legend(fontsize=8, frameon=False, loc="best")
+    _tidy(ax)
+    return fig
+
+
+def _data(report: Report) -> Any:
+    if report.plot is None:
+        raise ValueError("the report carries no plot data: diagnose(..., plot=True) makes it")
+    return report.plot
+
+
+def _row(axes: list[Any], data: Any, row: int, p: Any, *, last: bool) -> None:
+    """One parameter's density, trace, rank plot and autocorrelation on ``axes``."""
+    ax_d, ax_t, ax_r, ax_a = axes
+    x = data.draws
+    c, d, _ = x.shape
+    many = c > LEGEND_CHAINS
+    colours = [f"C{i % 10}" for i in range(max(c, 2))]
+    lw, alpha = (0.5, 0.45) if many else (0.6, 0.8)
+    colour = STATUS_COLOUR.get(p.status, "black")
+    draws = np.arange(d)
+    for ch in range(c):
+        ax_d.plot(data.density_grid[row], data.density[row, ch], lw=lw + 0.4, alpha=alpha, color=colours[ch])
+        ax_t.plot(draws, x[ch, :, row], lw=lw, alpha=alpha, color=colours[ch], label=f"chain {ch}")
+    ax_d.set_ylabel(shown(p.name), fontsize=10, fontweight="bold", color=colour)
+    ax_d.set_yticks([])
+    ax_t.set_xlim(0, max(d - 1, 1))
+    div = data.divergent
+    if div is not None and div.any():
+        lo = ax_t.get_ylim()[0]
+        hit = np.flatnonzero(div.any(axis=1))
+        for ch in hit:
+            at = np.flatnonzero(div[ch])
+            ax_t.plot(at, np.full(at.size, lo), ls="", marker="|", ms=9, mew=1.2, color="black",
+                      label="divergent" if ch == hit[0] else None)  # fmt: skip
+        ax_t.set_ylim(bottom=lo)
+    ax_t.set_title(f"{p.status}   R-hat {rhat(p.rhat)}   ESS bulk {ess(p.ess_bulk)} / tail {ess(p.ess_tail)}",
+                   fontsize=8.5, loc="left", color=colour)  # fmt: skip
+    expected, half, bins = data.expected, data.half_width, data.bins
+    ax_r.axhspan(expected - half, expected + half, color="0.88", zorder=0)
+    ax_r.axhline(expected, color="0.5", lw=0.8, ls="--", zorder=1)
+    edges = np.arange(bins + 1)
+    counts = data.ranks[row]
+    for k in range(counts.shape[0]):
+        ax_r.stairs(counts[k], edges, baseline=None, color=colours[k], lw=1.2 if not many else 0.7,
+                    alpha=1.0 if not many else 0.6, label=data.rank_labels[k])  # fmt: skip
+    # The band stays in view: a spike far above it is cut at the top and its height written there.
+    top = max(expected + 1.6 * half, min(float(counts.max(initial=0)), expected + 4.0 * half)) * 1.08
+    if many:  # the band's edges on top of the many lines, which hide its shading
+        ax_r.hlines([expected - half, expected + half], 0, bins, colors="0.15", lw=0.9, ls=":", zorder=4)
+    ax_r.set_xlim(0, bins)
+    ax_r.set_xticks([])
+    ax_r.set_ylim(0, top)
+    if counts.max(initial=0) > top:
+        ax_r.text(bins * 0.98, top * 0.97, f"cut: up to {int(counts.max())}", fontsize=7, ha="right", va="top",
+                  color="0.3")  # fmt: skip
+    rho = data.acf
+    # One LineCollection instead of a patch per lag: bars cost seconds with 8 rows.
+    ax_a.vlines(np.arange(data.max_lag + 1), 0, np.nan_to_num(rho[row]), color="0.3", lw=2.2)
+    ax_a.axhline(0, color="0.3", lw=0.6)
+    ax_a.set_xlim(-0.5, data.max_lag + 0.5)
+    ax_a.set_ylim(min(-0.2, float(np.nanmin(rho[row], initial=0.0)) - 0.05), 1.05)
+    for ax in axes:
+        _tidy(ax)
+    if last:
+        ax_d.set_xlabel("value", fontsize=8.5)
+        ax_t.set_xlabel("draw", fontsize=8.5)
+        ax_r.set_xlabel("rank of draw in pooled chains", fontsize=8.5)
+        ax_a.set_xlabel("lag", fontsize=8.5)
+
+
+def _heads(first: list[Any], data: Any) -> None:
+    first[0].set_title("density per chain", fontsize=9)
+    first[2].set_title(f"rank plot ({data.bins} bins, 99% band)", fontsize=9)
+    first[3].set_title("autocorrelation (chain mean)", fontsize=9)
+    if data.draws.shape[0] == 1 and len(data.rank_labels) == 2:
+        first[2].legend(fontsize=7, frameon=False, loc="lower center")
+
+
+def _legend(fig: Figure, first: list[Any], data: Any, inside: bool = False) -> None:
+    """A legend of the chains when there are a few, and of the divergence marks; none beyond that."""
+    if not first:
+        return
+    handles, labels = first[1].get_legend_handles_labels()
+    if data.draws.shape[0] > LEGEND_CHAINS or data.draws.shape[0] == 1:
+        keep = [k for k, label in enumerate(labels) if label == "divergent"]
+        handles, labels = [handles[k] for k in keep], [labels[k] for k in keep]
+    if not labels:
+        return
+    if inside:
+        first[1].legend(handles, labels, fontsize=7, ncols=len(labels), frameon=False, loc="upper right",
+                        bbox_to_anchor=(1.0, 1.32))  # fmt: skip
+    else:  # outside the axes: inside, it hides the very traces one needs to see
+        fig.legend(handles, labels, loc="lower center", fontsize=8, ncols=min(len(labels), 9), frameon=False)
+
+
+def _energy(ax_e: Any, report: Report) -> None:
+    e = report.plot.energy  # type: ignore[union-attr]
+    ax_e.fill_between(e.grid, e.marginal, color="C0", alpha=0.35, label="marginal energy")
+    ax_e.fill_between(e.grid, e.transition, color="C1", alpha=0.35, label="energy transition")
+    ebfmi = report.sampler.ebfmi or ()
+    values = ", ".join(f"{v:.2f}" for v in ebfmi[:8]) + (", ..." if len(ebfmi) > 8 else "")
+    ax_e.set_title(f"energy (E-BFMI per chain: {values})", fontsize=8.5, loc="left")
+    ax_e.set_yticks([])
+    ax_e.legend(fontsize=8, frameon=False)
+    ax_e.set_xlabel("energy - mean", fontsize=8.5)
+    _tidy(ax_e)
 
 
 @figure.register(SamplerComparison)

@@ -62,6 +62,8 @@ LEGEND = {
     "ESS SSIF": "ESS SSIF: chains x draws / SSIF, exact only for AR(1) chains; ! where it alone clears the ESS limit",
     "move": "move: fraction of transitions in which the parameter changed",
     "ESS tail": TAIL_ESS_LEGEND,
+    "tau": "tau: emcee's integrated autocorrelation time (Sokal's window, over the walkers); emcee asks for runs "
+    "longer than 50 tau",
 }
 
 
@@ -131,7 +133,7 @@ def parameter_columns(report: Report, params: list[Parameter], sig: int | None =
         col("mean", lambda p: (estimate(p.mean, p.mcse_mean, sig), "")),
         col("sd", lambda p: (estimate(p.sd, p.mcse_sd, sig), ""), drop=5),
         *(
-            # Quantiles take the mean's MCSE decade (their own MCSE is in the classic report).
+            # Each quantile to the digits of its own MCSE.
             col(q, lambda p, q=q: (estimate(p.quantiles[q], p.quantile_mcse(q), sig), ""),
                 drop=7 if k == middle else 6)
             for k, q in enumerate(labels)
@@ -147,6 +149,9 @@ def parameter_columns(report: Report, params: list[Parameter], sig: int | None =
         col("R-hat", lambda p: (rhat(p.rhat), "bold red" if p.status == "rhat" else "")),
         col("ESS bulk", lambda p: (ess(p.ess_bulk), "bold yellow" if p.ess_bulk_low else "")),
         col("ESS tail", lambda p: (ess(p.ess_tail), "bold yellow" if p.ess_tail_low else "")),
+        *(  # an ensemble's walkers: emcee's own autocorrelation time beside the ESS
+            [col("tau", lambda p: (num(p.iat_emcee, 3), ""))] if report.ensemble else []
+        ),
         col("SSIF", lambda p: (num(p.ssif, 3), "dim"), drop=8),
         col(
             "ESS SSIF",

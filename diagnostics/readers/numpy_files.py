@@ -55,6 +55,7 @@ def read_npz(data: bytes | Path, label: str, bare: Bare = Bare()) -> Chains:  # 
     if unnamed:
         posterior = {key: orient(array, label, bare.layout, key) for key, array in posterior.items()}
         posterior = name_last_axis(posterior, bare.names, label)
+        attrs = _layout_attrs(bare)
     elif bare.given:
         raise InputError(label, not_bare(bare))
     return Chains(posterior, stats, attrs).validate(label)
@@ -70,7 +71,12 @@ def read_npy(data: bytes, label: str, bare: Bare = Bare()) -> Chains:  # noqa: B
     if array.ndim < 2:
         raise InputError(label, f".npy array has shape {array.shape}; expected (chain, draw) or (chain, draw, dim)")
     posterior = name_last_axis({"x": orient(array, label, bare.layout)}, bare.names, label)
-    return Chains(posterior).validate(label)
+    return Chains(posterior, {}, _layout_attrs(bare)).validate(label)
+
+
+def _layout_attrs(bare: Bare) -> dict[str, Any]:
+    """``{"layout": "draw,chain"}`` for an array read as emcee's ``get_chain()`` saves it: its chains are walkers."""
+    return {"layout": bare.layout} if bare.layout == "draw,chain" else {}
 
 
 def orient(array: np.ndarray, label: str, layout: str | None, name: str = "x") -> np.ndarray:

@@ -50,8 +50,9 @@ from mcmc.diagnostics.report.sampler import ACCEPTANCE_FROM_DRAWS, Acceptance, S
 from mcmc.diagnostics.report.selection import flatten, select
 from mcmc.diagnostics.report.thresholds import Thresholds
 from mcmc.diagnostics.report.verdict import Check, advice, report_checks
-from mcmc.diagnostics.report.vocabulary import words_of
+from mcmc.diagnostics.report.vocabulary import ensemble_of, words_of
 from mcmc.diagnostics.stats import DEFAULT_LAGS, DEFAULT_PROBS, quantile_label
+from mcmc.diagnostics.stats.emcee_tau import integrated_time
 
 
 def check(
@@ -124,6 +125,10 @@ def check(
         limits = np.array([float(thresholds.max_rhat)]), np.array([float(thresholds.min_ess)])
         log_density = _parameters(lp_x, ["lp"], ["lp"], probs, lags, thresholds, *limits)[0]
     sampler = sampler_summary(chains)
+    ensemble = ensemble_of(chains.attrs) if n_chains > 1 else None
+    if ensemble is not None:
+        params, note = _walkers(x, params, ensemble)
+        notes.append(note)
     if n_chains == 1:
         notes.append("1 chain: R-hat compares the two halves of the chain (split R-hat)")
     if n_draws < 4:
@@ -147,7 +152,23 @@ def check(
         worst=rank_failing(params),
         log_density=log_density,
         strict=strict,
+        ensemble=ensemble,
     )
+
+
+def _walkers(x: np.ndarray, params: tuple[Parameter, ...], sampler: str) -> tuple[tuple[Parameter, ...], str]:
+    """The parameters with emcee's autocorrelation time, and the one note that says what walkers are."""
+    tau, reliable = integrated_time(x)
+    params = tuple(replace(p, iat_emcee=float(t)) for p, t in zip(params, tau.tolist(), strict=True))
+    finite = tau[np.isfinite(tau)]
+    longest = f"{finite.max():.3g}" if finite.size else "undefined"
+    note = (
+        f"the {x.shape[0]} chains are the walkers of one {sampler} ensemble: they move together, so they are not "
+        f"independent chains and R-hat across them is approximate; {sampler}'s own measure is its autocorrelation "
+        f"time tau (the tau column; longest {longest}), and it asks for runs longer than 50 tau"
+        + ("" if bool(np.all(reliable[np.isfinite(tau)])) else f" ({x.shape[1]} draws are not, for some parameters)")
+    )
+    return params, note
 
 
 def _parameters(

@@ -68,6 +68,8 @@ class Parameter:
     min_ess: float = 400.0
     #: The Monte Carlo standard error of each quantile (same labels as ``quantiles``), whose digits it sets.
     mcse_quantiles: Mapping[str, float] = field(default_factory=dict)
+    #: emcee's integrated autocorrelation time, for the walkers of an ensemble (NaN for chains).
+    iat_emcee: float = float("nan")
 
     def quantile_mcse(self, label: str) -> float:
         """The MCSE of the quantile ``label``: its own, or the mean's where none was computed."""
@@ -83,7 +85,7 @@ def record(p: Parameter) -> dict[str, Any]:
         "rhat": p.rhat, "rhat_split": p.rhat_split, "ssif": p.ssif, "ess_ssif": p.ess_ssif,
         "ssif_disagrees": p.ssif_disagrees, "acf": {str(k): v for k, v in p.acf.items()},
         "iat": p.iat, "acceptance": p.acceptance, "status": p.status,
-        "max_rhat": p.max_rhat, "min_ess": p.min_ess,
+        "max_rhat": p.max_rhat, "min_ess": p.min_ess, "iat_emcee": p.iat_emcee,
     }  # fmt: skip
 
 

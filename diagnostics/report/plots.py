@@ -1,6 +1,8 @@
 """The data behind the plots of a report, computed here so renderers only draw it.
 
-:func:`plot_data` chooses the worst parameters (:func:`mcmc.diagnostics.report.parameters.worst_first`)
+:func:`plot_data` chooses the parameters to plot (the failing ones worst first, as
+:func:`mcmc.diagnostics.report.parameters.rank_failing` ranks them, the log density, then the
+lowest ESS), the pair plot of the worst against the model's scale (:class:`PairPlot`)
 and computes their rank histograms with a pointwise band (the rank plots of
 Vehtari, Gelman, Simpson, Carpenter & Bürkner 2021, Bayesian Analysis 16(2)),
 autocorrelations, per-chain kernel density estimates (:func:`kde`, Silverman's
@@ -10,13 +12,19 @@ rule) and, when the file has energies, the densities of ArviZ's energy plot
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from mcmc.diagnostics import stats
-from mcmc.diagnostics.report.parameters import Parameter, worst_first
+from mcmc.diagnostics.report.parameters import Parameter, rank_failing
+
+#: Most failing parameters a report draws (one image each in the HTML page), whatever ``--plot-max`` says.
+FAILING_PLOTS = 50
+#: Names of the scale parameters a pair plot sets the worst parameter against (hierarchical models' funnels).
+SCALE_NAME = re.compile(r"(tau|sigma|scale|sd|omega|kappa|lambda)(_\w*)?", re.IGNORECASE)
 
 
 def rank_band(draws: int, bins: int, z: float = 2.576) -> tuple[float, float]:
@@ -96,13 +104,30 @@ class EnergyPlot:
 
 
 @dataclass(frozen=True)
+class PairPlot:
+    """The draws of the worst parameter against the model's scale parameter (or ``lp``), divergences marked.
+
+    The first plot to look at after "19 divergences": divergent transitions
+    that gather where the scale is small are the neck of a funnel (Betancourt
+    & Girolami 2015). ``y_log``: the scale is positive, shown on a log axis.
+    """
+
+    x_name: str
+    y_name: str
+    x: np.ndarray
+    y: np.ndarray
+    divergent: np.ndarray
+    y_log: bool
+
+
+@dataclass(frozen=True)
 class PlotData:
     """What the plots of a report show, computed once here; renderers only draw it.
 
     Attributes
     ----------
     names
-        The plotted parameters, worst first (:meth:`Report.worst_first`), at most the cap.
+        The plotted rows: the failing parameters worst first, ``lp``, then the lowest ESS; at most the cap.
     index
         Their positions in ``Report.parameters`` (and the last axis of ``Report.draws``).
     omitted
@@ -127,6 +152,12 @@ class PlotData:
         Transitions that ended in a divergence, when the file records them.
     energy
         The energy plot's densities, when the file has energies.
+    parameters
+        The :class:`Parameter` of every row, the log density's row (``lp``) among them.
+    lowest_ess
+        True when no parameter failed: the rows are then the lowest ESS, not the worst.
+    pair
+        The pair plot (:class:`PairPlot`), when there is a parameter to set against a scale or ``lp``.
     """
 
     names: tuple[str, ...]
@@ -142,6 +173,9 @@ class PlotData:
     density: np.ndarray = field(default_factory=lambda: np.empty((0, 0, 0)), repr=False)
     divergent: np.ndarray | None = field(default=None, repr=False)
     energy: EnergyPlot | None = None
+    parameters: tuple[Parameter, ...] = ()
+    lowest_ess: bool = False
+    pair: PairPlot | None = field(default=None, repr=False)
 
     @property
     def bins(self) -> int:
@@ -209,6 +243,8 @@ def plot_data(
     *,
     divergent: np.ndarray | None = None,
     energy: np.ndarray | None = None,
+    every_failing: bool = False,
+    log_density: tuple[Parameter, np.ndarray] | None = None,
 ) -> PlotData:
     """The plot data of the worst ``cap`` parameters (all when ``None``) of ``draws (chain, draw, n)``.
 
@@ -217,21 +253,72 @@ def plot_data(
     draws : ndarray, shape (chain, draw, n)
         The report's draws, in the order of ``parameters``.
     parameters
-        The report's parameters: which to plot is decided by :func:`worst_first`.
+        The report's parameters: the failing ones are plotted first, worst
+        first; then, or on a passing run, those with the lowest ESS.
     cap
         Most parameters to plot.
     divergent : ndarray, shape (chain, draw), optional
         The sampler's ``diverging`` statistic.
     energy : ndarray, shape (chain, draw), optional
         The sampler's ``energy`` statistic.
+    every_failing
+        Plot every failing parameter (up to :data:`FAILING_PLOTS`) even beyond
+        ``cap``: the HTML page shows each in an image of its own.
+    log_density
+        The report's ``lp`` row and its draws ``(chain, draw)``: plotted after
+        the failing parameters, as the tables show it.
 
     Rank bins: ``draw / 25`` clipped to 4-20 (per half-chain for one chain);
     autocorrelation up to lag 50 (fewer for short chains).
     """
-    order = worst_first(parameters)
+    failing = list(rank_failing(parameters))
+    seen = set(failing)
+    with np.errstate(invalid="ignore"):
+        rest = sorted((i for i in range(len(parameters)) if i not in seen),
+                      key=lambda i: (np.nan_to_num(min(parameters[i].ess_bulk, parameters[i].ess_tail), nan=np.inf), i))
+    order = failing + rest
     n = len(order) if cap is None else min(cap, len(order))
+    if every_failing:
+        n = max(n, min(len(failing), FAILING_PLOTS))
     index = order[:n]
+    rows = [parameters[i] for i in index]
     x = np.ascontiguousarray(draws[:, :, index])
+    if log_density is not None:
+        at = sum(1 for i in index if i in seen)  # after the failing ones, as in the tables
+        rows.insert(at, log_density[0])
+        x = np.concatenate([x[:, :, :at], np.asarray(log_density[1], dtype=float)[:, :, None], x[:, :, at:]], axis=2)
+    pair = _pair(draws, parameters, order, divergent, log_density)
+    data = _plot_arrays(x, divergent, energy)
+    return PlotData(
+        names=tuple(p.name for p in rows), index=tuple(index), omitted=tuple(parameters[i].name for i in order[n:]),
+        parameters=tuple(rows), lowest_ess=not failing, pair=pair, **data,
+    )  # fmt: skip
+
+
+def _pair(
+    draws: np.ndarray, parameters: Sequence[Parameter], order: Sequence[int], divergent: np.ndarray | None,
+    log_density: tuple[Parameter, np.ndarray] | None,
+) -> PairPlot | None:
+    """The worst parameter against the first scale parameter (by name, positive), else against ``lp``."""
+    flat = draws.reshape(-1, draws.shape[2]) if draws.size else draws.reshape(0, 0)
+    scale = next((i for i, p in enumerate(parameters) if SCALE_NAME.fullmatch(p.variable) and flat.size
+                  and np.all(np.isfinite(flat[:, i])) and np.all(flat[:, i] > 0)), None)  # fmt: skip
+    worst = next((i for i in order if i != scale), None)
+    if worst is None:
+        return None
+    div = np.zeros(flat.shape[0], dtype=bool) if divergent is None else (np.asarray(divergent) != 0).reshape(-1)
+    if scale is not None:
+        y, y_name, y_log = flat[:, scale], parameters[scale].name, True
+    elif log_density is not None:
+        y, y_name, y_log = np.asarray(log_density[1], dtype=float).reshape(-1), "lp", False
+    else:
+        return None
+    return PairPlot(parameters[worst].name, y_name, flat[:, worst], y, div, y_log)
+
+
+def _plot_arrays(x: np.ndarray, divergent: np.ndarray | None, energy: np.ndarray | None) -> dict[str, object]:
+    """Ranks, autocorrelations, densities and the energy plot of the rows ``x (chain, draw, n)``."""
+    n = x.shape[2]
     c, d, _ = x.shape
     if c == 1 and d >= 8:
         # Ranks of one chain in itself are uniform by construction; its halves against each other are not.
@@ -262,18 +349,8 @@ def plot_data(
         g, _ = kde(np.concatenate([marginal, transition], axis=1))
         fm, ft = kde(marginal, grid=g)[1], kde(transition, grid=g)[1]
         energy_plot = EnergyPlot(g, fm[0], ft[0])
-    return PlotData(
-        names=tuple(parameters[i].name for i in index),
-        ranks=ranks,
-        expected=expected,
-        half_width=half_width,
-        acf=rho,
-        index=tuple(index),
-        omitted=tuple(parameters[i].name for i in order[n:]),
-        draws=x,
-        rank_labels=labels,
-        density_grid=np.asarray(grids).reshape(n, -1),
-        density=np.asarray(dens).reshape(n, c, -1),
-        divergent=None if divergent is None else np.asarray(divergent) != 0,
-        energy=energy_plot,
-    )
+    return {
+        "ranks": ranks, "expected": expected, "half_width": half_width, "acf": rho, "draws": x, "rank_labels": labels,
+        "density_grid": np.asarray(grids).reshape(n, -1), "density": np.asarray(dens).reshape(n, c, -1),
+        "divergent": None if divergent is None else np.asarray(divergent) != 0, "energy": energy_plot,
+    }  # fmt: skip

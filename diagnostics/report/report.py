@@ -67,6 +67,22 @@ class WeightsSummary:
 
 
 @dataclass(frozen=True)
+class Provenance:
+    """How a report was made, for a reader who gets only the report (a pull request's HTML attachment).
+
+    ``version`` of mcmc, ``created`` (ISO 8601, UTC), the ``command`` line, and
+    each input file with the SHA-256 of its bytes (``None`` for standard
+    input). Not part of the JSON document, which stays the same for the same
+    draws.
+    """
+
+    version: str
+    created: str
+    command: str
+    inputs: tuple[tuple[str, str | None], ...] = ()
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything ``mcmc diagnose`` shows, for any renderer.
 
@@ -106,6 +122,11 @@ class Report:
     kind: str = "chains"
     topic_model: TopicModelVerdict | None = field(default=None, repr=False, compare=False)
     weights: WeightsSummary | None = None
+    #: The ensemble sampler (``"emcee"``) whose walkers the chains are, else ``None``
+    #: (:func:`mcmc.diagnostics.report.vocabulary.ensemble_of`): its parameters carry ``iat_emcee``.
+    ensemble: str | None = None
+    #: How the report was made (:class:`Provenance`), when the command says (``--html``).
+    provenance: Provenance | None = field(default=None, repr=False, compare=False)
 
     @property
     def passed(self) -> bool:
@@ -171,6 +192,7 @@ class Report:
                 "ebfmi": None if s.ebfmi is None else list(s.ebfmi),
             },
             "notes": list(self.notes),
+            "ensemble": self.ensemble,
             "log_density": None if self.log_density is None else record(self.log_density),
             "parameters": [record(p) for p in self.parameters],
             **({"classic": self.classic.to_dict()} if self.classic is not None else {}),

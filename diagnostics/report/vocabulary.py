@@ -46,11 +46,21 @@ VOCABULARY: dict[str, Words] = {
         "--discard N) and run more steps (run_mcmc's nsteps)",
     ),  # fmt: skip
 }
-#: A file whose writer is not known: plain words, the common spellings in brackets.
-UNKNOWN = Words(
-    "", "more draws per chain", "warm-up (tuning) iterations", "target acceptance (Stan's adapt_delta, PyMC's "
-    "target_accept, mcmc sample's --target-accept)", "maximum tree depth",
-)  # fmt: skip
+#: A file whose writer is not known: plain words (the target acceptance's common spellings in the advice).
+UNKNOWN = Words("", "", "", None, "")
+
+
+def ensemble_of(attrs: Mapping[str, Any]) -> str | None:
+    """The ensemble sampler whose walkers a file's chains are (``"emcee"``), or ``None`` for chains.
+
+    emcee's files (its HDF5 backend, ArviZ netCDF with ``inference_library =
+    "emcee"``) and a bare array read as ``get_chain()`` saves it (``--layout
+    draw,chain``) hold the walkers of one ensemble: they move together, each
+    proposal built from the others, so they are not independent chains.
+    """
+    if words_of(attrs).program == "emcee":  # its files, and an array laid out as its get_chain() saves it
+        return "emcee"
+    return None
 
 
 def words_of(attrs: Mapping[str, Any]) -> Words:
@@ -58,7 +68,7 @@ def words_of(attrs: Mapping[str, Any]) -> Words:
     library = str(attrs.get("inference_library", "")).lower()
     if library in VOCABULARY:
         return VOCABULARY[library]
-    if "emcee_version" in attrs or attrs.get("sampler") == "emcee":
+    if "emcee_version" in attrs or attrs.get("sampler") == "emcee" or attrs.get("layout") == "draw,chain":
         return VOCABULARY["emcee"]
     if attrs.get("target") == "lda":
         return VOCABULARY["mcmc lda"]

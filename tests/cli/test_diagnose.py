@@ -23,12 +23,12 @@ EIGHT_CSV = str(FIX / "cmdstan" / "eight_schools_output.csv")
 
 TOP_KEYS = {
     "schema", "source", "chains", "draws", "thresholds", "passed", "verdict",
-    "checks", "sampler", "notes", "parameters", "strict", "failing", "log_density",
+    "checks", "sampler", "notes", "parameters", "strict", "failing", "log_density", "ensemble",
 }  # fmt: skip
 PARAM_KEYS = {
     "name", "variable", "mean", "sd", "mad", "quantiles", "mcse_mean", "mcse_sd", "ess_bulk", "ess_tail",
     "rhat", "rhat_split", "ssif", "ess_ssif", "ssif_disagrees", "acf", "iat", "acceptance", "status",
-    "max_rhat", "min_ess", "mcse_quantiles",
+    "max_rhat", "min_ess", "mcse_quantiles", "iat_emcee",
 }  # fmt: skip
 
 

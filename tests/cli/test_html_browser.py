@@ -66,3 +66,52 @@ def test_the_console_check_sees_a_broken_script(tmp_path: Path) -> None:
     page = tmp_path / "broken.html"
     page.write_text("<!DOCTYPE html><html><body><p>x</p><script>undefinedFunction();</script></body></html>")
     assert console_errors(_chromium(tmp_path, page, "--dump-dom").stderr)
+
+
+PROBE = (
+    '<script>window.addEventListener("load", function () {'
+    " var wide = [];"
+    ' document.querySelectorAll("body *").forEach(function (el) {'
+    "  var r = el.getBoundingClientRect();"
+    '  if (r.right > window.innerWidth + 1 && !el.closest(".scroll")) { wide.push(el.tagName + "." + el.className); }'
+    " });"
+    " parent.postMessage(JSON.stringify({inner: window.innerWidth, scroll: document.documentElement.scrollWidth,"
+    ' wide: wide.slice(0, 10)}), "*");'
+    "});</script>"
+)
+
+
+def _fits(tmp_path: Path, page: Path, width: int) -> dict:
+    """How the page lays out ``width`` pixels wide: in an iframe (headless windows are at least 500 wide)."""
+    import json
+
+    probe = tmp_path / f"probe{width}.html"
+    probe.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
+    outer = tmp_path / f"outer{width}.html"
+    outer.write_text(
+        '<!DOCTYPE html><html><body style="margin:0"><pre id="probe"></pre>'
+        f'<iframe src="{probe.name}" style="width:{width}px;height:900px;border:0"></iframe>'
+        '<script>window.addEventListener("message", function (e) {'
+        ' document.getElementById("probe").textContent = e.data; });</script></body></html>'
+    )
+    run = _chromium(tmp_path, outer, "--allow-file-access-from-files", "--virtual-time-budget=10000", "--dump-dom")
+    found = re.search(r'<pre id="probe">([^<]*)</pre>', run.stdout)
+    assert found and found.group(1), run.stdout[-500:]
+    return json.loads(found.group(1).replace("&quot;", '"'))
+
+
+@pytest.mark.parametrize("width", [1300, 400])
+def test_html_report_reads_on_a_desktop_and_on_a_phone(mcmc, tmp_path: Path, width: int) -> None:
+    """Issue 28.11: at 1,300 and at 400 pixels (a phone in a PR review) nothing runs off the page."""
+    deep = tmp_path / ("a-folder-with-a-long-name-for-a-phone-" * 2)
+    deep.mkdir()
+    src = deep / "centered-eight-schools-posterior-draws.npz"
+    src.write_bytes(Path(EIGHT_NPZ).read_bytes())
+    page = tmp_path / "report.html"
+    assert mcmc("diagnose", str(src), "--html", str(page)).code == 1
+    layout = _fits(tmp_path, page, width)
+    assert layout["inner"] == width
+    assert layout["wide"] == [] and layout["scroll"] <= width, layout
+    shot = tmp_path / f"shot{width}.png"
+    _chromium(tmp_path, page, f"--screenshot={shot}", f"--window-size={max(width, 500)},900")
+    assert shot.read_bytes()[:4] == b"\x89PNG"

@@ -129,12 +129,12 @@ def test_plot_rows_are_capped_worst_first_with_the_verdict_as_title(tmp_path: Pa
     report = diagnose([EIGHT_NPZ], plot=True, plot_cap=3)
     fig = figure(report)
     texts = " ".join(t.get_text() for t in fig.texts)
-    assert texts.startswith("FAIL: R-hat > 1.01") and "The 3 worst of 10 parameters; left out: theta[5]" in texts
+    assert texts.startswith("FAIL: R-hat > 1.01") and "The 3 worst of 10 parameters and lp; left out: theta[5]" in texts
     assert "and 1 more" in texts
     labels = [ax.get_ylabel() for ax in fig.axes if ax.get_ylabel()]
-    assert labels == ["tau", "mu", "theta[4]"]  # R-hat 1.028, 1.025, 1.019
+    assert labels == ["tau", "mu", "theta[4]", "lp"]  # R-hat 1.028, 1.025, 1.019; lp after the failing ones
     marks = [line for ax in fig.axes for line in ax.get_lines() if line.get_marker() == "|"]
-    assert marks and sum(len(m.get_xdata()) for m in marks) == 3 * 19  # 19 divergences on each trace
+    assert marks and sum(len(m.get_xdata()) for m in marks) == 4 * 19  # 19 divergences on each trace
     assert any(ax.get_title(loc="left").startswith("energy") for ax in fig.axes)
 
 
@@ -267,6 +267,18 @@ def test_tail_ess_convention_is_stated_with_the_arviz_call_that_gives_it(mcmc, t
     assert call in readme and "11 % and 89 %" in readme
     formats = " ".join((root / "docs" / "formats.md").read_text().split())
     assert "reports a larger number" not in formats and call in formats
+    # and the call named gives our figure, where ArviZ's default (its ci_prob) gives another
+    import arviz_stats
+    import xarray as xr
+
+    from mcmc.diagnostics.readers import read_chains
+    from mcmc.diagnostics.report.check import check
+
+    chains = read_chains([str(FIX.parent / "diagnose" / "pymc_eight_schools.nc")])
+    mu = next(p for p in check(chains).parameters if p.name == "mu")
+    da = xr.DataArray(np.asarray(chains.posterior["mu"]), dims=("chain", "draw"))
+    assert float(arviz_stats.ess(da, method="tail", prob=(0.05, 0.95))) == pytest.approx(mu.ess_tail, rel=1e-10)
+    assert abs(float(arviz_stats.ess(da, method="tail")) - mu.ess_tail) > 1
 
 
 def test_one_rounding_rule_across_text_markdown_html_and_json(mcmc, tmp_path: Path, monkeypatch) -> None:
