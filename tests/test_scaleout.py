@@ -141,6 +141,15 @@ def test_sample_on_the_cluster_writes_the_local_bytes(cluster, mcmc, tmp_path: P
     assert nc_remote == nc_local
 
 
+def test_a_target_through_blas_writes_the_local_bytes_on_the_cluster(cluster, mcmc, tmp_path: Path) -> None:
+    # Its density's sums are matrix products (r @ x), which BLAS rounds with the batch's shape: on the cluster
+    # the 8 chains run in blocks of 2, locally as one block of 8 (issue 29, class 2).
+    model = Path(__file__).parent / "data" / "sample" / "kidiq_blas.py"
+    args = ("-t", str(model), "--chains", "8", "--warmup", "100", "--draws", "30", "--seed", "9", "-q", "--no-check")
+    local = _sample(mcmc, tmp_path / "local.npz", *args)
+    assert _sample(mcmc, tmp_path / "remote.npz", *args, "--scheduler", cluster[0].scheduler_address) == local
+
+
 def test_local_n_starts_its_own_cluster(mcmc, tmp_path: Path) -> None:
     args = ("-t", "gaussian", "--dim", "2", "-s", "slice", "--first-chain", "3", *SHORT)
     local = _sample(mcmc, tmp_path / "local.npz", *args)

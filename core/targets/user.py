@@ -72,6 +72,15 @@ chains and fail on four, or raise far into a run: an exception becomes
 nothing per chain. Values are not judged after the probe: ``-inf`` is outside
 the support, and a NaN log density or gradient is a rejected proposal or a
 divergent trajectory for the sampler, not a crash.
+
+After the probe, a NumPy file's functions (log density, gradient, prior,
+likelihood) are evaluated at :data:`BATCH_CHECK_POINTS` points batched and
+one point per call (:func:`_batch_dependent`). When the bits differ (BLAS
+rounds a row of ``r @ x`` with the shape of the batch), every later call is
+made one point per call, so a chain's values, and its bytes in the chains
+file, do not depend on which chains are evaluated beside it
+(``--first-chain``, ``--scheduler``; ``docs/scale-out.md``). ``transform``
+is always called on one chain's draws at a time.
 """
 
 from __future__ import annotations
@@ -82,7 +91,7 @@ import hashlib
 import importlib.util
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -293,8 +302,12 @@ def load_user_target(spec: str, text: str | None = None) -> Target:
         target = obj
     else:
         target = _from_namespace(obj, spec, path_text, backend)
-    target = _guarded(target, path_text)
+    rows = {"on": False}
+    target = _guarded(target, path_text, rows)
     _probe(target, path_text)
+    # A JAX file's functions are of one point already (vmapped inside XLA); a NumPy file's may round a point
+    # with its batch (BLAS): then it is evaluated point by point, and a chain's bytes do not depend on its company.
+    rows["on"] = backend != JAX and _batch_dependent(target, path_text)
     if backend == JAX:
         _JAX_TARGETS[key] = target
     return target
@@ -606,29 +619,46 @@ def _variables(value: Any, source: str) -> tuple[tuple[str, tuple[int, ...]], ..
 def _batched(fn: Callable[..., Any], dim: int, reported: int, source: str) -> Callable[[np.ndarray], np.ndarray]:
     """The user's ``transform`` (written for ``(n, dim)``) applied to ``(..., dim)`` draws, shape-checked."""
 
-    def transform(x: np.ndarray) -> np.ndarray:
-        lead = np.shape(x)[:-1]
-        flat = np.reshape(x, (-1, dim))
+    def points(flat: np.ndarray) -> np.ndarray:
         out = _call_user(fn, flat, source, "transform")
         if out.shape != (flat.shape[0], reported):
             raise InputError(source, f"transform returned shape {out.shape} for {flat.shape[0]} points; "
                              f"expected ({flat.shape[0]}, {reported})")  # fmt: skip
+        return out
+
+    def transform(x: np.ndarray) -> np.ndarray:
+        lead = np.shape(x)[:-1]
+        if len(lead) >= 2:
+            # (chain, draw, dim): one chain's draws per call, the same block whichever chains ran beside it
+            # (a transform through BLAS rounds a row with the batch it is in: docs/scale-out.md)
+            per_chain = np.reshape(x, (-1, lead[-1], dim))
+            out = np.concatenate([points(np.array(c, dtype=float, order="C")) for c in per_chain])
+        else:
+            out = points(np.reshape(x, (-1, dim)))
         return out.reshape(*lead, reported)
 
     return transform
 
 
-def _guarded(target: Target, source: str) -> Target:
-    """``target`` with every user function checked on every call (see the module docstring)."""
+def _guarded(target: Target, source: str, rows: dict[str, bool] | None = None) -> Target:
+    """``target`` with every user function checked on every call (see the module docstring).
+
+    ``rows["on"]``, once set (:func:`_batch_dependent`), makes every call of
+    the file's batched functions one call per point.
+    """
     dim = target.dim
+    rows = {"on": False} if rows is None else rows
 
     def checked(fn: Callable[..., Any] | None, name: str, grad: bool) -> Callable[..., Any] | None:
         if fn is None:
             return None
         name = getattr(fn, "user_name", name)  # a function made from the file's compiled point function
 
-        def call(x: np.ndarray) -> np.ndarray:
+        def one(x: np.ndarray) -> np.ndarray:
             return _shaped(_call_user(fn, x, source, name), np.shape(x)[0], dim, grad, source, name)
+
+        def call(x: np.ndarray) -> np.ndarray:
+            return _by_row(one, x) if rows["on"] else one(x)
 
         call.user_name = name  # type: ignore[attr-defined]
         return call
@@ -636,7 +666,7 @@ def _guarded(target: Target, source: str) -> Target:
     fused = target.value_and_grad_fn
     fused_name = getattr(fused, "user_name", "value_and_grad")
 
-    def value_and_grad(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def fused_pair(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         pair = _call_user(fused, x, source, fused_name, as_array=False)
         if not isinstance(pair, tuple) or len(pair) != 2:
             raise InputError(source, f"{fused_name} must return a pair (log density, gradient)")
@@ -644,6 +674,12 @@ def _guarded(target: Target, source: str) -> Target:
         lp, g = (np.asarray(v, dtype=float) for v in pair)
         return (_shaped(lp, n, dim, False, source, f"{fused_name} (log density)"),
                 _shaped(g, n, dim, True, source, f"{fused_name} (gradient)"))  # fmt: skip
+
+    def value_and_grad(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if not rows["on"] or np.shape(x)[0] <= 1:
+            return fused_pair(x)
+        pairs = [fused_pair(row) for row in _each_row(x)]
+        return np.concatenate([p[0] for p in pairs]), np.concatenate([p[1] for p in pairs])
 
     value_and_grad.user_name = fused_name  # type: ignore[attr-defined]
 
@@ -664,6 +700,54 @@ def _guarded(target: Target, source: str) -> Target:
         log_likelihood=checked(target.log_likelihood, "log_likelihood", False),
         value_and_grad_fn=value_and_grad if fused is not None else None,
     )
+
+
+def _each_row(x: np.ndarray) -> Iterator[np.ndarray]:
+    """The points of ``x (n, dim)`` one at a time, each a fresh C-contiguous ``(1, dim)`` array.
+
+    A fresh array, not a view: the point then has the same layout whichever
+    chains it came with, so a BLAS kernel sums it in the same order.
+    """
+    for i in range(np.shape(x)[0]):
+        yield np.array(x[i : i + 1], dtype=float, order="C")
+
+
+def _by_row(fn: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
+    """``fn`` (a file's batched function, shape-checked) evaluated one point at a time, stacked."""
+    if np.shape(x)[0] <= 1:
+        return fn(x)
+    return np.concatenate([fn(row) for row in _each_row(x)])
+
+
+#: Points the start-up check evaluates batched and one by one: enough that a BLAS product that rounds a row
+#: with its batch shows (on a 3-term sum, 8 points miss it about once in 200; more terms, never seen).
+BATCH_CHECK_POINTS = 8
+
+
+def _batch_dependent(target: Target, source: str) -> bool:
+    """Whether the file's functions give a point other bits in a batch than alone (see the module docstring).
+
+    Evaluates the log density (and the gradient, prior, likelihood) at
+    :data:`BATCH_CHECK_POINTS` points batched, then one point per call, and
+    compares the bits. A function that fails here (say, one written for the
+    probe's two points only) is left to fail where the run calls it, with
+    the usual message.
+    """
+    rng = ChainRandom(0, chains=BATCH_CHECK_POINTS, stream=3)
+    try:
+        x = np.array(target.initial(rng, BATCH_CHECK_POINTS), dtype=float, order="C")
+        functions: list[Callable[[np.ndarray], Any]] = [target.log_density]
+        functions += [f for f in (target.log_prior, target.log_likelihood) if f is not None]
+        if target.grad_log_density is not None or target.value_and_grad_fn is not None:
+            functions.append(lambda p: target.value_and_grad(p)[1])
+        for fn in functions:
+            together = np.asarray(fn(x.copy()), dtype=float)
+            alone = np.concatenate([np.asarray(fn(row), dtype=float) for row in _each_row(x)])
+            if together.shape != alone.shape or not np.array_equal(together, alone, equal_nan=True):
+                return True
+    except McmcError:
+        return False
+    return False
 
 
 def _call_user(fn: Callable[..., Any], x: np.ndarray, source: str, name: str, as_array: bool = True) -> Any:

@@ -127,6 +127,51 @@ def test_a_full_disk_under_theta_is_one_line(mcmc, tmp_path) -> None:
     assert "/dev/full: cannot be written" in line
 
 
+# ----------------------------------------------------------------- 2. the same bytes whatever the split
+
+KIDIQ_BLAS = DATA / "sample" / "kidiq_blas.py"  # its density's sums are BLAS products (r @ x)
+KIDIQ_RUN = ("--seed", "9", "--warmup", "150", "--draws", "40", "-q", "--no-check")
+
+
+def _arrays(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path) as f:
+        return {k: f[k] for k in f.files if not k.startswith("__")}
+
+
+def test_a_blas_target_writes_each_chain_alike_whatever_chains_run_beside_it(mcmc, tmp_path) -> None:
+    runs = {"all": ("--chains", "8"), "first": ("--chains", "3"), "rest": ("--chains", "5", "--first-chain", "3")}
+    for name, chains in runs.items():
+        r = mcmc("sample", "-t", str(KIDIQ_BLAS), *chains, *KIDIQ_RUN, "-o", str(tmp_path / f"{name}.npz"))
+        assert r.code == 0, r.stderr
+    whole, first, rest = (_arrays(tmp_path / f"{name}.npz") for name in runs)
+    assert set(whole) == set(first) == set(rest) and "beta" in whole and "sample_stats__step_size" in whole
+    for key, value in whole.items():
+        if value.ndim >= 2 and value.shape[0] == 8:  # (chain, draw, ...): chain i's bytes, in any company
+            assert np.array_equal(value, np.concatenate([first[key], rest[key]]), equal_nan=True), key
+
+
+def test_a_target_rounding_a_point_with_its_batch_is_evaluated_point_by_point(tmp_path) -> None:
+    from mcmc.core.targets import get_target
+
+    target = get_target(str(KIDIQ_BLAS))
+    x = np.random.default_rng(4).normal([26.0, 0.6, 2.9], [3.0, 0.05, 0.1], size=(7, 3))
+    alone = [target.value_and_grad(np.array(x[i : i + 1])) for i in range(7)]
+    for rows in (slice(0, 7), slice(2, 6)):  # any batch: each point's bits are its own
+        lp, grad = target.value_and_grad(x[rows])
+        assert np.array_equal(lp, np.concatenate([a[0] for a in alone[rows]]))
+        assert np.array_equal(grad, np.concatenate([a[1] for a in alone[rows]]))
+    # A density that rounds alike in any batch (row sums, no BLAS) keeps its one call per batch.
+    (tmp_path / "sums.py").write_text(
+        "import numpy as np\ncalls = [0]\ndim = 3\n"
+        "def log_density(x):\n    calls[0] += 1\n    return -0.5 * np.sum(x * x, axis=1)\n"
+    )
+    sums = get_target(str(tmp_path / "sums.py"))
+    module = next(m for m in list(sys.modules.values()) if getattr(m, "__file__", None) == str(tmp_path / "sums.py"))
+    before = module.calls[0]
+    sums.log_density(x)
+    assert module.calls[0] == before + 1
+
+
 # ----------------------------------------------------------------- 3. hangs and runaway resources
 
 

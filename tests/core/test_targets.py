@@ -397,8 +397,9 @@ _FAILS_LATER = {
             return -0.5 * (x ** 2).sum(axis=1)
         """,
         "rwm",
-        # 3 calls before the first iteration (probe, starting points, sampler init): call 51 is iteration 48
-        r"log_density raised ValueError: the data ran out \(iteration 48\)$",
+        # 12 calls before the first iteration (probe; the batch check, 8 points together then one by one;
+        # starting points; sampler init): call 51 is iteration 39
+        r"log_density raised ValueError: the data ran out \(iteration 39\)$",
     ),
     "other chain count": (
         """
@@ -436,7 +437,7 @@ _FAILS_LATER = {
             return -0.5 * x[:, 0] ** 2
         def log_likelihood(x):
             calls[0] += 1
-            if calls[0] > 20:
+            if calls[0] > 40:  # past the probe and the batch check (20 calls), into the run
                 raise KeyError("y")
             return -0.5 * (x[:, 0] - 1.0) ** 2
         """,
