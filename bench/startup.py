@@ -144,10 +144,12 @@ def main() -> None:
     print(f"  {'command':<42} {'wall s':>7} {'CPU s':>7} {'- numpy':>8}  target {TARGET} s")
     for name in commands:
         best = min(walls[name])
-        verdict = "" if name.startswith("python") else ("  met" if best < TARGET else f"  missed by {best - TARGET:.2f} s")
+        verdict = "  met" if best < TARGET else f"  missed by {best - TARGET:.2f} s"
+        verdict = "" if name.startswith("python") else verdict
         print(f"  {name:<42} {best:7.3f} {min(cpus[name]):7.3f} {best - floor:+8.3f}{verdict}")
     if sampling:
-        print(f"  {'  sample: its process less its sampling':<42} {min(sampling):7.3f} {'':>7} {min(sampling) - floor:+8.3f}")
+        rest = min(sampling)
+        print(f"  {'  sample: its process less its sampling':<42} {rest:7.3f} {'':>7} {rest - floor:+8.3f}")
     if args.against:
         print(f"  at {args.against} (same runs, interleaved)          wall s   CPU s   now/then wall  CPU")
         for name in commands:

@@ -83,8 +83,9 @@ def test_a_run_loads_numba_but_no_scipy_subpackage(tmp_path, argv) -> None:
 def test_numba_without_its_dependency_checks_still_reads_its_config_file(tmp_path) -> None:
     # mcmc.cli.speedups.defer_numba_checks: numba loads neither SciPy nor PyYAML, and a
     # .numba_config.yaml is read all the same, there at start or written later.
-    run = "import os, sys; from mcmc.cli.speedups import apply; apply('lda'); import numba; from numba.core import config; "
-    report = "print(config.DEVELOPER_MODE, 'scipy' in sys.modules, getattr(sys.modules['yaml'], '__file__', None) is None)"
+    run = "import sys; from mcmc.cli.speedups import apply; apply('lda'); import numba; from numba.core import config; "
+    stand_in = "getattr(sys.modules['yaml'], '__file__', None) is None"
+    report = f"print(config.DEVELOPER_MODE, 'scipy' in sys.modules, {stand_in})"
     later = "open('.numba_config.yaml', 'w').write('developer_mode: 1'); config.reload_config(); "
     back = "import scipy, scipy.special; print(scipy.special.ndtr(0.0))"
     out = {}
@@ -93,7 +94,8 @@ def test_numba_without_its_dependency_checks_still_reads_its_config_file(tmp_pat
         out[case] = proc.stdout.split()
         (tmp_path / ".numba_config.yaml").unlink(missing_ok=True)
     (tmp_path / ".numba_config.yaml").write_text("developer_mode: 1\n")
-    proc = subprocess.run([sys.executable, "-c", run + report], capture_output=True, text=True, cwd=tmp_path, check=True)
+    proc = subprocess.run([sys.executable, "-c", run + report], capture_output=True, text=True, cwd=tmp_path,
+                          check=True)  # fmt: skip
     assert out["none"] == ["0", "False", "True"]  # no SciPy, and yaml is the stand-in
     assert out["later"] == ["1", "False", "False", "0.5"]  # the real yaml read the file; SciPy imports as usual
     assert proc.stdout.split() == ["1", "False", "False"]  # a file at start: the real yaml from the start
