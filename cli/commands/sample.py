@@ -252,7 +252,7 @@ def sample_run(
     check_paths(
         {"-o": output, "--predictions": predictions, "--plot": plot},
         [data if isinstance(data, str) else None, user_file, predict,
-         spec.target if is_transition_matrix(spec.target) else None],
+         spec.target if is_transition_matrix(spec.target) else None, spec.params.get("proposal_matrix")],
     )  # fmt: skip
     check_chains_output(output)
     ids = range(spec.first_chain, spec.first_chain + spec.chains)
@@ -273,6 +273,8 @@ def sample_run(
     if sampler is None and tgt is not None:  # else a user file bound for a cluster: its workers choose
         sampler = default_sampler(spec.target, tgt)
         check_applies(sampler, spec.params, chosen=f", the default for {tgt.name!r}")
+    # mh's proposal file read and checked now, not at the first iteration: a bad Q.csv must not cost a run.
+    mh_matrix = _mh_matrix(tgt, spec) if isinstance(tgt, FiniteStates) and sampler == "mh" else None
     job = scaleout.ChainsJob(
         target=spec.target, sampler=sampler, warmup=spec.warmup, draws=spec.draws, thin=spec.thin,
         # Every block of a run given no seed must share the one recorded in the file.
@@ -306,8 +308,8 @@ def sample_run(
 
         markov = markov_report(chains, tgt.analysis, spec.target, steps=steps,
                                law_at_steps=getattr(tgt, "law_at_steps", None))  # fmt: skip
-    elif isinstance(tgt, FiniteStates) and sampler == "mh":
-        markov = _mh_report(chains, tgt, spec)
+    elif mh_matrix is not None:
+        markov = _mh_report(chains, tgt, spec, mh_matrix)
     timings["write_time_s"] = time.perf_counter() - t0
     report = check(chains, thresholds=thresholds or Thresholds(), strict=strict, source=[output])
     summary = RunSummary.from_report(report, chains)
@@ -336,14 +338,25 @@ def _check_step_kept(steps: int, spec: SampleSpec) -> None:
         )
 
 
-def _mh_report(chains: Chains, target: Any, spec: SampleSpec) -> MarkovReport:
+def _mh_matrix(target: Any, spec: SampleSpec) -> Any:
+    """The transition matrix Metropolis-Hastings simulates on a weights file (its proposal file read and checked).
+
+    Raises
+    ------
+    InputError
+        A proposal file that is not a transition matrix of the target's states (naming it).
+    """
+    from mcmc.core.samplers.mh import transition_matrix  # start-up: only for a Metropolis-Hastings run on weights
+
+    return transition_matrix(target, spec.params.get("proposal_matrix"))
+
+
+def _mh_report(chains: Chains, target: Any, spec: SampleSpec, matrix: Any) -> MarkovReport:
     """Metropolis-Hastings on a weights file: its transition matrix, analysed exactly, beside ``b / sum(b)``."""
-    # start-up: the sampler's matrix, the analysis and the report only for a Metropolis-Hastings run on weights
-    from mcmc.core.samplers.mh import transition_matrix
+    # start-up: the analysis and the report only for a Metropolis-Hastings run on weights
     from mcmc.core.targets.markov_chain import analyse
     from mcmc.diagnostics.report.markov import markov_report
 
-    matrix = transition_matrix(target, spec.params.get("proposal_matrix"))
     log_b = np.asarray(target.log_weights, dtype=float)
     with np.errstate(over="ignore"):
         b = np.exp(log_b - np.max(log_b))

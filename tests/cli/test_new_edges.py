@@ -92,6 +92,20 @@ def test_observing_every_node_of_a_network_is_refused_before_sampling(mcmc, tmp_
     assert not out.exists()
 
 
+@pytest.mark.parametrize(("proposal", "needle"), [("a,b\n0.5,0.5\nx,0.5\n", "line 3, column 1: 'x'"), (None, "no such file")])
+def test_a_bad_proposal_file_is_refused_before_sampling(mcmc, tmp_path, no_sampling, proposal, needle) -> None:
+    q = tmp_path / "q.csv"
+    if proposal is not None:
+        q.write_text(proposal)
+    out = tmp_path / "out.npz"
+    out.write_bytes(b"the previous run")
+    r = mcmc("sample", "-t", str(DATA / "markov" / "weights.csv"), "-s", "mh", "--proposal", str(q), "--draws", "20",
+             "-o", str(out))  # fmt: skip
+    line = _one_error_line(r)
+    assert "q.csv" in line and needle in line and "iteration" not in line, line
+    assert out.read_bytes() == b"the previous run"
+
+
 @pytest.mark.skipif(not NO_SPACE.exists(), reason="no /dev/full on this system")
 def test_a_full_disk_under_a_second_output_leaves_the_first_as_it_was(mcmc, tmp_path) -> None:
     out = tmp_path / "out.npz"
