@@ -14,7 +14,7 @@ from typing import TextIO
 from rich.text import Text
 
 from mcmc.cli.render import RenderOptions
-from mcmc.cli.render.common import console, estimate, mcse, num
+from mcmc.cli.render.common import console, estimate, mcse, num, plural
 from mcmc.cli.render.table import render
 from mcmc.core.mcem.em import McemResult
 
@@ -26,8 +26,8 @@ def render_mcem(result: McemResult, out: TextIO, options: RenderOptions = Render
 
     s = result.settings
     con = console(out)
-    con.print(Text(f"Monte Carlo EM on {result.model}: {result.sampler} E-steps ({s.chains} chains, {s.warmup} "
-                   f"warm-up each), {s.iterations} iterations, ceil({s.draws} x {s.growth:g}^t) draws "
+    con.print(Text(f"Monte Carlo EM on {result.model}: {result.sampler} E-steps ({plural(s.chains, 'chain')}, "
+                   f"{s.warmup} warm-up each), {plural(s.iterations, 'iteration')}, ceil({s.draws} x {s.growth:g}^t) draws "
                    f"({int(result.draws[0])} .. {int(result.draws[-1])}), seed {s.seed}"),
               soft_wrap=True)  # fmt: skip
     table = Table(show_edge=False, pad_edge=False)

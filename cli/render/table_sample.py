@@ -62,8 +62,9 @@ def _markov_lines(m: Any) -> list[str]:
         )
     at = m.at_step
     if at is not None:
-        lines.append(f"  law after {at.steps} steps from the initial law ({', '.join(f'{v:g}' for v in a.initial)}): "
-                     f"exact pi_0 P^{at.steps} beside the {at.chains} chains' states at step {at.steps}")  # fmt: skip
+        start = ", ".join(f"{v:g}" for v in a.initial)
+        lines.append(f"  law after {plural(at.steps, 'step')} from the initial law ({start}): exact pi_0 "
+                     f"P^{at.steps} beside the states of the {plural(at.chains, 'chain')} at step {at.steps}")  # fmt: skip
         lines.append(f"  {'state':<10} {'exact':>11}   simulated +- MCSE")
         for i, name in enumerate(a.states):
             lines.append(f"  {_markup(name):<10} {at.exact[i]:>11.4f}   {at.simulated[i]:.4f} +- "
@@ -193,7 +194,7 @@ def _blocks_line(n: Any) -> str:
     for b in n.blocks:
         shown = "+".join(printable(node) for node in b.nodes[:6]) + (f"+... ({len(b.nodes)} nodes)" if len(b.nodes) > 6 else "")
         parts.append(f"{shown} (largest clique {b.largest_clique:,}{', exact' if b.exact else ''})")
-    return head + "; ".join(parts) + (f"; {singly} nodes singly" if singly else "")
+    return head + "; ".join(parts) + (f"; {plural(singly, 'node')} singly" if singly else "")
 
 
 def _network_sample(result: SampleResult, out: TextIO) -> None:

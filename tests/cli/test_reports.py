@@ -209,10 +209,12 @@ def test_one_of_a_thing_is_singular_everywhere(mcmc, tmp_path: Path) -> None:
                       "--no-check", "--seed", "1", "-o", str(tmp_path / "g.npz")))  # fmt: skip
     matrix = tmp_path / "P.csv"
     matrix.write_text("a,b\n0.5,0.5\n0.5,0.5\n")
-    texts.append(mcmc("sample", "-t", str(matrix), "-c", "1", "--warmup", "10", "--draws", "50", "--no-check",
-                      "--seed", "1", "-o", str(tmp_path / "m.npz")))  # fmt: skip
+    texts.append(mcmc("sample", "-t", str(matrix), "-c", "1", "-T", "steps=1", "--warmup", "0", "--draws", "50",
+                      "--no-check", "--seed", "1", "-o", str(tmp_path / "m.npz")))  # fmt: skip
+    texts.append(mcmc("sample", "-t", "censored-normal", "--mcem", "-c", "1", "--em-iterations", "1", "--em-draws",
+                      "20", "--warmup", "10", "--seed", "1", "-o", str(tmp_path / "em.npz")))  # fmt: skip
     shown = "\n".join(r.out + r.stderr for r in texts) + html.read_text()
-    assert "converged in 1 step)" in shown
+    assert "converged in 1 step)" in shown and "law after 1 step from" in shown and "(1 chain, " in shown
     assert not SINGULAR_AS_PLURAL.findall(shown), SINGULAR_AS_PLURAL.findall(shown)
 
 
