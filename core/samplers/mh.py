@@ -37,12 +37,13 @@ from typing import NamedTuple
 
 import numpy as np
 
+from mcmc.core.errors import InputError
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import registry
 from mcmc.core.samplers.base import DensityState, accept_reject, density_state
 from mcmc.core.targets.base import Target
 from mcmc.core.targets.finite import mh_transition_matrix, read_proposal, uniform_proposal
-from mcmc.core.targets.markov_chain import TransitionMatrix
+from mcmc.core.targets.markov_chain import MAX_STATES, TransitionMatrix
 from mcmc.core.targets.protocols import FiniteStates, require
 
 DECLARATION = registry.MH
@@ -88,9 +89,19 @@ def proposal(target: Target, proposal_matrix: str | None = None) -> np.ndarray:
     Raises
     ------
     InputError
-        A proposal file that is not a transition matrix of the target's states.
+        A proposal file that is not a transition matrix of the target's states;
+        a target of more than :data:`~mcmc.core.targets.markov_chain.MAX_STATES`
+        states (naming its file).
     """
-    return _proposal(proposal_matrix, tuple(finite_states(target).states))
+    states = tuple(finite_states(target).states)
+    if len(states) > MAX_STATES:
+        # Q and P are n x n (60,000 states asked for 27 GiB), and the run's exact analysis costs n^3.
+        raise InputError(
+            getattr(target, "name", None), f"{len(states)} states: Metropolis-Hastings here works with the n x n "
+            f"proposal and transition matrices and analyses its chain exactly (n^3 operations), for at most "
+            f"{MAX_STATES} states",
+        )
+    return _proposal(proposal_matrix, states)
 
 
 def transition_matrix(target: Target, proposal_matrix: str | None = None) -> TransitionMatrix:

@@ -397,6 +397,15 @@ def test_network_draws_beyond_memory_are_refused_before_sampling(tmp_path, optio
     assert "--chains, --draws:" in _one_line(r) and "more than this machine can hold" in r.stderr
 
 
+def test_mh_on_more_states_than_its_matrices_allow_is_refused_before_sampling(mcmc, tmp_path, no_sampling) -> None:
+    from mcmc.core.targets.markov_chain import MAX_STATES
+
+    weights = tmp_path / "many.csv"  # 60,000 states asked for two 27 GiB matrices and an n^3 analysis
+    weights.write_text("state,weight\n" + "".join(f"s{i},1\n" for i in range(MAX_STATES + 1)))
+    line = _one_error_line(mcmc("sample", "-t", str(weights), "-s", "mh", "--draws", "20", "-o", str(tmp_path / "o.npz")))
+    assert "many.csv" in line and f"{MAX_STATES + 1} states" in line and f"at most {MAX_STATES}" in line
+
+
 def test_zarr_metadata_claiming_too_much_is_refused_from_the_metadata(tmp_path) -> None:
     pytest.importorskip("zarr")
     import shutil
