@@ -218,8 +218,11 @@ def compare_samplers(
     tgt = get_target(target, **options)
     kernels = {name: get_sampler(name.split(":", 1)[0]) for name in names}
     probe = tgt.initial(ChainRandom(0, (0,)), 1)
-    for kernel in kernels.values():
+    for name, kernel in kernels.items():
         kernel.init(probe, tgt)
+        prepare = getattr(kernel, "prepare", None)  # a sampler whose settings name a file reads it now, not mid-run
+        if prepare is not None:
+            prepare(tgt, **tuning[name])
     seed_given = seed is not None
     if seed is None:
         seed = entropy_seed()

@@ -33,6 +33,10 @@ A sampler is a module (or any object) with
     One transition for every chain; ``rng`` is a
     :class:`~mcmc.core.random.ChainRandom`. Parameters may be scalars or
     per-chain arrays ``(chains,)``.
+``prepare(target, **params) -> None``
+    Optional: read and check, before any work, what the settings name (mh's
+    ``proposal_matrix`` file), so that a bad one is refused before a run, or
+    a comparison's first sampler, starts.
 ``make_adapter(warmup, state, target, rng, **params) -> Adapter``
     Optional: the warm-up tuner (see :mod:`mcmc.core.samplers.adapt`), which
     also chooses the kernel warm-up runs (by default ``step``). Without it the

@@ -104,6 +104,17 @@ def proposal(target: Target, proposal_matrix: str | None = None) -> np.ndarray:
     return _proposal(proposal_matrix, states)
 
 
+def prepare(target: Target, *, proposal_matrix: str | None = None) -> None:
+    """Read and check, before any work, what the settings name: the proposal file (cached for the run).
+
+    Raises
+    ------
+    InputError
+        As :func:`proposal`.
+    """
+    proposal(target, proposal_matrix)
+
+
 def transition_matrix(target: Target, proposal_matrix: str | None = None) -> TransitionMatrix:
     """The transition matrix of this sampler on ``target`` with that proposal: what the run simulates.
 

@@ -106,6 +106,20 @@ def test_a_bad_proposal_file_is_refused_before_sampling(mcmc, tmp_path, no_sampl
     assert out.read_bytes() == b"the previous run"
 
 
+def test_a_bad_proposal_file_in_a_comparison_is_refused_before_any_sampler_runs(mcmc, tmp_path, monkeypatch) -> None:
+    from mcmc.core.samplers import driver
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a sampler ran before every input was validated")
+
+    monkeypatch.setattr(driver, "run", refuse)
+    (tmp_path / "q.csv").write_text("a,b\n0.5,0.5\nx,0.5\n")
+    r = mcmc("compare", "-t", str(DATA / "markov" / "weights.csv"), "-s", f"mh,mh:proposal-matrix={tmp_path / 'q.csv'}",
+             "--draws", "20", "-o", str(tmp_path / "c.json"))  # fmt: skip
+    line = _one_error_line(r)
+    assert "q.csv: line 3, column 1: 'x'" in line and "iteration" not in line, line
+
+
 @pytest.mark.skipif(not NO_SPACE.exists(), reason="no /dev/full on this system")
 def test_a_full_disk_under_a_second_output_leaves_the_first_as_it_was(mcmc, tmp_path) -> None:
     out = tmp_path / "out.npz"
