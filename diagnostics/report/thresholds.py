@@ -82,12 +82,12 @@ class Thresholds:
             raise UsageError(f"min-ess must be a finite, non-negative number (got {self.min_ess})")
         if not self.max_divergences >= 0:
             raise UsageError(f"max-divergences must be non-negative (got {self.max_divergences})")
-        if not 0 <= self.min_ebfmi:
-            raise UsageError(f"min-ebfmi must be non-negative (got {self.min_ebfmi})")
+        if not 0 <= self.min_ebfmi < np.inf:
+            raise UsageError(f"min-ebfmi must be a finite, non-negative number (got {self.min_ebfmi})")
         if not self.max_treedepth_hits >= 0:
             raise UsageError(f"max-treedepth-hits must be non-negative (got {self.max_treedepth_hits})")
-        if not self.ssif_ratio >= 1:
-            raise UsageError(f"ssif-ratio must be at least 1 (got {self.ssif_ratio})")
+        if not 1 <= self.ssif_ratio < np.inf:
+            raise UsageError(f"ssif-ratio must be a finite number of at least 1 (got {self.ssif_ratio})")
         if not 0 <= self.max_ll_gap < np.inf:
             raise UsageError(f"max-ll-gap must be a finite, non-negative number (got {self.max_ll_gap})")
         for pattern, rhat_limit, ess_limit in self.per_variable:

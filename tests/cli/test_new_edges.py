@@ -577,14 +577,18 @@ def test_a_chains_file_with_zero_parameters_does_not_pass(mcmc, tmp_path) -> Non
     assert "empty.h5: has no parameters to judge" in _one_error_line(mcmc("diagnose", str(tmp_path / "empty.h5")))
 
 
-@pytest.mark.parametrize("where", ["option", "per-variable"])
+@pytest.mark.parametrize("where", ["option", "per-variable", "--ssif-ratio", "--min-ebfmi"])
 def test_an_infinite_limit_is_refused_not_a_gate_turned_off(mcmc, tmp_path, monkeypatch, where) -> None:
-    # fixed on main by the one-verdict work; kept here with its class
+    # max-rhat: fixed on main by the one-verdict work; kept here with its class. --ssif-ratio inf turned the
+    # ESS disagreement check off; --min-ebfmi inf failed every run.
     monkeypatch.chdir(tmp_path)
     write_chains(Chains(posterior={"mu": np.random.default_rng(1).normal(size=(2, 100))}), tmp_path / "run.npz")
     if where == "option":
         line = _one_error_line(mcmc("diagnose", "run.npz", "--max-rhat", "inf"))
         assert "--max-rhat: must be a finite number" in line
+    elif where.startswith("--"):
+        line = _one_error_line(mcmc("diagnose", "run.npz", where, "inf"))
+        assert f"{where}: must be a finite" in line and "(got inf)" in line
     else:
         (tmp_path / "pyproject.toml").write_text("[tool.mcmc.diagnose.per-variable.mu]\nmax-rhat = inf\n")
         line = _one_error_line(mcmc("diagnose", "run.npz"))
