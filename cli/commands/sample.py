@@ -332,7 +332,8 @@ def _check_step_kept(steps: int, spec: SampleSpec) -> None:
     if step_index(steps, spec.warmup, spec.thin, kept) is None:
         last = spec.warmup + (kept - 1) * spec.thin + 1
         raise UsageError(
-            f"-T steps={steps} looks at every chain's state after {steps} step{'s' if steps != 1 else ''}, but this run keeps steps "
+            f"-T steps={steps} looks at every chain's state after {steps} step{'s' if steps != 1 else ''}, but this "
+            "run keeps steps "
             f"{spec.warmup + 1} to {last} (every {spec.thin}): give --warmup {max(steps - 1, 0)} or less "
             "(--warmup 0 keeps every step)"
         )

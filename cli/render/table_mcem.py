@@ -27,7 +27,8 @@ def render_mcem(result: McemResult, out: TextIO, options: RenderOptions = Render
     s = result.settings
     con = console(out)
     con.print(Text(f"Monte Carlo EM on {result.model}: {result.sampler} E-steps ({plural(s.chains, 'chain')}, "
-                   f"{s.warmup} warm-up each), {plural(s.iterations, 'iteration')}, ceil({s.draws} x {s.growth:g}^t) draws "
+                   f"{s.warmup} warm-up each), {plural(s.iterations, 'iteration')}, "
+                   f"ceil({s.draws} x {s.growth:g}^t) draws "
                    f"({int(result.draws[0])} .. {int(result.draws[-1])}), seed {s.seed}"),
               soft_wrap=True)  # fmt: skip
     table = Table(show_edge=False, pad_edge=False)

@@ -64,7 +64,8 @@ def _markov_lines(m: Any) -> list[str]:
     if at is not None:
         start = ", ".join(f"{v:g}" for v in a.initial)
         lines.append(f"  law after {plural(at.steps, 'step')} from the initial law ({start}): exact pi_0 "
-                     f"P^{at.steps} beside the states of the {plural(at.chains, 'chain')} at step {at.steps}")  # fmt: skip
+                     f"P^{at.steps} beside the states of the {plural(at.chains, 'chain')} at step "
+                     f"{at.steps}")  # fmt: skip
         lines.append(f"  {'state':<10} {'exact':>11}   simulated +- MCSE")
         for i, name in enumerate(a.states):
             lines.append(f"  {_markup(name):<10} {at.exact[i]:>11.4f}   {at.simulated[i]:.4f} +- "
