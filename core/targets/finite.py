@@ -139,9 +139,9 @@ def read_weights(path: str | Path) -> Weights:
         try:
             value = float(text)
         except ValueError:
-            raise InputError(source, f"line {lineno}: weight {text!r} is not a number") from None
+            raise InputError(source, f"line {lineno}, column {width}: weight {text!r} is not a number") from None
         if not np.isfinite(value) or value < 0:
-            raise InputError(source, f"line {lineno}: weight {text} must be a finite number >= 0")
+            raise InputError(source, f"line {lineno}, column {width}: weight {text} must be a finite number >= 0")
         names.append(cells[0] if named else str(len(names)))
         values.append(value)
     if len(set(names)) != len(names) or not all(names):

@@ -111,9 +111,9 @@ def read_graph(path: str | Path) -> Graph:
             try:
                 value = float(cells[2])
             except ValueError:
-                raise InputError(source, f"line {lineno}: coupling {cells[2]!r} is not a number") from None
+                raise InputError(source, f"line {lineno}, column 3: coupling {cells[2]!r} is not a number") from None
             if not np.isfinite(value):
-                raise InputError(source, f"line {lineno}: coupling {cells[2]} is not finite")
+                raise InputError(source, f"line {lineno}, column 3: coupling {cells[2]} is not finite")
             values.append(value)
         pairs.append((lineno, a, b))
     names = list(dict.fromkeys(n for _, a, b in pairs for n in (a, b)))

@@ -67,8 +67,8 @@ def test_names_are_numbered_by_first_appearance_unless_all_are_numbers(tmp_path)
 BAD = {
     "self-loop": ("i,j,beta\na,a,1\n", "line 2: a self-loop at 'a'"),
     "twice": ("i,j,beta\na,b,1\nb,a,2\n", "line 3: edge b-a is listed twice (also line 2)"),
-    "coupling": ("i,j,beta\na,b,strong\n", "line 2: coupling 'strong' is not a number"),
-    "infinite": ("i,j,beta\na,b,inf\n", "line 2: coupling inf is not finite"),
+    "coupling": ("i,j,beta\na,b,strong\n", "line 2, column 3: coupling 'strong' is not a number"),
+    "infinite": ("i,j,beta\na,b,inf\n", "line 2, column 3: coupling inf is not finite"),
     "short line": ("i,j,beta\na,b\n", "line 2: 2 entries; expected i,j,beta"),
     "no edges": ("i,j,beta\n", "a header but no edges"),
 }

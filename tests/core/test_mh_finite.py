@@ -57,14 +57,14 @@ def test_weights_files_are_told_from_transition_matrices_and_graphs(tmp_path) ->
 
 
 BAD = {
-    "negative": ("state,weight\na,1\nb,-2\n", "line 3: weight -2 must be a finite number >= 0"),
-    "not a number": ("weight\n1\nlots\n", "line 3: weight 'lots' is not a number"),
+    "negative": ("state,weight\na,1\nb,-2\n", "line 3, column 2: weight -2 must be a finite number >= 0"),
+    "not a number": ("weight\n1\nlots\n", "line 3, column 1: weight 'lots' is not a number"),
     "all zero": ("0\n0\n", "every weight is zero"),
     "header only": ("state,weight\n", "a header but no weights"),
     "empty": ("# nothing\n", "the file is empty"),
     "duplicate names": ("state,weight\na,1\na,2\n", "state names must be distinct"),
     "short line": ("state,weight\na,1\n2\n", "line 3: 1 entries; expected NAME,WEIGHT"),
-    "infinite": ("1\ninf\n", "line 2: weight inf must be a finite number >= 0"),
+    "infinite": ("1\ninf\n", "line 2, column 1: weight inf must be a finite number >= 0"),
 }
 
 
