@@ -48,7 +48,8 @@ from mcmc.core.errors import InputError, UsageError
 from mcmc.core.random import ChainRandom
 from mcmc.core.targets.base import Target
 
-ROW_SUM_TOL = 1e-6  # |sum_j P_ij - 1| allowed, at least: 6 written decimals (1/3 as 0.333333) pass, then rows are rescaled
+#: |sum_j P_ij - 1| allowed, at least: 6 written decimals (1/3 as 0.333333) pass, then rows are rescaled
+ROW_SUM_TOL = 1e-6
 DECIMALS_TOL = 5e-7  # and per entry: each of n entries written to six decimals is off by at most half a millionth
 BALANCE_TOL = 1e-10  # |pi_i P_ij - pi_j P_ji| allowed for detailed balance
 POWER_TOL = 1e-12  # power iteration stops when ||mu P^(t+1) - mu P^t||_1 falls below this

@@ -92,7 +92,9 @@ def test_observing_every_node_of_a_network_is_refused_before_sampling(mcmc, tmp_
     assert not out.exists()
 
 
-@pytest.mark.parametrize(("proposal", "needle"), [("a,b\n0.5,0.5\nx,0.5\n", "line 3, column 1: 'x'"), (None, "no such file")])
+@pytest.mark.parametrize(
+    ("proposal", "needle"), [("a,b\n0.5,0.5\nx,0.5\n", "line 3, column 1: 'x'"), (None, "no such file")]
+)
 def test_a_bad_proposal_file_is_refused_before_sampling(mcmc, tmp_path, no_sampling, proposal, needle) -> None:
     q = tmp_path / "q.csv"
     if proposal is not None:
@@ -330,7 +332,9 @@ sys.exit(main())
 """
 
 
-@pytest.mark.parametrize(("sig", "code", "message"), [("INT", 130, "mcmc: interrupted"), ("TERM", 143, "mcmc: terminated")])
+@pytest.mark.parametrize(
+    ("sig", "code", "message"), [("INT", 130, "mcmc: interrupted"), ("TERM", 143, "mcmc: terminated")]
+)
 def test_a_signal_while_a_zarr_store_is_read_is_one_line(tmp_path, sig, code, message) -> None:
     xr = pytest.importorskip("xarray")
     pytest.importorskip("zarr")
@@ -416,7 +420,8 @@ def test_mh_on_more_states_than_its_matrices_allow_is_refused_before_sampling(mc
 
     weights = tmp_path / "many.csv"  # 60,000 states asked for two 27 GiB matrices and an n^3 analysis
     weights.write_text("state,weight\n" + "".join(f"s{i},1\n" for i in range(MAX_STATES + 1)))
-    line = _one_error_line(mcmc("sample", "-t", str(weights), "-s", "mh", "--draws", "20", "-o", str(tmp_path / "o.npz")))
+    r = mcmc("sample", "-t", str(weights), "-s", "mh", "--draws", "20", "-o", str(tmp_path / "o.npz"))
+    line = _one_error_line(r)
     assert "many.csv" in line and f"{MAX_STATES + 1} states" in line and f"at most {MAX_STATES}" in line
 
 
@@ -449,7 +454,8 @@ def test_a_model_whose_phi_header_claims_too_much_is_refused_naming_phi(mcmc, tm
         for key, value in arrays.items():
             data = io.BytesIO()
             np.save(data, value)
-            zf.writestr(f"{key}.npy", b"\x93NUMPY" + header.getvalue()[6:] + bytes(64) if key == "phi" else data.getvalue())
+            claimed = b"\x93NUMPY" + header.getvalue()[6:] + bytes(64)
+            zf.writestr(f"{key}.npy", claimed if key == "phi" else data.getvalue())
     line = _one_error_line(mcmc("lda", str(DATA / "lda" / "tiny.ldac"), "--model", str(tmp_path / "claims.npz"),
                                 "--iterations", "4", "--burn-in", "1"))  # fmt: skip
     assert "array 'phi'" in line and "(1, 10, 1000000000)" in line
