@@ -29,6 +29,7 @@ buys.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import signal
@@ -242,6 +243,11 @@ def _run(argv: list[str], terminated: _Terminated) -> int:
         return code if isinstance(code, int) else EXIT_OK
 
 
+#: Write errors that say where the bytes could not go, not what went wrong in mcmc: the files mcmc writes name
+#: themselves (core/atomic.py), so one of these reaching here was writing to standard output.
+_FULL = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EIO") if hasattr(errno, name))
+
+
 def _failure(exc: Exception) -> int:
     """The exit code of an exception from a command, after its one line on stderr."""
     if isinstance(exc, McmcError):
@@ -261,6 +267,9 @@ def _failure(exc: Exception) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
+    if isinstance(exc, OSError) and exc.errno in _FULL:  # a report or the draws on a full standard output
+        _error("error", f"{exc.filename or 'standard output'}: cannot be written ({exc.strerror})")
+        return EXIT_BAD_INPUT
     if os.environ.get("MCMC_DEBUG"):
         raise exc
     _error("internal error", f"{type(exc).__name__}: {exc} (rerun with --debug for the traceback)")

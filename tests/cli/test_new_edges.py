@@ -147,6 +147,17 @@ def test_a_full_disk_is_one_line_for_every_report_file(mcmc, tmp_path, option) -
 
 
 @pytest.mark.skipif(not NO_SPACE.exists(), reason="no /dev/full on this system")
+@pytest.mark.parametrize("argv", [["diagnose", "run.npz", "-f", "json"], ["sample", "--draws", "20", "-o", "-"]])
+def test_a_full_standard_output_is_one_line(tmp_path, argv) -> None:
+    write_chains(Chains(posterior={"mu": np.random.default_rng(3).normal(size=(2, 200))}), tmp_path / "run.npz")
+    with NO_SPACE.open("wb") as full:
+        proc = subprocess.run([sys.executable, "-m", "mcmc.cli.app", *argv], cwd=tmp_path, stdout=full,
+                              stderr=subprocess.PIPE, timeout=120, check=False)  # fmt: skip
+    lines = proc.stderr.decode().strip().splitlines()
+    assert proc.returncode == 2 and lines == ["mcmc: error: standard output: cannot be written (No space left on device)"]
+
+
+@pytest.mark.skipif(not NO_SPACE.exists(), reason="no /dev/full on this system")
 def test_a_full_disk_under_theta_is_one_line(mcmc, tmp_path) -> None:
     model = tmp_path / "model.npz"
     r = mcmc("lda", str(DATA / "lda" / "tiny.ldac"), "-k", "2", "--iterations", "4", "--burn-in", "1",
