@@ -14,6 +14,12 @@ cheap kernel, so each chain keeps a buffer per distribution (standard normal,
 uniform, standard exponential) refilled in blocks from its own Generator. A
 refill happens when *that chain's* buffer runs short, so what a chain receives
 is still a function of its own request sequence only.
+
+A run that stops and goes on later (``mcmc sample --resume``, checkpoints)
+carries each chain's position in its stream as plain arrays
+(:meth:`ChainRandom.get_state`, :meth:`ChainRandom.set_state`): the bit
+generator's state and the unread values of every buffer. Restored, a chain
+serves the same numbers it would have served had the run never stopped.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from math import prod
 import numpy as np
 
 _BLOCK = 4096  # values per refill per chain and distribution (at least 16 requests' worth)
+KINDS = ("normal", "uniform", "exponential")  # the buffered distributions, in the order their state is stored
+_MASK64 = (1 << 64) - 1
 
 
 def entropy_seed() -> int:
@@ -33,6 +41,31 @@ def entropy_seed() -> int:
     below ``2**63`` (it fits a signed 64-bit attribute and a JSON number).
     """
     return int(np.random.SeedSequence().entropy % (2**63))  # type: ignore[operator]
+
+
+def generator_state(gen: np.random.Generator) -> np.ndarray:
+    """The state of a PCG64 ``gen`` as six unsigned 64-bit words (no pickles, no 128-bit JSON numbers).
+
+    ``[state >> 64, state & mask, inc >> 64, inc & mask, has_uint32, uinteger]``;
+    :func:`set_generator_state` puts it back.
+    """
+    st = gen.bit_generator.state
+    if st.get("bit_generator") != "PCG64":
+        raise ValueError(f"cannot store the state of a {st.get('bit_generator')} bit generator")
+    s, inc = int(st["state"]["state"]), int(st["state"]["inc"])
+    return np.array([s >> 64, s & _MASK64, inc >> 64, inc & _MASK64, int(st["has_uint32"]),
+                     int(st["uinteger"])], dtype=np.uint64)  # fmt: skip
+
+
+def set_generator_state(gen: np.random.Generator, words: np.ndarray) -> None:
+    """Put back a state saved by :func:`generator_state` into the PCG64 ``gen``."""
+    w = [int(v) for v in np.asarray(words, dtype=np.uint64).reshape(6)]
+    gen.bit_generator.state = {
+        "bit_generator": "PCG64",
+        "state": {"state": (w[0] << 64) | w[1], "inc": (w[2] << 64) | w[3]},
+        "has_uint32": w[4],
+        "uinteger": w[5],
+    }
 
 
 def generator(seed: int, key: tuple[int, ...]) -> np.random.Generator:
@@ -110,17 +143,18 @@ class ChainRandom:
         """``log(u)`` for one uniform per chain, as ``-Exponential(1)`` (never ``-inf``)."""
         return -self._draw("exponential", (), mask)
 
-    def reserve(self, kind: str, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """At least ``k`` unread values of ``kind`` for every chain, for compiled code to read in place.
+    def reserve(self, kind: str, k: int, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """At least ``k`` unread values of ``kind`` for every chain (or those of ``mask``), for reading in place.
 
         ``kind`` is ``"normal"``, ``"uniform"`` or ``"exponential"``. Returns
         ``(data (chains, L), pos (chains,))``: chain ``c``'s next values are
         ``data[c, pos[c]:]``, the same values, in the same order, that the
         methods above would serve it. Report what each chain read with
-        :meth:`advance` before drawing again.
+        :meth:`advance` before drawing again (a chain outside ``mask`` reads none).
         """
         b = self._buffer(kind)
-        self._refill(kind, b, np.arange(self.chains), int(k))
+        rows = np.arange(self.chains) if mask is None else np.flatnonzero(np.asarray(mask, dtype=bool))
+        self._refill(kind, b, rows, int(k))
         return b.data, b.pos.copy()
 
     def available(self, kind: str) -> np.ndarray:
@@ -153,6 +187,67 @@ class ChainRandom:
         draws from its own stream, and the others' streams are left alone.
         """
         return ChainSubset(self, np.asarray(rows, dtype=np.int64))
+
+    def get_state(self) -> dict[str, np.ndarray]:
+        """Every chain's position in its stream, as plain arrays (see :meth:`set_state`).
+
+        ``bit_generator`` ``(chains, 6)`` uint64 (:func:`generator_state`);
+        for each kind in :data:`KINDS`, ``KIND`` ``(chains, L)`` float64, row
+        ``c`` holding chain ``c``'s unread values first (zeros after), and
+        ``KIND_unread`` ``(chains,)`` int64, how many. Values already served
+        are not kept.
+
+        A batch that has drawn uniforms only (the Bayesian network samplers)
+        is stored with its generators moved back over the unread uniforms and
+        empty buffers: the same numbers to come, in one form whatever the
+        sizes of the blocks read so far (each uniform is one 64-bit output of
+        the generator), so a run that stopped and went on stores what the
+        run that never stopped does.
+        """
+        uniform_only = set(self._buffers) <= {"uniform"}
+        if uniform_only and "uniform" in self._buffers:
+            b = self._buffers["uniform"]
+            for g, unread in zip(self.generators, b.end - b.pos, strict=True):
+                if unread:
+                    g.bit_generator.advance((1 << 128) - int(unread))  # back: PCG64's state cycles with period 2^128
+            self._buffers = {}
+        out = {"bit_generator": np.stack([generator_state(g) for g in self.generators])}
+        for kind in KINDS:
+            b = self._buffers.get(kind)
+            unread = np.zeros(self.chains, dtype=np.int64) if b is None else b.end - b.pos
+            data = np.zeros((self.chains, int(unread.max(initial=0))))
+            if b is not None:
+                for c in range(self.chains):
+                    data[c, : unread[c]] = b.data[c, b.pos[c] : b.end[c]]
+            out[kind] = data
+            out[f"{kind}_unread"] = unread
+        return out
+
+    def set_state(self, state: dict[str, np.ndarray]) -> None:
+        """Continue every chain from a state :meth:`get_state` returned (of a batch of as many chains).
+
+        Raises
+        ------
+        ValueError
+            Arrays missing or of the wrong shape.
+        """
+        words = np.asarray(state["bit_generator"])
+        if words.shape != (self.chains, 6):
+            raise ValueError(f"random state for {words.shape[0]} chains, expected {self.chains}")
+        for g, w in zip(self.generators, words, strict=True):
+            set_generator_state(g, w)
+        self._buffers = {}
+        for kind in KINDS:
+            data, unread = np.asarray(state[kind], dtype=float), np.asarray(state[f"{kind}_unread"], dtype=np.int64)
+            if data.ndim != 2 or data.shape[0] != self.chains or unread.shape != (self.chains,) \
+                    or np.any(unread < 0) or np.any(unread > data.shape[1]):  # fmt: skip
+                raise ValueError(f"random state: the {kind} buffer does not fit {self.chains} chains")
+            if not unread.any():
+                continue
+            b = self._buffer(kind)
+            for c in range(self.chains):
+                b.put(c, data[c, : unread[c]])
+            b.synced = bool(np.all(b.end == b.end[0]))
 
     # -- internals ---------------------------------------------------------
 
