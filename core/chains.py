@@ -11,6 +11,14 @@ attributes (sampler, target, seed). ``docs/formats.md`` documents the files:
   object arrays, so it loads without ``allow_pickle``.
 * ``.nc``: ArviZ netCDF (groups ``posterior`` and ``sample_stats``).
 
+Two optional parts ride along (``docs/formats.md``): the warm-up draws, kept
+with ``mcmc sample --keep-warmup`` under ArviZ's group names
+(``warmup_posterior__NAME``, ``warmup_sample_stats__NAME`` in ``.npz``; groups
+``warmup_posterior`` and ``warmup_sample_stats`` in ``.nc``), which
+``diagnose`` leaves out unless asked; and, in ``.npz`` only, what a run needs
+to go on (:class:`Resume`: a JSON header ``__resume__`` and plain arrays
+``resume__NAME``), read back by ``--resume``.
+
 Files are written to a temporary name beside the target and renamed
 (:func:`mcmc.core.atomic.atomic_output`), so an interrupted run never leaves a
 half-written chains file.
@@ -34,7 +42,26 @@ from mcmc.core.errors import InputError, UsageError
 
 STATS_PREFIX = "sample_stats__"
 ATTRS_KEY = "__attrs__"
+WARMUP_PREFIX = "warmup_posterior__"
+WARMUP_STATS_PREFIX = "warmup_sample_stats__"
+RESUME_KEY = "__resume__"
+RESUME_PREFIX = "resume__"
+#: Member names no variable may take: what they start with, and the exact ones.
+RESERVED_PREFIXES = (STATS_PREFIX, WARMUP_PREFIX, WARMUP_STATS_PREFIX, RESUME_PREFIX)
+RESERVED_KEYS = (ATTRS_KEY, RESUME_KEY)
 CHAINS_SUFFIXES = (".npz", ".nc")  # what write_chains writes, so a command can refuse another before its work
+
+
+@dataclass
+class Resume:
+    """What a run needs to go on: a JSON ``header`` and plain ``arrays`` (``docs/formats.md``, ``mcmc.resume``).
+
+    Built and read by :mod:`mcmc.core.resume` (samplers) and
+    :mod:`mcmc.core.lda.resume` (LDA); here only carried and written.
+    """
+
+    header: dict[str, Any]
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 @dataclass
@@ -58,6 +85,12 @@ class Chains:
         What separates the labels of a multi-index in a scalar name: ``", "``
         as ArviZ prints ``M[x, p]``, ``","`` as CmdStan and R's ``posterior``
         print ``M[1,2]``.
+    warmup_posterior, warmup_sample_stats
+        The warm-up draws ``(chain, warmup, *shape)`` and their statistics
+        ``(chain, warmup)``, when kept (``mcmc sample --keep-warmup``); not
+        part of the draws: ``diagnose`` judges them only when asked.
+    resume
+        What the run needs to go on (:class:`Resume`), or ``None``.
     """
 
     posterior: dict[str, np.ndarray]
@@ -65,6 +98,15 @@ class Chains:
     attrs: dict[str, Any] = field(default_factory=dict)
     coords: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
     index_sep: str = ", "
+    warmup_posterior: dict[str, np.ndarray] = field(default_factory=dict)
+    warmup_sample_stats: dict[str, np.ndarray] = field(default_factory=dict)
+    resume: Resume | None = None
+
+    @property
+    def n_warmup(self) -> int:
+        """Warm-up draws kept per chain (0 when none were)."""
+        arrays = (*self.warmup_posterior.values(), *self.warmup_sample_stats.values())
+        return int(arrays[0].shape[1]) if arrays else 0
 
     @property
     def n_chains(self) -> int:
@@ -103,6 +145,13 @@ class Chains:
             raise InputError(source, "zero chains")
         if first.shape[1] == 0:
             raise InputError(source, "zero draws")
+        for group, arrays in (("warm-up variable", self.warmup_posterior),
+                              ("warm-up statistic", self.warmup_sample_stats)):  # fmt: skip
+            for name, arr in arrays.items():
+                if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "biuf" or arr.ndim < 2 \
+                        or arr.shape[0] != first.shape[0] or arr.shape[1] != self.n_warmup:  # fmt: skip
+                    raise InputError(source, f"{group} {name!r} has shape {getattr(arr, 'shape', None)}; expected "
+                                             f"({first.shape[0]} chains, {self.n_warmup} warm-up draws, ...)")
         for name, labels in self.coords.items():
             if name not in self.posterior:
                 raise InputError(source, f"coordinates given for {name!r}, which is not a variable")
@@ -156,7 +205,25 @@ class Chains:
             attrs,
             dict(self.coords),
             self.index_sep,
+            dict(self.warmup_posterior),
+            dict(self.warmup_sample_stats),
         )
+
+    def with_warmup(self) -> Chains:
+        """The warm-up draws and the draws as one run per chain (``diagnose --include-warmup``).
+
+        Variables and statistics present in both parts are joined along the
+        draw axis; the rest are left out. ``attrs["warmup_included"]`` records
+        how many leading draws of each chain are warm-up.
+        """
+        if not self.n_warmup:
+            return self
+        post = {n: np.concatenate([self.warmup_posterior[n], a], axis=1)
+                for n, a in self.posterior.items() if n in self.warmup_posterior}  # fmt: skip
+        stats = {n: np.concatenate([self.warmup_sample_stats[n], a], axis=1)
+                 for n, a in self.sample_stats.items() if n in self.warmup_sample_stats}  # fmt: skip
+        attrs = {**self.attrs, "warmup_included": self.n_warmup}
+        return Chains(post, stats, attrs, {n: c for n, c in self.coords.items() if n in post}, self.index_sep)
 
 
 def scalar_names(
@@ -185,12 +252,20 @@ def npz_bytes(chains: Chains) -> bytes:
     """Serialise ``chains`` to the bytes of an ``.npz`` chains file."""
     arrays: dict[str, np.ndarray] = {}
     for name, arr in chains.posterior.items():
-        if name.startswith(STATS_PREFIX) or name == ATTRS_KEY:
+        if name.startswith(RESERVED_PREFIXES) or name in RESERVED_KEYS:
             raise UsageError(f"variable name {name!r} is reserved in the chains format")
         arrays[name] = np.asarray(arr)
     for name, arr in chains.sample_stats.items():
         arrays[STATS_PREFIX + name] = np.asarray(arr)
+    for name, arr in chains.warmup_posterior.items():
+        arrays[WARMUP_PREFIX + name] = np.asarray(arr)
+    for name, arr in chains.warmup_sample_stats.items():
+        arrays[WARMUP_STATS_PREFIX + name] = np.asarray(arr)
     arrays[ATTRS_KEY] = np.array(json.dumps(chains.attrs, sort_keys=True, default=_json_default))
+    if chains.resume is not None:
+        arrays[RESUME_KEY] = np.array(json.dumps(chains.resume.header, sort_keys=True, default=_json_default))
+        for name, arr in chains.resume.arrays.items():
+            arrays[RESUME_PREFIX + name] = np.asarray(arr)
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     return buf.getvalue()
@@ -243,6 +318,10 @@ def netcdf_bytes(chains: Chains) -> bytes:
     groups: dict[str, Mapping[str, np.ndarray]] = {"posterior": chains.posterior}
     if chains.sample_stats:
         groups["sample_stats"] = chains.sample_stats
+    if chains.warmup_posterior:
+        groups["warmup_posterior"] = chains.warmup_posterior
+    if chains.warmup_sample_stats:
+        groups["warmup_sample_stats"] = chains.warmup_sample_stats
     # Our arrays are (chain, draw) by construction; ArviZ's check would warn
     # (an error under -W error) whenever a short run has more chains than draws.
     tree = from_dict(groups, check_conventions=False)

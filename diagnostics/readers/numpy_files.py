@@ -17,7 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from mcmc.core.chains import ATTRS_KEY, STATS_PREFIX, Chains
+from mcmc.core.chains import (
+    ATTRS_KEY,
+    RESUME_KEY,
+    RESUME_PREFIX,
+    STATS_PREFIX,
+    WARMUP_PREFIX,
+    WARMUP_STATS_PREFIX,
+    Chains,
+    Resume,
+)
 from mcmc.core.errors import InputError
 from mcmc.core.npz import check_npy_header, check_npz_headers, load_error
 from mcmc.diagnostics.readers.base import Bare, Format, name_last_axis, not_bare
@@ -26,10 +35,29 @@ _BARE_NAME = re.compile(r"arr_[0-9]+")  # np.savez(path, a, b): positional array
 
 
 def read_npz(data: bytes | Path, label: str, bare: Bare = Bare()) -> Chains:  # noqa: B008 - frozen
-    """A chains ``.npz`` (variables by name, ``sample_stats__NAME``, JSON ``__attrs__``) or one of bare arrays."""
+    """A chains ``.npz`` (variables by name, ``sample_stats__NAME``, JSON ``__attrs__``) or one of bare arrays.
+
+    The warm-up draws (``warmup_posterior__NAME``, ``warmup_sample_stats__NAME``)
+    are read into :attr:`Chains.warmup_posterior` and
+    :attr:`Chains.warmup_sample_stats`; a resume section (``__resume__``,
+    ``resume__NAME``) is not read (:func:`read_npz_resume` reads it).
+    """
+    return _read_npz(data, label, bare, resume=False)
+
+
+def read_npz_resume(path: str) -> Chains:
+    """A chains file or checkpoint of ``mcmc`` with its resume section (:attr:`Chains.resume`), for ``--resume``."""
+    return _read_npz(Path(path), path, Bare(), resume=True)
+
+
+def _read_npz(data: bytes | Path, label: str, bare: Bare, *, resume: bool) -> Chains:
     posterior: dict[str, np.ndarray] = {}
     stats: dict[str, np.ndarray] = {}
     attrs: dict[str, Any] = {}
+    warmup: dict[str, np.ndarray] = {}
+    warmup_stats: dict[str, np.ndarray] = {}
+    resume_header: dict[str, Any] | None = None
+    resume_arrays: dict[str, np.ndarray] = {}
     # the file is ours to close, also when NumPy rejects it
     with data.open("rb") if isinstance(data, Path) else io.BytesIO(data) as fh:
         try:
@@ -39,6 +67,8 @@ def read_npz(data: bytes | Path, label: str, bare: Bare = Bare()) -> Chains:  # 
         with archive:
             check_npz_headers(archive, label)
             for key in archive.files:
+                if not resume and (key == RESUME_KEY or key.startswith(RESUME_PREFIX)):
+                    continue  # what a run needs to go on: not draws
                 try:
                     array = archive[key]
                 except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:
@@ -47,8 +77,16 @@ def read_npz(data: bytes | Path, label: str, bare: Bare = Bare()) -> Chains:  # 
                     raise InputError(label, f"member {key!r} of the archive is not a NumPy array")
                 if key == ATTRS_KEY:
                     attrs = _attrs_from_json(array, label)
+                elif key == RESUME_KEY:
+                    resume_header = _attrs_from_json(array, label)
+                elif key.startswith(RESUME_PREFIX):
+                    resume_arrays[key[len(RESUME_PREFIX) :]] = array
                 elif key.startswith(STATS_PREFIX):
                     stats[key[len(STATS_PREFIX) :]] = array
+                elif key.startswith(WARMUP_PREFIX):
+                    warmup[key[len(WARMUP_PREFIX) :]] = array
+                elif key.startswith(WARMUP_STATS_PREFIX):
+                    warmup_stats[key[len(WARMUP_STATS_PREFIX) :]] = array
                 else:
                     posterior[key] = array
     unnamed = bool(posterior) and not stats and not attrs and all(_BARE_NAME.fullmatch(k) for k in posterior)
@@ -58,7 +96,9 @@ def read_npz(data: bytes | Path, label: str, bare: Bare = Bare()) -> Chains:  # 
         attrs = _layout_attrs(bare)
     elif bare.given:
         raise InputError(label, not_bare(bare))
-    return Chains(posterior, stats, attrs).validate(label)
+    found = None if resume_header is None else Resume(resume_header, resume_arrays)
+    return Chains(posterior, stats, attrs, warmup_posterior=warmup, warmup_sample_stats=warmup_stats,
+                  resume=found).validate(label)  # fmt: skip
 
 
 def read_npy(data: bytes, label: str, bare: Bare = Bare()) -> Chains:  # noqa: B008 - frozen
