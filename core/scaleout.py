@@ -110,6 +110,9 @@ class ChainsJob:
     target_options: Mapping[str, Any] = field(default_factory=dict)
     params: Mapping[str, Any] = field(default_factory=dict)
     target_text: str | None = None
+    keep_warmup: bool = False
+    #: What defines the run (JSON): with it the chains carry what the run needs to go on (:mod:`mcmc.core.resume`).
+    problem: Mapping[str, Any] | None = None
 
 
 def run_block(
@@ -117,6 +120,9 @@ def run_block(
     chain_ids: Sequence[int],
     progress: Callable[[str, int, int], None] | None = None,
     target: Any = None,
+    *,
+    resume: Any = None,
+    checkpoint: Any = None,
 ) -> Any:
     """Run the chains ``chain_ids`` of ``job``; return the driver's ``Run`` (chains, timings).
 
@@ -124,7 +130,9 @@ def run_block(
     file from ``job.target_text`` when given), ``init`` checked against its
     dimension, then :func:`mcmc.core.samplers.driver.run`. A local run passes
     the ``target`` it has built already from ``job`` (a transition matrix's
-    exact analysis takes seconds: not twice).
+    exact analysis takes seconds: not twice). ``resume`` and ``checkpoint``
+    are the driver's (a run here only: going on from a file and checkpoints
+    are not sent to workers).
 
     Raises
     ------
@@ -152,6 +160,7 @@ def run_block(
         get_sampler(sampler), tgt, chain_ids=chain_ids, warmup=job.warmup, draws=job.draws, thin=job.thin,
         seed=job.seed, init=start, params=dict(job.params),
         progress=None if progress is None else (lambda done, total: progress(label, done, total)),
+        keep_warmup=job.keep_warmup, problem=job.problem, resume=resume, checkpoint=checkpoint,
     )  # fmt: skip
 
 

@@ -24,6 +24,14 @@ diagnostics read are :mod:`~mcmc.core.networks.indicators`'.
 Reproducibility: as the main driver, chain ``i`` depends only on the seed
 and ``i`` (samplers draw from ``ChainRandom(seed, chain_ids)``, starting
 states from ``stream=1``).
+
+Going on: with ``problem`` the run carries a resume section
+(:mod:`mcmc.core.resume`, kind ``network``: the sampler's ``State``, every
+chain's place in its stream, the sweeps done and asked for), and ``resume``
+goes on from one, to the bytes of the run that never stopped. The sweeps run
+in blocks (a multiple of ``thin``) with a checkpoint polled between them; a
+sampler's ``sample`` reads each chain's stream in the same order whatever the
+blocks, so the blocks change no byte.
 """
 
 from __future__ import annotations
@@ -33,11 +41,11 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mcmc.core.chains import Chains
+from mcmc.core.chains import Chains, Resume
 from mcmc.core.errors import UsageError
 from mcmc.core.memory import require_memory
 from mcmc.core.networks.evidence import format_evidence, observed_attr, require_unobserved
@@ -45,9 +53,18 @@ from mcmc.core.networks.exact import log_evidence as exact_log_evidence
 from mcmc.core.networks.network import BayesianNetwork, Evidence
 from mcmc.core.networks.tables import initial_states
 from mcmc.core.random import ChainRandom, entropy_seed
+from mcmc.core.resume import SamplerResume, sampler_section
 from mcmc.core.samplers import NETWORK, NETWORK_SAMPLERS, get_sampler
 
+if TYPE_CHECKING:
+    from mcmc.core.samplers.driver import Checkpoint
+
 __all__ = ["NetworkRun", "get_network_sampler", "require_network_memory", "sample_network", "to_chains"]
+
+#: Iterations between two polls of a checkpoint, each block one call of the sampler's ``sample``: sweeps of a Markov
+#: chain (rounded to a multiple of thin), draws of the independent samplers.
+POLL_SWEEPS = 256
+POLL_DRAWS = 4096
 
 
 @dataclass
@@ -79,6 +96,11 @@ class NetworkRun:
     timings
         ``warmup_time_s`` and ``sampling_time_s`` (wall clock): never in the
         chains file (same seed, same bytes).
+    warmup_codes, warmup_stats
+        With ``keep_warmup``, the warm-up sweeps as ``codes`` and
+        ``sample_stats`` hold the draws (``None`` otherwise).
+    resume
+        With a ``problem``, what the run needs to go on (:mod:`mcmc.core.resume`).
     """
 
     network: BayesianNetwork
@@ -89,6 +111,9 @@ class NetworkRun:
     attrs: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     timings: dict[str, float] = field(default_factory=dict)
+    warmup_codes: np.ndarray | None = None
+    warmup_stats: dict[str, np.ndarray] | None = None
+    resume: Resume | None = None
 
     @property
     def weighted(self) -> bool:
@@ -131,6 +156,10 @@ def sample_network(
     chain_ids: Sequence[int] | None = None,
     init: np.ndarray | None = None,
     params: Mapping[str, Any] | None = None,
+    keep_warmup: bool = False,
+    problem: Mapping[str, Any] | None = None,
+    resume: tuple[SamplerResume, Chains] | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> NetworkRun:
     """Sample ``p(x | e)`` of a Bayesian network with ``sampler``.
 
@@ -158,6 +187,16 @@ def sample_network(
     params
         The sampler's settings, the keywords of its ``build`` (gibbs:
         ``blocks``, ``budget``, ``near_zero``, ``scan``).
+    keep_warmup
+        A Markov chain: keep the warm-up sweeps (``NetworkRun.warmup_codes``
+        and ``warmup_stats``: ``lp`` and the sampler's statistics).
+    problem, resume, checkpoint
+        As :func:`mcmc.core.samplers.driver.run`'s: with ``problem`` the run
+        carries what it needs to go on (``NetworkRun.resume``); ``resume``
+        goes on from a run read back (its resume section and its chains
+        file: no start, no warm-up, the saved state and streams), to the
+        bytes of the run that never stopped; ``checkpoint`` is polled between
+        blocks of sweeps (with ``None`` during warm-up).
 
     Returns
     -------
@@ -170,7 +209,10 @@ def sample_network(
     UsageError
         Unknown sampler or setting, bad counts, ``init`` for independent
         draws, a starting configuration of probability zero, or evidence too
-        rare for forward sampling to find a start.
+        rare for forward sampling to find a start; with ``resume``, more
+        draws done than ``draws`` or a count that is not a multiple of ``thin``.
+    InputError
+        With ``resume``: a resume section that does not fit the sampler.
     """
     module = get_network_sampler(sampler)
     if warmup < 0 or draws < 1 or thin < 1:
@@ -194,7 +236,22 @@ def sample_network(
     plan = _build(module, network, evidence, params or {})
     tables = plan.tables
     rng = ChainRandom(seed, ids)
-    if module.MARKOV:
+    if not module.MARKOV:
+        warmup, thin = 0, 1
+    attrs: dict[str, Any] = {
+        "sampler": sampler, "target": network.source or network.name, "seed": int(seed), "chains": len(ids),
+        "chain_ids": list(ids), "draws": draws, "observed": observed_attr(network, evidence),
+        "log_evidence": log_evidence, "warmup": warmup, "thin": thin,
+    }  # fmt: skip
+    saved, previous = resume if resume is not None else (None, None)
+    warm: tuple[np.ndarray, dict[str, np.ndarray]] | None = None
+    t0 = time.perf_counter()
+    if saved is not None:
+        if saved.done > draws or saved.done % thin:
+            raise UsageError(f"{saved.source}: {saved.done} draws per chain cannot go on to {draws} with thin {thin}")
+        saved.restore_rng(rng)
+        state = saved.state(module.State(*(None,) * len(module.State._fields)))
+    elif module.MARKOV:
         if init is None:
             start = initial_states(tables, ChainRandom(seed, ids, stream=1))  # UsageError: no start found
         else:
@@ -205,21 +262,73 @@ def sample_network(
             state = module.init(start, plan)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-        t0 = time.perf_counter()
-        state, _, _ = module.sample(rng, state, plan, warmup)
+        kept: list[tuple[np.ndarray, dict[str, np.ndarray]]] = []
+        for n in _blocks(0, warmup, POLL_SWEEPS):
+            state, codes, stats = module.sample(rng, state, plan, n)
+            if keep_warmup:
+                kept.append((codes, stats))
+            if checkpoint is not None:
+                checkpoint.poll(None)
+        if kept:
+            warm = _joined(kept)
     else:
-        warmup, thin = 0, 1
         state = module.init(None, plan)
-        t0 = time.perf_counter()
     t1 = time.perf_counter()
-    state, codes, stats = module.sample(rng, state, plan, draws, thin)
-    timings = {"warmup_time_s": t1 - t0, "sampling_time_s": time.perf_counter() - t1}
-    attrs: dict[str, Any] = {
-        "sampler": sampler, "target": network.source or network.name, "seed": int(seed), "chains": len(ids),
-        "chain_ids": list(ids), "draws": draws, "observed": observed_attr(network, evidence),
-        "log_evidence": log_evidence, "warmup": warmup, "thin": thin, **module.run_attrs(plan, stats),
-    }  # fmt: skip
-    return NetworkRun(network, evidence, tables.unobserved.copy(), codes, stats, attrs, plan.warnings, timings)
+
+    parts: list[tuple[np.ndarray, dict[str, np.ndarray]]] = []
+    if previous is not None:
+        names = [network.nodes[v] for v in tables.unobserved]
+        if set(previous.posterior) != set(names) or previous.n_chains != len(ids):
+            raise UsageError(f"{saved.source}: its chains are not this network's {len(ids)} chains")  # type: ignore[union-attr]
+        parts.append((_codes(previous.posterior, names, tables.code_dtype), dict(previous.sample_stats)))
+        if previous.warmup_posterior:
+            warm = (_codes(previous.warmup_posterior, names, tables.code_dtype), dict(previous.warmup_sample_stats))
+
+    def run_so_far(done: int) -> NetworkRun:
+        """The run after ``done`` sweeps (or draws), with what it needs to go on."""
+        codes, stats = _joined(parts)
+        out = dict(attrs, draws=done, **module.run_attrs(plan, stats))
+        section = None
+        if problem is not None:
+            section = sampler_section(problem, draws, done, state, {}, rng)
+            section.header["kind"] = "network"
+        return NetworkRun(network, evidence, tables.unobserved.copy(), codes, stats, out, plan.warnings, {},
+                          *(warm or (None, None)), section)  # fmt: skip
+
+    done = 0 if saved is None else saved.done
+    block = thin * max(1, POLL_SWEEPS // thin) if module.MARKOV else POLL_DRAWS
+    for n in _blocks(done, draws, block):
+        state, codes, stats = module.sample(rng, state, plan, n, thin)
+        parts.append((codes, stats))
+        done += n
+        if checkpoint is not None and done < draws:
+            checkpoint.poll(lambda d=done: to_chains(run_so_far(d)))
+    result = run_so_far(draws)
+    result.timings.update(warmup_time_s=t1 - t0, sampling_time_s=time.perf_counter() - t1)
+    return result
+
+
+def _blocks(start: int, stop: int, size: int) -> list[int]:
+    """Lengths of the blocks from ``start`` to ``stop``, each at most ``size`` and ending on a multiple of it."""
+    out = []
+    while start < stop:
+        n = min(size - start % size, stop - start)
+        out.append(n)
+        start += n
+    return out
+
+
+def _joined(parts: list[tuple[np.ndarray, dict[str, np.ndarray]]]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Blocks of ``(codes, stats)`` joined along the draw axis."""
+    if len(parts) == 1:
+        return parts[0]
+    return (np.concatenate([c for c, _ in parts], axis=1),
+            {k: np.concatenate([st[k] for _, st in parts], axis=1) for k in parts[0][1]})  # fmt: skip
+
+
+def _codes(variables: Mapping[str, np.ndarray], names: list[str], dtype: np.dtype) -> np.ndarray:
+    """``(chain, draw, node)`` state codes from a chains file's one variable per node."""
+    return np.stack([np.asarray(variables[n]) for n in names], axis=2).astype(dtype)
 
 
 def require_network_memory(network: BayesianNetwork, sampler: str, chains: int, draws: int, thin: int = 1) -> None:
@@ -256,4 +365,9 @@ def to_chains(run: NetworkRun) -> Chains:
     attrs["evidence"] = format_evidence(net, run.evidence)
     if run.warnings:
         attrs["warnings"] = list(run.warnings)
-    return Chains(posterior, dict(run.sample_stats), attrs)
+    warm_post, warm_stats = {}, {}
+    if run.warmup_codes is not None:
+        warm_post = {net.nodes[v]: np.ascontiguousarray(run.warmup_codes[:, :, j]) for j, v in enumerate(run.nodes)}
+        warm_stats = dict(run.warmup_stats or {})
+    return Chains(posterior, dict(run.sample_stats), attrs, warmup_posterior=warm_post,
+                  warmup_sample_stats=warm_stats, resume=run.resume)

@@ -8,10 +8,14 @@ draws are independent and exactly distributed as ``p(x | e)``, at an
 expected cost of ``1 / p(e)`` proposals per draw: hopeless for rare
 evidence, which is what likelihood weighting and Gibbs sampling are for.
 
-Randomness: proposals consume ``n_nodes`` uniforms each, requested in rounds
-from each chain's own stream; round ``r`` gives each chain still short of
+Randomness: proposals consume ``n_nodes`` uniforms each, read in rounds
+from each chain's own stream; round ``r`` offers each chain still short of
 draws ``min(draws * 2^r, ROUND_CAP)`` proposals, a size that depends on the
-round only, so chain ``i``'s draws depend only on the seed and ``i``.
+round only, so chain ``i``'s draws depend only on the seed and ``i``. A chain
+consumes the proposals up to its last accepted draw and no further
+(:meth:`~mcmc.core.random.ChainRandom.reserve`), so its draws are one
+sequence of proposals whatever the rounds: a run that stops after ``d``
+draws and goes on (``mcmc sample --resume``) draws what one run would.
 
 Statistics: ``n_evals`` (proposals spent on the draw, the accepted one
 included; its mean is the inverse acceptance rate) and ``lp``
@@ -21,8 +25,8 @@ included; its mean is the inverse acceptance rate) and ``lp``
 The protocol of :mod:`mcmc.core.networks`: draws are independent
 (``MARKOV = False``: no warm-up, no thinning, no start); the state is the
 last accepted draw. :func:`sample` is the driver's call; :func:`step` draws
-one accepted configuration per chain, in rounds sized for one draw, so
-``draws`` steps are not the bytes of one ``sample(draws)``.
+one accepted configuration per chain, and since a chain reads no proposal
+past its last draw, ``draws`` steps give the bytes of one ``sample(draws)``.
 """
 
 from __future__ import annotations
@@ -88,13 +92,16 @@ def _draw(rng: ChainRandom, plan: ForwardPlan, draws: int) -> tuple[np.ndarray, 
         size = min(draws << min(r, 30), ROUND_CAP)
         r += 1
         spent += size * int(need.sum())
-        u = rng.uniform((size, n), mask=need)
+        data, pos = rng.reserve("uniform", size * n, mask=need)
+        u = np.stack([data[c, pos[c] : pos[c] + size * n] for c in rows])
         codes, _, match = forward_sample(tables, u.reshape(-1, n), weighted=False)
         codes = codes.reshape(rows.size, size, n)
         match = match.reshape(rows.size, size)
+        used = np.zeros(chains, dtype=np.int64)
         for j, c in enumerate(rows):
             hits = np.flatnonzero(match[j])[: draws - filled[c]]
             k = hits.size
+            used[c] = size * n
             if k == 0:
                 pending[c] += size
                 continue
@@ -104,6 +111,9 @@ def _draw(rng: ChainRandom, plan: ForwardPlan, draws: int) -> tuple[np.ndarray, 
             n_evals[c, filled[c] : filled[c] + k] = gaps
             filled[c] += k
             pending[c] = size - 1 - hits[-1]
+            if filled[c] == draws:  # done: the proposals after its last draw stay unread
+                used[c] = (hits[-1] + 1) * n
+        rng.advance("uniform", used)
     return full, n_evals
 
 

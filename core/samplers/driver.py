@@ -28,7 +28,7 @@ import dataclasses
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -36,6 +36,7 @@ from mcmc.core.chains import Chains
 from mcmc.core.errors import InputError, UsageError
 from mcmc.core.memory import require_memory
 from mcmc.core.random import ChainRandom, entropy_seed
+from mcmc.core.resume import SamplerResume, join_sections, sampler_section
 from mcmc.core.samplers import SamplingAlgorithm
 from mcmc.core.samplers.adapt import FixedParams
 from mcmc.core.targets.base import Target
@@ -70,6 +71,17 @@ class Counter:
         self.density = 0
         self.gradient = 0
         self.likelihood = 0
+        self.warmup = (0, 0, 0)
+
+    def restore(self, attrs: Mapping[str, Any]) -> None:
+        """Go on from the counts a chains file records (warm-up's, then the total so far)."""
+        try:
+            self.warmup = tuple(int(attrs[f"n_{kind}_evals_warmup"]) for kind in ("density", "gradient", "likelihood"))
+            self.density, self.gradient, self.likelihood = (
+                w + int(attrs[f"n_{kind}_evals"]) for w, kind in zip(self.warmup, ("density", "gradient", "likelihood"))
+            )
+        except (KeyError, TypeError, ValueError):
+            raise InputError(None, "the chains file to go on from has no evaluation counts") from None
 
     def wrap(self, target: Target) -> Target:
         """A copy of ``target`` whose functions count their evaluations here."""
@@ -114,6 +126,20 @@ class Counter:
         return wrapper
 
 
+class Checkpoint(Protocol):
+    """Told after every iteration whether the run can be saved; decides when to save it.
+
+    ``poll(snapshot)``: ``snapshot`` is ``None`` during warm-up (a checkpoint
+    begins with the draws) and afterwards a function returning the run so far
+    as :class:`~mcmc.core.chains.Chains` (draws, statistics, attributes and
+    the resume section), built only when called. The command that runs the
+    sampler writes it (:mod:`mcmc.cli.commands.checkpoints`) and stops the run
+    there after a signal.
+    """
+
+    def poll(self, snapshot: Callable[[], Chains] | None) -> None: ...
+
+
 def run(
     sampler: SamplingAlgorithm,
     target: Target,
@@ -127,6 +153,10 @@ def run(
     init: np.ndarray | None = None,
     params: Mapping[str, Any] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    keep_warmup: bool = False,
+    problem: Mapping[str, Any] | None = None,
+    resume: tuple[SamplerResume, Chains] | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> Run:
     """Run ``sampler`` on ``target``; return the chains and the timings.
 
@@ -155,6 +185,22 @@ def run(
         Keyword parameters of the sampler (initial values of tuned ones).
     progress
         Called as ``progress(done, total)`` about a hundred times per run.
+    keep_warmup
+        Keep the warm-up draws and their statistics (``Chains.warmup_posterior``,
+        ``Chains.warmup_sample_stats``: ``lp`` and the fields every warm-up
+        iteration reported).
+    problem
+        What defines the run (JSON, built by the command): with it the chains
+        carry a resume section (:mod:`mcmc.core.resume`) from which the run
+        can go on.
+    resume
+        Go on from a run read back (its resume section and its chains, of the
+        same chains): no starts and no warm-up; the state, tuned parameters,
+        random streams and evaluation counts are the saved ones, and the
+        sampling iterations run from ``resume.done`` to ``draws``. The result
+        is, byte for byte, the run that never stopped.
+    checkpoint
+        Polled after every iteration (:class:`Checkpoint`).
 
     Returns
     -------
@@ -197,52 +243,91 @@ def run(
     compiling = _compile_seconds(target)
     compiled_before = compiling()
     t0 = time.perf_counter()
-    with _where("at the starting points"):
-        position = _starting_points(counted, seed, ids, init)
-        state = sampler.init(position, counted)
-
-    make_adapter = getattr(sampler, "make_adapter", None)
-    adapter = make_adapter(warmup, state, counted, rng, **params) if make_adapter is not None else FixedParams(**params)
     total = warmup + draws
     every = max(1, total // 100)
-    done = 0
     # Many transitions in one compiled loop, where the sampler and the target can (HMC and NUTS on a JAX target):
     # in warm-up, the stretches between the adapter's events (metric updates, checks) with their updates, and each
     # event iteration alone, updated by the adapter (one compiled program for every transition of the run).
     loop = getattr(sampler, "run_iterations", None)
-    quiet = getattr(adapter, "quiet", None)
-    while done < warmup:
-        if loop is not None and quiet is not None and adapter.warmup_kernel() is None:
-            n, adaptation = quiet()
+    warm = _WarmupRecord(keep_warmup and resume is None, n_chains, warmup, target.dim)
+    if resume is None:
+        with _where("at the starting points"):
+            position = _starting_points(counted, seed, ids, init)
+            state = sampler.init(position, counted)
+        make_adapter = getattr(sampler, "make_adapter", None)
+        adapter = (make_adapter(warmup, state, counted, rng, **params) if make_adapter is not None
+                   else FixedParams(**params))  # fmt: skip
+        quiet = getattr(adapter, "quiet", None)
+        done = 0
+        while done < warmup:
+            if loop is not None and quiet is not None and adapter.warmup_kernel() is None:
+                n, adaptation = quiet()
+                with _where(f"iteration {done + 1}"):
+                    batch = loop(rng, state, counted, max(n, 1), adaptation if n > 0 else None, **adapter.params())
+                if batch is not None:
+                    state = batch.state
+                    if n > 0:
+                        adapter.absorb(n, batch.adaptation)
+                    else:
+                        adapter.update(state, type(batch.info)(*(None if v is None else v[0] for v in batch.info)))
+                    warm.add_batch(batch)
+                    done = _advanced(progress, done, max(n, 1), every, total)
+                    if checkpoint is not None:
+                        checkpoint.poll(None)
+                    continue
+                loop = None  # the target has no loop
+            kernel = adapter.warmup_kernel() or sampler.step
             with _where(f"iteration {done + 1}"):
-                batch = loop(rng, state, counted, max(n, 1), adaptation if n > 0 else None, **adapter.params())
-            if batch is not None:
-                state = batch.state
-                if n > 0:
-                    adapter.absorb(n, batch.adaptation)
-                else:
-                    adapter.update(state, type(batch.info)(*(None if v is None else v[0] for v in batch.info)))
-                done = _advanced(progress, done, max(n, 1), every, total)
-                continue
-            loop = None  # the target has no loop
-        kernel = adapter.warmup_kernel() or sampler.step
-        with _where(f"iteration {done + 1}"):
-            state, info = kernel(rng, state, counted, **adapter.params())
-        adapter.update(state, info)
-        done += 1
-        if progress is not None and done % every == 0:
+                state, info = kernel(rng, state, counted, **adapter.params())
+            adapter.update(state, info)
+            warm.add(state, info)
+            done += 1
+            if progress is not None and done % every == 0:
+                progress(done, total)
+            if checkpoint is not None:
+                checkpoint.poll(None)
+        final = adapter.final()
+        previous = None
+    else:
+        saved, previous = resume
+        if previous.n_chains != n_chains or saved.done > draws:
+            raise UsageError(f"{saved.source}: {previous.n_chains} chains with {saved.done} draws done cannot go on "
+                             f"as {n_chains} chains to {draws} draws")  # fmt: skip
+        state = saved.state(sampler.init(_saved_position(saved, target), target))
+        final = saved.params()
+        saved.restore_rng(rng)
+        counter.restore(previous.attrs)
+        done = warmup + saved.done
+        if progress is not None:
             progress(done, total)
     t1 = time.perf_counter()
-    evals_warmup = (counter.density, counter.gradient, counter.likelihood)
+    evals_warmup = counter.warmup if resume is not None else (counter.density, counter.gradient, counter.likelihood)
 
-    final = adapter.final()
-    positions = np.empty((n_chains, kept, target.dim))
+    first = 0 if resume is None else resume[0].done
+    first_kept = -(-first // thin)
+    positions = np.empty((n_chains, kept - first_kept, target.dim))
     stats: dict[str, list[np.ndarray]] = {}
     k = 0
-    i = 0
+
+    def chains_so_far(iterations: int) -> Chains:
+        """The run after ``iterations`` sampling iterations, with what it needs to go on."""
+        n = -(-iterations // thin) - first_kept
+        sample_stats = {name: np.stack(values[:n], axis=1) for name, values in stats.items()}
+        attrs = _attrs(sampler, target, seed, ids, warmup, iterations, thin, final, evals_warmup, counter, state)
+        out = Chains(target.to_variables(positions[:, :n]), sample_stats, attrs)
+        if previous is not None:
+            out = _joined(previous, out)
+        elif warm.keep:
+            out.warmup_posterior, out.warmup_sample_stats = warm.chains(target)
+        if problem is not None:
+            out.resume = sampler_section(problem, draws, iterations, state, final, rng)
+        return out
+
+    i = first
     while i < draws:
         if loop is not None:
-            n = min(draws - i, BATCH)
+            # batches end on multiples of BATCH, as in a run that never stopped, wherever this one went on
+            n = min(draws - i, BATCH - i % BATCH)
             with _where(f"iteration {done + 1}"):
                 batch = loop(rng, state, counted, n, None, **final)
             if batch is not None:
@@ -255,6 +340,8 @@ def run(
                     k += 1
                 i += n
                 done = _advanced(progress, done, n, every, total)
+                if checkpoint is not None and i < draws:
+                    checkpoint.poll(lambda n=i: chains_so_far(n))
                 continue
             loop = None
         with _where(f"iteration {done + 1}"):
@@ -271,15 +358,22 @@ def run(
         done += 1
         if progress is not None and (done % every == 0 or done == total):
             progress(done, total)
+        if checkpoint is not None and i < draws:
+            checkpoint.poll(lambda n=i: chains_so_far(n))
     t2 = time.perf_counter()
+    timings = Timings(round(t1 - t0, 6), round(t2 - t1, 6), round(t2 - t0, 6), round(compiling() - compiled_before, 6))
+    return Run(chains_so_far(draws), timings)
 
-    sample_stats = {name: np.stack(values, axis=1) for name, values in stats.items()}
+
+def _attrs(sampler: SamplingAlgorithm, target: Target, seed: int, ids: tuple[int, ...], warmup: int, draws: int,
+           thin: int, final: dict[str, Any], evals_warmup: tuple[int, int, int], counter: Counter,
+           state: Any) -> dict[str, Any]:  # fmt: skip
     attrs: dict[str, Any] = {
         "sampler": getattr(sampler, "NAME", getattr(sampler, "__name__", "unknown")),
         "target": target.name,
         "target_options": dict(target.options),
         "seed": int(seed),
-        "chains": n_chains,
+        "chains": len(ids),
         "chain_ids": list(ids),
         "warmup": warmup,
         "draws": draws,
@@ -298,8 +392,63 @@ def run(
     if isinstance(target, JudgedVariables):
         attrs["judge"] = list(target.judged_variables)
         attrs["judge_reason"] = target.judged_reason
-    timings = Timings(round(t1 - t0, 6), round(t2 - t1, 6), round(t2 - t0, 6), round(compiling() - compiled_before, 6))
-    return Run(Chains(target.to_variables(positions), sample_stats, attrs), timings)
+    return attrs
+
+
+def _saved_position(saved: SamplerResume, target: Target) -> np.ndarray:
+    """The saved chains' positions, to build a template of the sampler's ``State`` (its values are replaced)."""
+    x = saved.arrays.get("state__position")
+    if x is None or x.ndim != 2 or x.shape[1] != target.dim:
+        raise InputError(saved.source, f"resume section: no positions of dimension {target.dim} for the target")
+    return np.array(x, dtype=float)
+
+
+def _joined(previous: Chains, new: Chains) -> Chains:
+    """The draws of ``previous`` followed by ``new`` (same chains), with ``new``'s attributes."""
+    if set(previous.posterior) != set(new.posterior) or set(previous.sample_stats) != set(new.sample_stats):
+        raise InputError(None, "the chains file to go on from has other variables than this run makes")
+    return Chains(
+        {n: np.concatenate([previous.posterior[n], a], axis=1) for n, a in new.posterior.items()},
+        {n: np.concatenate([previous.sample_stats[n], a], axis=1) for n, a in new.sample_stats.items()},
+        new.attrs, dict(new.coords), new.index_sep, dict(previous.warmup_posterior), dict(previous.warmup_sample_stats),
+    )  # fmt: skip
+
+
+class _WarmupRecord:
+    """The warm-up draws and statistics, when kept (``keep_warmup``)."""
+
+    def __init__(self, keep: bool, chains: int, warmup: int, dim: int) -> None:
+        self.keep = keep and warmup > 0
+        self.positions = np.empty((chains, warmup, dim)) if self.keep else None
+        self.stats: dict[str, list[np.ndarray]] = {}
+        self.t = 0
+
+    def add(self, state: Any, info: Any) -> None:
+        if not self.keep:
+            return
+        self.positions[:, self.t] = state.position  # type: ignore[index]
+        fields = {name: value for name, value in info._asdict().items() if value is not None}
+        fields.setdefault("lp", np.asarray(state.log_density, dtype=float))
+        for name, value in fields.items():
+            self.stats.setdefault(name, []).append(np.asarray(value))
+        self.t += 1
+
+    def add_batch(self, batch: Any) -> None:
+        """The iterations of one compiled loop (``run_iterations``): their draws and statistics, iteration first."""
+        if not self.keep:
+            return
+        for j in range(len(batch.draws)):
+            self.positions[:, self.t] = batch.draws[j]  # type: ignore[index]
+            for name, value in batch.info._asdict().items():
+                if value is not None:
+                    self.stats.setdefault(name, []).append(np.asarray(value[j]))
+            self.t += 1
+
+    def chains(self, target: Target) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """Variables and the statistics every warm-up iteration reported (a warm-up kernel may change midway)."""
+        stats = {n: np.stack(v, axis=1) for n, v in self.stats.items()
+                 if len(v) == self.t and len({np.shape(x) for x in v}) == 1}  # fmt: skip
+        return target.to_variables(self.positions), stats
 
 
 #: Attributes that count evaluations: the run's total is the sum over blocks of chains.
@@ -343,6 +492,9 @@ def concatenate(parts: Sequence[Chains]) -> Chains:
         {name: np.concatenate([p.posterior[name] for p in parts]) for name in first.posterior},
         {name: np.concatenate([p.sample_stats[name] for p in parts]) for name in first.sample_stats},
         attrs, dict(first.coords), first.index_sep,
+        {name: np.concatenate([p.warmup_posterior[name] for p in parts]) for name in first.warmup_posterior},
+        {name: np.concatenate([p.warmup_sample_stats[name] for p in parts]) for name in first.warmup_sample_stats},
+        None if first.resume is None else join_sections([p.resume for p in parts]),  # type: ignore[misc]
     )  # fmt: skip
 
 
