@@ -41,7 +41,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from mcmc.cli.console import INVOKED, SIGNALLED, CheckFailed, err_console, numba_compiling, raise_after_compiling
+from mcmc.cli.console import HELD, INVOKED, SIGNALLED, CheckFailed, err_console, numba_compiling, raise_after_compiling
 from mcmc.cli.text import printable
 from mcmc.core.errors import McmcError
 
@@ -117,6 +117,10 @@ class _Terminated:
     the interrupt that a library wraps in an exception of its own: the exit
     code is still 130 or 143, never "internal error".
 
+    While a run that writes checkpoints samples (:func:`~mcmc.cli.console.signals_held`)
+    the first signal is only remembered: the run writes a last checkpoint at the
+    end of its iteration and stops there (a second signal stops it at once).
+
     While numba compiles or loads a kernel on this thread the handler only
     remembers the signal, and raises it when that kernel is done
     (:func:`~mcmc.cli.console.raise_after_compiling`). An exception thrown into
@@ -132,10 +136,13 @@ class _Terminated:
 
     def __call__(self, signum: int, frame: object) -> None:
         SIGNALLED["received"] = True
+        SIGNALLED["count"] += 1
         if signum == signal.SIGTERM:
             self.received = True
         else:
             self.interrupted = True
+        if HELD["active"] and SIGNALLED["count"] == 1:
+            return  # a checkpointed run stops after this iteration, its last checkpoint written
         if numba_compiling():
             raise_after_compiling()
         else:
@@ -177,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     terminated = _Terminated()
     SIGNALLED["received"] = False
     INVOKED["argv"] = list(argv)
+    SIGNALLED["count"] = 0
     previous = {}
     try:
         for signum in (signal.SIGTERM, signal.SIGINT):

@@ -88,7 +88,26 @@ def write_output(path: str, writer: Callable[[IO[bytes]], None]) -> None:
 #: raises KeyboardInterrupt, except while numba compiles (:func:`numba_compiling`), and a
 #: library may swallow what it raises, so the run would go on: every progress callback a
 #: command passes raises it, so the run stops within one step.
-SIGNALLED = {"received": False}
+SIGNALLED = {"received": False, "count": 0}
+#: While true (:func:`signals_held`), the first SIGINT or SIGTERM only sets :data:`SIGNALLED`: a run that
+#: checkpoints stops at the end of its iteration, after writing a last checkpoint. A second one stops at once.
+HELD = {"active": False}
+
+
+@contextmanager
+def signals_held(active: bool = True) -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back while a checkpointed run samples (its checkpoints stop it; see :data:`HELD`)."""
+    before = HELD["active"]
+    HELD["active"] = active
+    try:
+        yield
+    finally:
+        HELD["active"] = before
+
+
+def stop_requested() -> bool:
+    """A signal came (the checkpoints of a run holding signals back ask this after every iteration)."""
+    return bool(SIGNALLED["received"])
 
 
 def numba_compiling() -> bool:
@@ -132,8 +151,11 @@ def raise_after_compiling() -> None:
 
 
 def stop_if_signalled() -> None:
-    """Raise :class:`KeyboardInterrupt` when a signal arrived that the work in progress did not act on."""
-    if SIGNALLED["received"]:
+    """Raise :class:`KeyboardInterrupt` when a signal arrived that the work in progress did not act on.
+
+    Not while signals are held (:func:`signals_held`): the run's checkpoints stop it, after saving it.
+    """
+    if SIGNALLED["received"] and not HELD["active"]:
         raise KeyboardInterrupt
 
 
@@ -171,10 +193,26 @@ def progress_bar(enabled: bool = True, *, detail: str | None = None) -> Iterator
         if label not in tasks:
             tasks[label] = bar.add_task(printable(label), total=total, detail=blank)
         shown = detail.format(**fields) if detail is not None and fields else None
-        bar.update(tasks[label], completed=done, **({} if shown is None else {"detail": shown}))
+        # the total may grow: --until-converged draws on until the checks pass
+        bar.update(tasks[label], completed=done, total=total, **({} if shown is None else {"detail": shown}))
 
     bar.start()
     try:
         yield report
     finally:
         bar.stop()
+
+
+def resume_command(command: str, checkpoint: str, output: str) -> str:
+    """The command that goes on from ``checkpoint`` to ``output`` (names quoted for a POSIX shell)."""
+    import shlex  # start-up: only once a run was stopped with a checkpoint
+
+    tail = "" if output == checkpoint else f" -o {shlex.quote(output)}"
+    return f"mcmc {command} --resume {shlex.quote(checkpoint)}{tail}"
+
+
+def print_resume_line(command: str, checkpoint: str, done: int, output: str) -> None:
+    """Where a stopped run's work is, and the one command that goes on from it (stderr, before the exit line)."""
+    unit = "iterations" if command == "lda" else "draws"
+    err_console.print(f"mcmc: the run so far ({done} {unit} per chain) is in {checkpoint}; go on with: "
+                      f"{resume_command(command, checkpoint, output)}", highlight=False, markup=False, soft_wrap=True)

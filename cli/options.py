@@ -442,3 +442,38 @@ LayoutOption = Annotated[
         show_default=False,
     ),
 ]
+
+
+LONG_RUNS = "Long runs"
+CHECKPOINT_DEFAULT = "5m"
+CheckpointEvery = Annotated[
+    str,
+    typer.Option(
+        "--checkpoint-every", metavar="DURATION", rich_help_panel=LONG_RUNS,
+        help="Write the draws so far, with what the run needs to go on, to OUTPUT.checkpoint.npz beside -o this "
+        "often (atomically; -o itself is written only at the end), and a last one on Ctrl-C or SIGTERM: 90s, 5m, "
+        "2h; off for none. The checkpoint is removed once -o is written.",
+    ),
+]
+
+
+def parse_duration(text: str, option: str = "--checkpoint-every") -> float | None:
+    """``"90"``, ``"90s"``, ``"5m"``, ``"2h"`` -> seconds; ``"off"`` -> ``None`` (no checkpoints).
+
+    Raises
+    ------
+    UsageError
+        Anything else, a negative or non-finite number.
+    """
+    t = text.strip().lower()
+    if t in ("off", "none", "never"):
+        return None
+    scale = {"s": 1.0, "m": 60.0, "h": 3600.0}.get(t[-1:], None)
+    number = t[:-1] if scale is not None else t
+    try:
+        value = float(number) * (scale or 1.0)
+    except ValueError:
+        value = float("nan")
+    if not (value >= 0.0 and value < float("inf")):
+        raise UsageError(f"{option} must be a duration such as 90s, 5m or 2h, or off (got {text!r})")
+    return value

@@ -15,7 +15,14 @@ from typing import Annotated, Any
 import typer
 
 from mcmc.cli import options
-from mcmc.cli.console import CheckFailed, err_console, progress_bar
+from mcmc.cli.console import (
+    CheckFailed,
+    err_console,
+    print_resume_line,
+    progress_bar,
+    signals_held,
+    stop_requested,
+)
 from mcmc.cli.render import choices, emit
 from mcmc.cli.render.common import print_verdict
 from mcmc.core.errors import UsageError
@@ -335,6 +342,44 @@ def command(
     max_treedepth_hits: options.MaxTreedepthHits = None,
     strict: options.Strict = False,
     no_check: options.NoCheck = False,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume", metavar="FILE.npz", rich_help_panel=options.LONG_RUNS, show_default=False,
+            help="Go on from a chains file or checkpoint of mcmc sample: the same chains, without a new warm-up, to "
+            "--draws draws per chain (default: as many as its run asked for), with the same bytes as one run that "
+            "never stopped. The target, data, sampler, settings, seed, chains and warm-up are the file's; given "
+            "again they must match. Writes -o, by default FILE itself (for a checkpoint, the output it was made "
+            "for).",
+        ),
+    ] = None,
+    checkpoint_every: options.CheckpointEvery = options.CHECKPOINT_DEFAULT,
+    until_converged: Annotated[
+        bool,
+        typer.Option(
+            "--until-converged", rich_help_panel=options.LONG_RUNS,
+            help="Draw in blocks (--draws, then half as many again each time), extending -o in place, until the "
+            "checks of mcmc diagnose pass at two successive looks, or --max-draws; the summary says how many "
+            "draws it took. Exit 1 if they still fail at --max-draws.",
+        ),
+    ] = False,
+    max_draws: Annotated[
+        int | None,
+        typer.Option(
+            metavar="M", min=1, rich_help_panel=options.LONG_RUNS, show_default=False,
+            help="With --until-converged: the most draws per chain. \\[default: 10 x --draws]",
+        ),
+    ] = None,
+    keep_warmup: Annotated[
+        bool,
+        typer.Option(
+            "--keep-warmup", rich_help_panel=options.LONG_RUNS,
+            help="Also store the warm-up draws (warmup_posterior__NAME, warmup_sample_stats__NAME: lp and the "
+            "sampler's statistics), left out by mcmc diagnose unless --include-warmup; diagnose --plot then "
+            "draws lp over warm-up and draws.",
+        ),
+    ] = False,
+    ctx: typer.Context = None,  # type: ignore[assignment] - Typer passes the context
 ) -> None:
     extra = options.parse_target_options(target_option or [])
     clash = sorted(set(extra) & {"dim", "rho", "scales", "data"})
@@ -354,6 +399,8 @@ def command(
                   "--dim": dim, "--rho": rho, "--scales": scales, "--data": data, "--target-option": target_option,
                   "--observe": observe, "--query": query, "--exact": exact or None, "--init": init,
                   "--predict": predict, "--predictions": predictions, "--plot": plot, "--scheduler": scheduler,
+                  "--resume": resume, "--until-converged": until_converged or None, "--max-draws": max_draws,
+                  "--keep-warmup": keep_warmup or None,
               })  # fmt: skip
         return
     if out_format == "csv":
@@ -368,12 +415,21 @@ def command(
 
     if out_format == "json" and output == "-":
         raise UsageError("-o - and --format json would both write to stdout; pick one")
-    sampler = sampler or default_sampler(target)  # None: a target file's, chosen once it is loaded
+    typed = _given(ctx)
+    if max_draws is not None and not until_converged:
+        raise UsageError("--max-draws goes with --until-converged")
+    every = options.parse_duration(checkpoint_every)
+    # None: a target file's, chosen once it is loaded, or going on from a file (--resume), the file's; what was
+    # not given is then the file's (the command layer reads it)
+    sampler = sampler or (None if resume else default_sampler(target))
     if proposal is not None and sampler == MH.name:
         # the notes' spelling, --proposal Q.csv: mh's proposal matrix
         if not proposal.lower().endswith(".csv"):
             raise UsageError(f"--proposal with -s mh is its proposal matrix, a .csv file; got {proposal!r}")
         given = {**given, "proposal": None, MH_PROPOSAL.name: proposal}
+    if resume and sampler is None and (param or any(v is not None for v in given.values())):
+        raise UsageError("--resume with tuning options: give --sampler too (or leave them out to go on with the "
+                         "file's)")
     params = options.tuning(sampler, given, param or (), NETWORK if is_network_target(target) else DENSITY)
     if plot:
         from mcmc.cli.render.plot import image_format  # start-up: the plot renderer only with --plot
@@ -393,19 +449,33 @@ def command(
         keys=CHECK_KEYS,
     )
     # start-up: the command layer (NumPy, the samplers) only once the options parse
-    from mcmc.cli.commands.sample import SampleSpec, sample_run
+    from mcmc.cli.commands.checkpoints import Checkpoints, checkpoint_path, output_of
+    from mcmc.cli.commands.sample import LongRun, SampleSpec, sample_run
 
     spec = SampleSpec(
         target=target, sampler=sampler, chains=chains, first_chain=first_chain, warmup=warmup, draws=draws,
         thin=thin, seed=seed, init=start, params=params, scheduler=scheduler,
         target_options={"dim": dim, "rho": rho, "scales": scales.value if scales else None, "data": data, **extra},
-        observe=tuple(observe or ()), query=tuple(query or ()), exact=exact,
+        observe=tuple(observe or ()), query=tuple(query or ()), exact=exact, keep_warmup=keep_warmup,
     )  # fmt: skip
-    with progress_bar(not quiet) as progress:
-        result = sample_run(
-            spec, output, stdout=sys.stdout.buffer, thresholds=checks.thresholds, strict=checks.strict,
-            progress=progress, predict=predict, predictions=predictions, plot=plot,
-        )  # fmt: skip
+    if resume is not None and "output" not in typed:
+        output = output_of(resume)  # extended in place, or the output the checkpoint was made for
+    ckpt_path = checkpoint_path(output) if scheduler is None else None
+    checkpoints = None if every is None or ckpt_path is None else Checkpoints(ckpt_path, every or None, stop_requested)
+    long_run = LongRun(
+        resume=resume, given=frozenset(typed), checkpoints=checkpoints,
+        max_draws=(max_draws or 10 * draws) if until_converged else None,
+    )  # fmt: skip
+    with progress_bar(not quiet) as progress, signals_held(checkpoints is not None):
+        try:
+            result = sample_run(
+                spec, output, stdout=sys.stdout.buffer, thresholds=checks.thresholds, strict=checks.strict,
+                progress=progress, predict=predict, predictions=predictions, plot=plot, long_run=long_run,
+            )  # fmt: skip
+        except KeyboardInterrupt:
+            if checkpoints is not None and checkpoints.written is not None:
+                print_resume_line("sample", checkpoints.path, checkpoints.written, output)
+            raise
     if plot and result.predictive is not None:
         from mcmc.cli.render.plot import plot_predictive  # start-up: matplotlib's renderer only with --plot
 
@@ -446,6 +516,21 @@ def _mcem(target: str, sampler: str | None, given: dict[str, Any], items: Sequen
     emit(result, getattr(em["--format"], "value", "table"), "-")
     if not quiet:
         table_mcem.mcem_summary(result, output, seed_given=seed is not None, out=err_console.file)
+
+
+#: The options whose value a run that goes on (--resume) takes from its file unless given: parameter -> spec field.
+_DEFINING = {"target": "target", "sampler": "sampler", "chains": "chains", "first_chain": "first_chain",
+             "warmup": "warmup", "thin": "thin", "seed": "seed", "init": "init", "observe": "observe",
+             "keep_warmup": "keep_warmup", "draws": "draws", "output": "output"}  # fmt: skip
+
+
+def _given(ctx: typer.Context | None) -> set[str]:
+    """The run-defining options given on the command line (not left at their defaults), as spec fields."""
+    if ctx is None:  # called as a function (tests): every option counts as given
+        return set(_DEFINING.values())
+    # Typer carries its own copy of click: the source is compared by name
+    return {field for name, field in _DEFINING.items()
+            if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"}  # fmt: skip
 
 
 def finish(passed: bool, verdict: str, advice: Sequence[str] = (), *, no_check: bool, quiet: bool = False) -> None:

@@ -24,6 +24,7 @@ its maximum-likelihood parameters by Monte Carlo EM instead.
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,11 +32,12 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
+from mcmc.cli.commands.checkpoints import Checkpoints, output_of
 from mcmc.cli.commands.files import check_chains_output, write_chains_to
 from mcmc.cli.commands.progress import Progress
 from mcmc.core.atomic import write_text_atomic
 from mcmc.core.chains import Chains
-from mcmc.core.errors import UsageError
+from mcmc.core.errors import InputError, UsageError
 from mcmc.core.paths import check_paths
 from mcmc.core.random import entropy_seed
 from mcmc.core.targets import default_sampler, is_network_target, is_transition_matrix, is_user_target
@@ -52,7 +54,8 @@ if TYPE_CHECKING:  # start-up: a network's and a Markov chain's reports load onl
     from mcmc.diagnostics.report.markov import MarkovReport
     from mcmc.diagnostics.report.network import NetworkSummary
 
-__all__ = ["SampleResult", "SampleSpec", "failed_advice", "mcem_run", "network_run", "sample_run"]
+__all__ = ["LongRun", "Look", "SampleResult", "SampleSpec", "failed_advice", "mcem_run", "network_run", "next_look",
+           "sample_run"]
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,50 @@ class SampleSpec:
     observe: tuple[str, ...] = ()
     query: tuple[str, ...] = ()
     exact: bool = False
+    #: Keep the warm-up draws in the chains file (``--keep-warmup``).
+    keep_warmup: bool = False
+
+
+#: The fields of :class:`SampleSpec` that define a run: a run that goes on
+#: (``--resume``) takes them from its file, and refuses any given otherwise.
+#: ``target_options`` and ``params`` count key by key, as given.
+DEFINING = ("target", "sampler", "chains", "first_chain", "warmup", "thin", "seed", "init", "observe", "keep_warmup")
+
+
+@dataclass(frozen=True)
+class LongRun:
+    """How a run goes on and stops: ``mcmc sample --resume``, checkpoints, ``--until-converged``.
+
+    Attributes
+    ----------
+    resume
+        A chains file or checkpoint of ``mcmc sample`` to go on from: the same
+        chains, no new warm-up, to ``SampleSpec.draws`` (or, when ``draws``
+        is not in ``given``, the number its run asked for).
+    given
+        The fields of :class:`SampleSpec` the user gave (names in
+        :data:`DEFINING`, and ``draws``): with ``resume`` the others are the
+        file's, and a given one that differs from the file's is refused.
+    checkpoints
+        Where and how often to write checkpoints (``None``: never).
+    max_draws
+        ``--until-converged --max-draws M``: draw in blocks, from
+        ``SampleSpec.draws``, until the checks pass at two successive looks
+        or the chains have ``M`` draws (see :func:`next_look`).
+    """
+
+    resume: str | None = None
+    given: frozenset[str] = frozenset()
+    checkpoints: Checkpoints | None = None
+    max_draws: int | None = None
+
+
+@dataclass(frozen=True)
+class Look:
+    """One look of ``--until-converged``: the draws per chain judged and whether the checks passed."""
+
+    draws: int
+    passed: bool
 
 
 @dataclass(frozen=True)
@@ -140,6 +187,17 @@ class SampleResult:
     report: Report | None = None
     advice: tuple[str, ...] = ()
     exact: ExactMoments | None = None
+    #: ``--until-converged``: every look, and the most draws per chain it would have drawn.
+    looks: tuple[Look, ...] = ()
+    max_draws: int | None = None
+    #: ``--resume``: the file the run went on from, and the draws per chain it held.
+    resumed_from: str | None = None
+    resumed_draws: int = 0
+
+    @property
+    def converged_early(self) -> bool:
+        """``--until-converged`` stopped before ``--max-draws``: the checks passed at two successive looks."""
+        return len(self.looks) >= 2 and self.looks[-1].passed and self.looks[-2].passed
 
     @property
     def passed(self) -> bool:
@@ -176,6 +234,10 @@ class SampleResult:
             "markov": None if self.markov is None else self.markov.to_dict(),
             "weights": None if report is None or report.weights is None else report.weights.to_dict(),
             "exact": None if self.exact is None else self.exact.to_dict(),
+            "until_converged": None if not self.looks else {
+                "max_draws": self.max_draws, "draws": self.chains.n_draws, "stopped_early": self.converged_early,
+                "looks": [dataclasses.asdict(look) for look in self.looks]},
+            "resumed_from": self.resumed_from, "resumed_draws": self.resumed_draws,
         }  # fmt: skip
 
     @property
@@ -195,6 +257,7 @@ def sample_run(
     predict: str | None = None,
     predictions: str | None = None,
     plot: str | None = None,
+    long_run: LongRun | None = None,
 ) -> SampleResult:
     """Sample ``spec``, write the chains to ``output`` and judge them as ``mcmc diagnose`` judges the file.
 
@@ -215,6 +278,10 @@ def sample_run(
         (written here, atomically, once the chains are), and the plot the
         caller will draw (checked with the other outputs; the predictive on a
         grid is computed for it).
+    long_run
+        Going on from a file (``resume``), checkpoints, and ``--until-converged``
+        (:class:`LongRun`). The chains file of a ``.npz`` output carries what
+        the run needs to go on (:mod:`mcmc.core.resume`).
 
     Raises
     ------
@@ -222,7 +289,12 @@ def sample_run(
         An output that is an input or that cannot be written, an output
         format other than npz or nc, an ``init`` of the wrong length, a
         target option the target does not take; with ``scheduler``, no
-        scheduler answering or distributed not installed.
+        scheduler answering or distributed not installed; with ``resume``,
+        a setting that differs from the file's, fewer draws than it has.
+    InputError
+        With ``resume``: a file that is not a chains file of ``mcmc sample``
+        with a resume section of this version, or a target or data file
+        whose content changed since (its SHA-256).
     ScaleOutError
         With ``scheduler``, workers that kept dying.
 
@@ -231,6 +303,7 @@ def sample_run(
     """
     # start-up: the sampling machinery (driver, scale-out, user targets: about 20 ms) is not a network run's
     from mcmc.core import scaleout
+    from mcmc.core.resume import sampler_resume
     from mcmc.core.samplers import NETWORK_SAMPLERS, SAMPLERS, check_applies
     from mcmc.core.targets import get_target
     from mcmc.core.targets.protocols import FiniteStates, TransitionKernel
@@ -238,24 +311,38 @@ def sample_run(
 
     if spec.scheduler is not None:
         scaleout.check_scheduler(spec.scheduler)  # before any work, whatever the target
-    if is_network_target(spec.target):
+    long_run = long_run or LongRun()
+    previous: Chains | None = None
+    if long_run.resume is not None:
+        previous = _read_resume(long_run.resume)
+        kind = previous.resume.header.get("kind") if previous.resume is not None else None
+        if kind != "network":
+            spec = resumed_spec(spec, long_run.given, sampler_resume(previous.resume, long_run.resume).problem,
+                                long_run.resume)  # fmt: skip
+    if is_network_target(spec.target) or (previous is not None and previous.resume is not None
+                                          and previous.resume.header.get("kind") == "network"):  # fmt: skip
         if predict or predictions or plot:
             raise UsageError("--predict, --predictions and --plot apply to the bnn target, not to a Bayesian network")
-        return network_run(spec, output, stdout=stdout, thresholds=thresholds, strict=strict)
+        return network_run(spec, output, stdout=stdout, thresholds=thresholds, strict=strict, long_run=long_run,
+                           previous=previous)  # fmt: skip
     if spec.observe or spec.query or spec.exact:
         raise UsageError("--observe, --query and --exact apply to a Bayesian network target (--target NET.bif)")
     if spec.sampler is not None and spec.sampler not in SAMPLERS:
         kind = "a Bayesian network target (--target NET.bif)" if spec.sampler in NETWORK_SAMPLERS else "no target"
         raise UsageError(f"--sampler {spec.sampler} applies to {kind}")
+    if spec.scheduler is not None and (long_run.resume or long_run.max_draws):
+        raise UsageError("--resume and --until-converged run here: leave out --scheduler")
     data = spec.target_options.get("data")
     user_file = spec.target.split(":", 1)[0] if is_user_target(spec.target) else None
+    target_file = user_file or (spec.target if is_transition_matrix(spec.target) else None)
     check_paths(
-        {"-o": output, "--predictions": predictions, "--plot": plot},
+        {"-o": output, "--predictions": predictions, "--plot": plot, **_checkpoint_output(long_run, output)},
         [data if isinstance(data, str) else None, user_file, predict,
-         spec.target if is_transition_matrix(spec.target) else None, spec.params.get("proposal_matrix")],
+         spec.target if is_transition_matrix(spec.target) else None, spec.params.get("proposal_matrix"),
+         *_resume_input(long_run, output)],
     )  # fmt: skip
     check_chains_output(output)
-    ids = range(spec.first_chain, spec.first_chain + spec.chains)
+    seed = spec.seed if spec.seed is not None else entropy_seed()  # recorded, so a run given none can go on
     # Built here too (a bad option fails before any work, and the predictive
     # needs it), except a user file bound for a cluster: the workers load it.
     remote_file = user_file is not None and spec.scheduler is not None
@@ -275,24 +362,63 @@ def sample_run(
         check_applies(sampler, spec.params, chosen=f", the default for {tgt.name!r}")
     # mh's proposal file read and checked now, not at the first iteration: a bad Q.csv must not cost a run.
     mh_matrix = _mh_matrix(tgt, spec) if isinstance(tgt, FiniteStates) and sampler == "mh" else None
+    spec = dataclasses.replace(spec, sampler=sampler)  # the file records the sampler that ran
+    problem = problem_of(dataclasses.replace(spec, seed=seed), target_file, data if isinstance(data, str) else None)
+    saved = None
+    if previous is not None:
+        saved = sampler_resume(previous.resume, long_run.resume)  # type: ignore[arg-type]
+        check_files(saved.problem, problem, long_run.resume)  # type: ignore[arg-type]
+        problem = saved.problem  # the file's own words (paths as then given): the same bytes as a run never stopped
+        goal = spec.draws if "draws" in long_run.given else saved.goal
+        if goal < saved.done:
+            raise UsageError(f"--draws {goal}: {long_run.resume} already has {saved.done} draws per chain")
+        spec = dataclasses.replace(spec, draws=goal)
+    if long_run.max_draws is not None and long_run.max_draws < spec.draws:
+        raise UsageError(f"--max-draws {long_run.max_draws} is below --draws {spec.draws}, the first look")
+    ids = range(spec.first_chain, spec.first_chain + spec.chains)
     job = scaleout.ChainsJob(
         target=spec.target, sampler=sampler, warmup=spec.warmup, draws=spec.draws, thin=spec.thin,
-        # Every block of a run given no seed must share the one recorded in the file.
-        seed=entropy_seed() if spec.seed is None and spec.scheduler is not None else spec.seed,  # type: ignore[arg-type]
-        init=spec.init, target_options=dict(spec.target_options), params=dict(spec.params),
+        seed=seed, init=spec.init, target_options=dict(spec.target_options), params=dict(spec.params),
+        keep_warmup=spec.keep_warmup, problem=problem,
     )  # fmt: skip
-    if spec.scheduler is None:
-        chains, run_timings = scaleout.run_block(job, ids, progress, target=tgt)
+    timings: dict[str, float] = {}
+
+    def sample(draws: int, go_on: Chains | None) -> Chains:
+        block = dataclasses.replace(job, draws=draws)
+        if spec.scheduler is None:
+            resume = None if go_on is None else (sampler_resume(go_on.resume, long_run.resume or output), go_on)
+            chains, run_timings = scaleout.run_block(block, ids, progress, target=tgt, resume=resume,
+                                                     checkpoint=long_run.checkpoints)  # fmt: skip
+        else:
+            if user_file is not None:
+                # Its source, not its path: the workers need not see this machine's files,
+                # nor import it here (it may need what only the workers have).
+                block = dataclasses.replace(block, target_text=read_source(spec.target))
+            chains, run_timings = scaleout.run_blocks(block, ids, spec.scheduler, progress=progress)
+        # Timings come beside the chains, never in the file (same seed, same bytes).
+        for key, value in run_timings._asdict().items():
+            timings[key] = timings.get(key, 0.0) + value
+        return chains
+
+    chains = sample(spec.draws, previous)
+    report = None
+    looks: list[Look] = []
+    if long_run.max_draws is not None:
+        while True:
+            report = check(chains, thresholds=thresholds or Thresholds(), strict=strict, source=[output])
+            done = int(chains.attrs["draws"])
+            looks.append(Look(done, report.passed))
+            stop = (len(looks) >= 2 and looks[-2].passed and report.passed) or done >= long_run.max_draws
+            if output != "-" or stop:  # extended in place, whole at every look
+                _timed_write(chains, output, stdout, timings)
+            if stop:
+                break
+            chains = sample(next_look(done, long_run.max_draws, spec.thin), chains)
     else:
-        if user_file is not None:
-            # Its source, not its path: the workers need not see this machine's files,
-            # nor import it here (it may need what only the workers have).
-            job = dataclasses.replace(job, target_text=read_source(spec.target))
-        chains, run_timings = scaleout.run_blocks(job, ids, spec.scheduler, progress=progress)
-    # Timings come beside the chains, never in the file (same seed, same bytes).
-    timings = dict(run_timings._asdict())
+        _timed_write(chains, output, stdout, timings)
+    if long_run.checkpoints is not None:
+        long_run.checkpoints.remove()  # the output holds all it held
     t0 = time.perf_counter()
-    write_chains_to(chains, output, stdout)
     predictive = None
     if tgt is not None and request is not None:
         predictive = predictive_report(chains, tgt, request=request)
@@ -310,8 +436,9 @@ def sample_run(
                                law_at_steps=getattr(tgt, "law_at_steps", None))  # fmt: skip
     elif mh_matrix is not None:
         markov = _mh_report(chains, tgt, spec, mh_matrix)
-    timings["write_time_s"] = time.perf_counter() - t0
-    report = check(chains, thresholds=thresholds or Thresholds(), strict=strict, source=[output])
+    timings["write_time_s"] = timings.get("write_time_s", 0.0) + time.perf_counter() - t0
+    if report is None:
+        report = check(chains, thresholds=thresholds or Thresholds(), strict=strict, source=[output])
     summary = RunSummary.from_report(report, chains)
     exact = None
     if tgt is not None and markov is None and tgt.mean is not None and tgt.sd is not None:
@@ -320,7 +447,8 @@ def sample_run(
         exact = exact_moments(report, tgt.names, tgt.mean, tgt.sd)
     return SampleResult(
         chains, timings, summary, spec.seed is not None, output, predictive, markov=markov, report=report,
-        advice=failed_advice(report), exact=exact,
+        advice=failed_advice(report), exact=exact, looks=tuple(looks), max_draws=long_run.max_draws,
+        resumed_from=long_run.resume, resumed_draws=0 if saved is None else saved.done,
     )  # fmt: skip
 
 
@@ -364,6 +492,146 @@ def _mh_report(chains: Chains, target: Any, spec: SampleSpec, matrix: Any) -> Ma
     return markov_report(chains, analyse(matrix), spec.target, target_law=(matrix.matrix, b / np.sum(b)))
 
 
+#: ``--until-converged``: each look after the first adds this fraction of the draws so far.
+GROWTH = 0.5
+
+
+def next_look(done: int, max_draws: int, thin: int = 1) -> int:
+    """Draws per chain at the look after one at ``done``: half as many again, a multiple of ``thin``, at most ``max_draws``.
+
+    Geometric growth keeps the number of looks logarithmic in ``max_draws``
+    (each look is a chance to stop on a lucky pass: see ``docs/formats.md``,
+    "Run until converged"), and no run draws more than half again what it needed.
+    """
+    step = max(thin, -(-int(done * GROWTH) // thin) * thin)
+    return min(max_draws, done + step)
+
+
+def _timed_write(chains: Chains, output: str, stdout: IO[bytes] | None, timings: dict[str, float]) -> None:
+    t0 = time.perf_counter()
+    write_chains_to(chains, output, stdout)
+    timings["write_time_s"] = timings.get("write_time_s", 0.0) + time.perf_counter() - t0
+
+
+def _checkpoint_output(long_run: LongRun, output: str) -> dict[str, str]:
+    """The checkpoint among the outputs to check, unless it is the file the run goes on from."""
+    ckpt = long_run.checkpoints.path if long_run.checkpoints is not None else None
+    if ckpt is None or (long_run.resume is not None and _same_file(ckpt, long_run.resume)):
+        return {}
+    return {"the checkpoint": ckpt}
+
+
+def _resume_input(long_run: LongRun, output: str) -> list[str]:
+    """The file gone on from, as an input no output may replace -- unless it is extended in place.
+
+    ``--resume run.npz`` extends ``run.npz`` in place (written whole and
+    atomically at the end, so an interrupted run leaves it as it was), and
+    ``--resume run.npz.checkpoint.npz -o run.npz`` writes the output the
+    checkpoint was made for; any other output must be another file.
+    """
+    r = long_run.resume
+    if r is None or _same_file(r, output) or (r.endswith(".checkpoint.npz") and _same_file(output_of(r), output)):
+        return []
+    return [r]
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _read_resume(path: str) -> Chains:
+    """The chains file or checkpoint ``path`` with its warm-up draws and resume section."""
+    from mcmc.diagnostics.readers.numpy_files import read_npz_resume  # start-up: only when going on from a file
+
+    if not path.lower().endswith(".npz"):
+        raise InputError(path, "--resume reads a .npz chains file or checkpoint (an .nc file has no resume section)")
+    return read_npz_resume(path)
+
+
+def problem_of(spec: SampleSpec, target_file: str | None, data_file: str | None) -> dict[str, Any]:
+    """What defines a run, as the resume section records it: the settings, and the SHA-256 of its files."""
+    from mcmc.core.resume import file_digest  # start-up: hashlib, only for a run that records it
+
+    settings = {name: _plain(getattr(spec, name)) for name in DEFINING}
+    settings["target_options"] = {k: _plain(v) for k, v in spec.target_options.items() if v is not None}
+    settings["params"] = {k: _plain(v) for k, v in spec.params.items() if v is not None}
+    files = {"target": None if target_file is None else file_digest(target_file),
+             "data": None if data_file is None else file_digest(data_file)}  # fmt: skip
+    return {"settings": settings, "files": files}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+_FLAGS = {"first_chain": "--first-chain", "keep_warmup": "--keep-warmup", "target": "--target",
+          "sampler": "--sampler", "chains": "--chains", "warmup": "--warmup", "thin": "--thin", "seed": "--seed",
+          "init": "--init", "observe": "--observe"}  # fmt: skip
+_TARGET_FLAGS = ("dim", "rho", "scales", "data")
+
+
+def resumed_spec(spec: SampleSpec, given: frozenset[str], problem: dict[str, Any], source: str) -> SampleSpec:
+    """``spec`` with every setting the user did not give taken from the run in ``source``.
+
+    A given setting must equal the file's, except the target file and the
+    data file, which :func:`check_files` compares by content.
+
+    Raises
+    ------
+    UsageError
+        One line naming the first setting that differs.
+    """
+    saved = problem.get("settings", {})
+
+    def differs(flag: str, then: Any, now: Any) -> UsageError:
+        def show(v: Any) -> str:
+            return "(not given)" if v is None else ",".join(map(str, v)) if isinstance(v, list) else str(v)
+
+        return UsageError(f"--resume {source}: the run was made with {flag} {show(then)}; this command gives "
+                          f"{show(now)} (leave it out to go on with the file's)")  # fmt: skip
+
+    changes: dict[str, Any] = {}
+    for name in DEFINING:
+        then = saved.get(name)
+        if name not in given:
+            changes[name] = tuple(then) if isinstance(then, list) else then
+        elif name == "target" and _file_target(spec.target) and then is not None and _file_target(then):
+            changes[name] = then  # a file: compared by content (check_files), named as then
+        elif _plain(getattr(spec, name)) != then:
+            raise differs(_FLAGS[name], then, _plain(getattr(spec, name)))
+    options = dict(saved.get("target_options", {}))
+    for key, value in spec.target_options.items():
+        if value is None or key == "data" and isinstance(value, str) and isinstance(options.get(key), str):
+            continue  # the data file: compared by content
+        if _plain(value) != options.get(key):
+            raise differs(f"--{key}" if key in _TARGET_FLAGS else f"-T {key}=", options.get(key), _plain(value))
+    params = dict(saved.get("params", {}))
+    for key, value in spec.params.items():
+        if value is not None and _plain(value) != params.get(key):
+            raise differs(f"--{key.replace('_', '-')}", params.get(key), _plain(value))
+    return dataclasses.replace(spec, target_options=options, params=params, **changes)
+
+
+def _file_target(target: str) -> bool:
+    return is_user_target(target) or is_transition_matrix(target) or is_network_target(target)
+
+
+def check_files(saved: dict[str, Any], now: dict[str, Any], source: str) -> None:
+    """Refuse a target or data file whose content is not the one the run in ``source`` was made with."""
+    for what, label in (("target", "target file"), ("data", "data file")):
+        then, current = saved.get("files", {}).get(what), now.get("files", {}).get(what)
+        if then != current:
+            raise InputError(source, f"the run's {label} has changed since (its SHA-256 differs): --resume goes on "
+                                     "only with the same target, data and settings")  # fmt: skip
+
+
 def failed_advice(report: Report) -> tuple[str, ...]:
     """The advice of every check that fails ``report`` (each once, in the checks' order)."""
     failing = [c for c in report.checks if not c.passed and (c.severity == "error" or report.strict)]
@@ -377,6 +645,8 @@ def network_run(
     stdout: IO[bytes] | None = None,
     thresholds: Thresholds | None = None,
     strict: bool = False,
+    long_run: LongRun | None = None,
+    previous: Chains | None = None,
 ) -> SampleResult:
     """``mcmc sample --target NET.bif``: sample a Bayesian network given evidence, write the chains, summarise.
 
@@ -409,8 +679,10 @@ def network_run(
     UsageError
         A sampler that does not sample networks; a target option or
         ``--init`` (neither applies); a bad block specification or budget
-        (``spec.params``: gibbs's ``blocks``, ``budget`` and ``scan``); an output that
-        is the input.
+        (``spec.params``: gibbs's ``blocks``, ``budget`` and ``scan``); an
+        output that is the input; with ``long_run.resume``, a setting that
+        differs from the file's or fewer draws than it has, and
+        ``--until-converged``.
     """
     # start-up: the network samplers load numba (0.4 s), and the network's report the readers, only for a network
     from mcmc.core.networks.bif import read_bif
@@ -420,6 +692,15 @@ def network_run(
     from mcmc.core.samplers import NETWORK_SAMPLERS
     from mcmc.diagnostics.report.network import estimate_indicators, network_advice, network_summary
 
+    long_run = long_run or LongRun()
+    saved = None
+    if previous is not None:
+        from mcmc.core.resume import sampler_resume  # start-up: only when going on from a file
+
+        saved = sampler_resume(previous.resume, long_run.resume, "network")  # type: ignore[arg-type]
+        spec = resumed_spec(spec, long_run.given, saved.problem, long_run.resume)  # type: ignore[arg-type]
+    if long_run.max_draws is not None:
+        raise UsageError("--until-converged samples a density target; on a Bayesian network give --draws")
     if spec.sampler is None:
         spec = dataclasses.replace(spec, sampler=default_sampler(spec.target))
     if spec.sampler not in NETWORK_SAMPLERS:
@@ -434,8 +715,17 @@ def network_run(
         raise UsageError(f"option(s) {', '.join(given)} do not apply to a Bayesian network target")
     if spec.init is not None:
         raise UsageError("--init does not apply to a Bayesian network target")
-    check_paths({"-o": output}, [spec.target])
+    check_paths({"-o": output, **_checkpoint_output(long_run, output)}, [spec.target, *_resume_input(long_run, output)])
     check_chains_output(output)
+    seed = spec.seed if spec.seed is not None else entropy_seed()
+    problem = problem_of(dataclasses.replace(spec, seed=seed), spec.target, None)
+    if saved is not None:
+        check_files(saved.problem, problem, long_run.resume)  # type: ignore[arg-type]
+        problem = saved.problem
+        goal = spec.draws if "draws" in long_run.given else saved.goal
+        if goal < saved.done:
+            raise UsageError(f"--draws {goal}: {long_run.resume} already has {saved.done} draws per chain")
+        spec = dataclasses.replace(spec, draws=goal)
     net = read_bif(spec.target)
     evidence = parse_evidence(net, list(spec.observe))
     require_unobserved(net, evidence)
@@ -445,12 +735,16 @@ def network_run(
     t0 = time.perf_counter()
     run = sample_network(
         net, evidence, spec.sampler, chains=spec.chains, warmup=spec.warmup, draws=spec.draws, thin=spec.thin,
-        seed=spec.seed, chain_ids=range(spec.first_chain, spec.first_chain + spec.chains), params=spec.params,
+        seed=seed, chain_ids=range(spec.first_chain, spec.first_chain + spec.chains), params=spec.params,
+        keep_warmup=spec.keep_warmup, problem=problem, resume=None if saved is None else (saved, previous),  # type: ignore[arg-type]
+        checkpoint=long_run.checkpoints,
     )  # fmt: skip
     timings = {**run.timings, "wall_time_s": time.perf_counter() - t0}
     chains = to_chains(run)
     t0 = time.perf_counter()
     write_chains_to(chains, output, stdout)
+    if long_run.checkpoints is not None:
+        long_run.checkpoints.remove()
     timings["write_time_s"] = time.perf_counter() - t0
     estimates = estimate_indicators(chains, None if exact is None else exact.marginals,
                                     thresholds=thresholds or Thresholds(), strict=strict, source=[output])  # fmt: skip
@@ -459,6 +753,7 @@ def network_run(
     return SampleResult(
         chains, timings, estimates.summary, spec.seed is not None, output, network=network, report=report,
         advice=() if report is None or report.passed else (network_advice(report, chains.attrs),),
+        resumed_from=long_run.resume, resumed_draws=0 if saved is None else saved.done,
     )  # fmt: skip
 
 

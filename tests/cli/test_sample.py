@@ -14,7 +14,8 @@ FAST = ("--chains", "2", "--warmup", "40", "--draws", "30", "--no-check")  # too
 
 def _load(data: bytes | Path) -> tuple[dict[str, np.ndarray], dict]:
     with np.load(io.BytesIO(data) if isinstance(data, bytes) else data, allow_pickle=False) as npz:
-        arrays = {k: npz[k] for k in npz.files}
+        # the resume section (what the run needs to go on) is tested by tests/test_resume.py
+        arrays = {k: npz[k] for k in npz.files if k != "__resume__" and not k.startswith("resume__")}
     attrs = json.loads(str(arrays.pop("__attrs__")))
     return arrays, attrs
 
