@@ -207,7 +207,8 @@ def resume_command(command: str, checkpoint: str, output: str) -> str:
     """The command that goes on from ``checkpoint`` to ``output`` (names quoted for a POSIX shell)."""
     import shlex  # start-up: only once a run was stopped with a checkpoint
 
-    tail = "" if output == checkpoint else f" -o {shlex.quote(output)}"
+    # -o only when it is not the output the checkpoint's name says (run.npz.checkpoint.npz -> run.npz)
+    tail = "" if checkpoint in (output, output + ".checkpoint.npz") else f" -o {shlex.quote(output)}"
     return f"mcmc {command} --resume {shlex.quote(checkpoint)}{tail}"
 
 

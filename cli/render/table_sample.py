@@ -146,6 +146,7 @@ def render_sample(result: SampleResult, out: TextIO, options: RenderOptions = Re
     compiling = result.timings.get("compile_time_s", 0.0)  # a JAX target's programs, at their first calls
     cost.append(f"{result.seconds:.2f} s" + (f" ({compiling:.2f} s compiling)" if compiling else ""))
     lines.append("  " + "   ".join(cost) + f"  -> {'stdout' if result.output == '-' else _markup(result.output)}")
+    lines += [_markup(line) for line in long_run_lines(result)]
     icdf = a.get("inverse_cdf")
     if icdf is not None:  # how F^-1 was had, and how accurate it is
         if icdf.get("method") == "quantile":
@@ -198,6 +199,22 @@ def _blocks_line(n: Any) -> str:
     return head + "; ".join(parts) + (f"; {plural(singly, 'node')} singly" if singly else "")
 
 
+def long_run_lines(result: SampleResult) -> list[str]:
+    """Where the run went on from, and how many draws ``--until-converged`` took (plain text)."""
+    lines = []
+    if result.resumed_from is not None:
+        lines.append(f"  went on from {result.resumed_from} ({result.resumed_draws} draws per chain, no new warm-up)")
+    if result.looks:
+        seen = ", ".join(f"{look.draws} {'pass' if look.passed else 'fail'}" for look in result.looks)
+        took = result.chains.attrs.get("draws", result.chains.n_draws)
+        if result.converged_early:
+            how = f"took {took} draws per chain: the checks passed at two successive looks"
+        else:
+            how = f"ran to --max-draws, {result.max_draws} draws per chain"
+        lines.append(f"  until converged: {how} (draws per chain at each look: {seen})")
+    return lines
+
+
 def _network_sample(result: SampleResult, out: TextIO) -> None:
     """A Bayesian network run: what ran on what evidence, convergence over all indicators, the marginals, warnings."""
     from rich import box  # start-up: rich's tables (17 ms) only when this table is drawn
@@ -213,6 +230,8 @@ def _network_sample(result: SampleResult, out: TextIO) -> None:
         f"{seed_note}",
     )  # fmt: skip
     con.print(head, soft_wrap=True)
+    for line in long_run_lines(result):
+        con.print(Text(printable(line)), soft_wrap=True)
     evidence = printable(n.evidence.replace(",", ", ")) if n.evidence else "none"
     lpe = "unknown (too wide for exact inference)" if n.log_evidence is None else f"{n.log_evidence:.4g} (exact)"
     con.print(Text(f"  evidence: {evidence}   log p(e) = {lpe}"), soft_wrap=True)

@@ -1,0 +1,342 @@
+"""Long runs of ``mcmc sample``: stop and go on with the same bytes, checkpoints, signals, run until converged.
+
+Chain ``i``'s numbers depend only on the seed and ``i``, and the chains file
+carries each chain's state, tuned parameters and position in its stream
+(:mod:`mcmc.core.resume`), so a run cut in two and gone on from its file
+writes, byte for byte, the file of the run that never stopped: for every
+case of ``tests/data/same_bytes/cases.py`` (every sampler; Potts, BNN and a
+Bayesian network among the targets). Real processes are stopped by SIGTERM
+and SIGINT, and killed with SIGKILL at random moments: the last checkpoint
+is whole and goes on to the same bytes.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mcmc.core.chains import Chains, write_chains
+
+HERE = Path(__file__).parent / "data" / "same_bytes"
+_spec = importlib.util.spec_from_file_location("same_bytes_cases", HERE / "cases.py")
+cases = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cases)
+
+LECTURE = str(Path(__file__).parent / "data" / "markov" / "lecture.csv")
+#: Every same-bytes case as a command line of ``mcmc sample`` (the Markov chain's library case too).
+CASES = {**cases.SAMPLE_CASES, **cases.NETWORK_CASES, "markov-lecture": ["-t", LECTURE, "-T", "start=Rainy", "-s", "markov"]}
+
+
+def _short(draws: int) -> list[str]:
+    argv = list(cases.SHORT)
+    argv[argv.index("--draws") + 1] = str(draws)
+    return argv
+
+
+def _run(*argv: str) -> int:
+    from mcmc.cli.app import main
+
+    return main(list(argv))
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_a_run_that_stops_and_goes_on_writes_the_bytes_of_one_that_never_stopped(name, tmp_path, capsys):
+    whole, part = tmp_path / "whole.npz", tmp_path / "part.npz"
+    assert _run("sample", *CASES[name], *_short(30), "-o", str(whole)) == 0
+    assert _run("sample", *CASES[name], *_short(13), "-o", str(part)) == 0
+    # the settings are the file's; the output is the file itself, extended in place
+    assert _run("sample", "--resume", str(part), "--draws", "30", "-q", "--no-check") == 0
+    assert part.read_bytes() == whole.read_bytes()
+
+
+def test_thinned_runs_and_runs_cut_in_three_go_on_to_the_same_bytes(tmp_path, capsys):
+    argv = ["-t", "gaussian", "--dim", "3", "-s", "nuts", "--thin", "3", "--keep-warmup"]
+    whole, a, b = tmp_path / "whole.npz", tmp_path / "a.npz", tmp_path / "b.npz"
+    assert _run("sample", *argv, *_short(31), "-o", str(whole)) == 0
+    assert _run("sample", *argv, *_short(7), "-o", str(a)) == 0  # 7 is not a multiple of the thinning
+    assert _run("sample", "--resume", str(a), "--draws", "20", "-o", str(b), "-q", "--no-check") == 0
+    assert _run("sample", "--resume", str(b), "--draws", "31", "-q", "--no-check", *argv, "--seed", "7") == 0
+    assert b.read_bytes() == whole.read_bytes()
+    with np.load(whole) as f:
+        assert f["x"].shape == (3, 11, 3) and f["warmup_posterior__x"].shape == (3, 40, 3)
+
+
+def test_blocks_of_chains_join_into_the_resume_section_of_the_whole_run():
+    # Dask runs blocks of chains with the one problem of the run and joins them (driver.concatenate)
+    from mcmc.core.chains import npz_bytes
+    from mcmc.core.samplers import get_sampler
+    from mcmc.core.samplers.driver import concatenate, run
+    from mcmc.core.targets import get_target
+
+    hmc, target, problem = get_sampler("hmc"), get_target("eight-schools"), {"settings": {"seed": 5}}
+    common = dict(warmup=40, draws=20, seed=5, problem=problem)
+    whole = run(hmc, target, chains=4, **common).chains
+    blocks = [run(hmc, target, chain_ids=ids, **common).chains for ids in ([0], [1, 2], [3])]
+    assert npz_bytes(concatenate(blocks)) == npz_bytes(whole)
+
+
+# ----------------------------------------------------------------- what --resume refuses
+
+
+def _base(tmp_path: Path, *extra: str) -> Path:
+    out = tmp_path / "base.npz"
+    assert _run("sample", "-t", "gaussian", "--dim", "3", "-s", "rwm", *_short(20), *extra, "-o", str(out)) == 0
+    return out
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        (["--sampler", "slice"], "the run was made with --sampler rwm; this command gives slice"),
+        (["--seed", "8"], "the run was made with --seed 7; this command gives 8"),
+        (["--dim", "4"], "the run was made with --dim 3; this command gives 4"),
+        (["--chains", "4"], "the run was made with --chains 3; this command gives 4"),
+        (["--warmup", "10"], "the run was made with --warmup 40; this command gives 10"),
+        (["-s", "rwm", "--scale", "0.5"], "the run was made with --scale (not given); this command gives 0.5"),
+        (["--draws", "10"], "already has 20 draws per chain"),
+        (["--scale", "0.5"], "give --sampler too"),
+    ],
+)
+def test_resume_refuses_other_settings_in_one_line(mcmc, tmp_path, given, message):
+    base = _base(tmp_path)
+    before = base.read_bytes()
+    r = mcmc("sample", "--resume", str(base), *given)
+    assert r.code == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("mcmc: error:") and message in lines[0], r.stderr
+    assert base.read_bytes() == before
+
+
+def test_resume_refuses_a_changed_data_or_target_file(mcmc, tmp_path):
+    data = tmp_path / "data.csv"
+    rng = np.random.default_rng(0)
+    rows = ["x1,x2,y"] + [f"{a:.3f},{b:.3f},{int(a + b > 0)}" for a, b in rng.normal(size=(40, 2))]
+    data.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "fit.npz"
+    assert mcmc("sample", "-t", "logistic", "--data", str(data), "-s", "rwm", *_short(10), "-o", str(out)).code == 0
+    assert mcmc("sample", "--resume", str(out), "--draws", "12", "-q", "--no-check").code == 0  # unchanged: goes on
+    data.write_text("\n".join(rows[:-1]) + "\n")
+    r = mcmc("sample", "--resume", str(out), "--draws", "14")
+    assert r.code == 2 and "the run's data file has changed since (its SHA-256 differs)" in r.stderr
+
+    model = tmp_path / "model.py"
+    model.write_text("dim = 2\ndef log_density(x):\n    return -0.5 * (x ** 2).sum(axis=1)\n")
+    out = tmp_path / "user.npz"
+    assert mcmc("sample", "-t", str(model), "-s", "rwm", *_short(10), "-o", str(out)).code == 0
+    model.write_text("dim = 2\ndef log_density(x):\n    return -0.25 * (x ** 2).sum(axis=1)\n")
+    r = mcmc("sample", "--resume", str(out), "--draws", "14")
+    assert r.code == 2 and "the run's target file has changed since" in r.stderr
+
+
+def _rewrite_header(path: Path, **changes) -> None:
+    with zipfile.ZipFile(path) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    header = json.loads(str(np.load(io.BytesIO(members["__resume__.npy"]))))
+    header.update(changes)
+    buf = io.BytesIO()
+    np.save(buf, np.array(json.dumps(header)))
+    members["__resume__.npy"] = buf.getvalue()
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+
+
+def test_resume_refuses_another_format_version_and_files_with_nothing_to_go_on_from(mcmc, tmp_path):
+    base = _base(tmp_path)
+    _rewrite_header(base, version=2)
+    r = mcmc("sample", "--resume", str(base), "--draws", "30")
+    assert r.code == 2 and "written by mcmc.resume version 2; this mcmc goes on from version 1 only" in r.stderr
+
+    plain = tmp_path / "plain.npz"
+    write_chains(Chains({"mu": np.zeros((2, 10))}), plain)
+    r = mcmc("sample", "--resume", str(plain))
+    assert r.code == 2 and "has nothing to resume from" in r.stderr
+
+    nc = tmp_path / "run.nc"
+    nc.write_bytes(b"whatever")
+    r = mcmc("sample", "--resume", str(nc))
+    assert r.code == 2 and "an .nc file has no resume section" in r.stderr
+
+
+# ----------------------------------------------------------------- checkpoints, signals and kill -9
+
+SLOW = """\
+import time
+dim = 2
+def log_density(x):
+    time.sleep({sleep})
+    return -0.5 * (x ** 2).sum(axis=1)
+"""
+
+
+def _start(argv: list[str], cwd: Path) -> subprocess.Popen:
+    # SIGINT back to its default: a shell starts background jobs with it ignored
+    return subprocess.Popen(
+        [sys.executable, "-m", "mcmc.cli.app", *argv], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+
+
+def _wait_for(path: Path, proc: subprocess.Popen, seconds: float = 120.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate()[1].decode()
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        time.sleep(0.01)
+
+
+def _end(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.kill()  # this test's own process, by its handle
+    proc.communicate()
+
+
+SLOW_RUN = ["-s", "rwm", "--seed", "3", "--chains", "2", "--warmup", "20", "--draws", "600", "-q", "--no-check"]
+
+
+@pytest.mark.parametrize(("sig", "code", "last"), [(signal.SIGTERM, 143, "mcmc: terminated"),
+                                                    (signal.SIGINT, 130, "mcmc: interrupted")])  # fmt: skip
+def test_a_signal_writes_a_last_checkpoint_and_prints_the_command_that_goes_on(tmp_path, capsys, sig, code, last):
+    (tmp_path / "slow.py").write_text(SLOW.format(sleep=0.001))
+    out = tmp_path / "run.npz"
+    out.write_bytes(b"the previous run's file")
+    ckpt = tmp_path / "run.npz.checkpoint.npz"
+    proc = _start(["sample", "-t", "slow.py", *SLOW_RUN, "--checkpoint-every", "0.2s", "-o", "run.npz"], tmp_path)
+    try:
+        _wait_for(ckpt, proc)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        _end(proc)
+    lines = err.decode().strip().splitlines()
+    assert proc.returncode == code, err
+    assert lines[-1] == last
+    assert out.read_bytes() == b"the previous run's file"  # -o is written only at the end
+    said = re.fullmatch(r"mcmc: the run so far \((\d+) draws per chain\) is in run\.npz\.checkpoint\.npz; "
+                        r"go on with: (mcmc sample --resume .*)", lines[-2])  # fmt: skip
+    assert said, lines
+    with np.load(ckpt) as f:
+        assert f["x"].shape == (2, int(said[1]), 2)
+    os.chdir(tmp_path)
+    try:
+        assert _run(*shlex.split(said[2])[1:], "-q", "--no-check") == 0
+        assert not ckpt.exists()  # served: removed once the output holds it all
+        assert _run("sample", "-t", "slow.py", *SLOW_RUN, "-o", "whole.npz") == 0
+    finally:
+        os.chdir(Path(__file__).parent)
+    assert out.read_bytes() == (tmp_path / "whole.npz").read_bytes()
+
+
+def test_after_kill_9_at_random_moments_the_last_checkpoint_goes_on_to_the_same_bytes(tmp_path, capsys):
+    (tmp_path / "slow.py").write_text(SLOW.format(sleep=0.0005))
+    argv = ["sample", "-t", "slow.py", *SLOW_RUN[:-4], "--draws", "2000", "-q", "--no-check"]
+    os.chdir(tmp_path)
+    try:
+        assert _run(*argv, "-o", "whole.npz") == 0
+        whole = (tmp_path / "whole.npz").read_bytes()
+        moments = np.random.default_rng(30).uniform(0.0, 1.2, size=20)
+        draws_seen = set()
+        for k, moment in enumerate(moments):
+            ckpt = tmp_path / f"run{k}.npz.checkpoint.npz"
+            proc = _start([*argv, "--checkpoint-every", "0.05s", "-o", f"run{k}.npz"], tmp_path)
+            try:
+                _wait_for(ckpt, proc)
+                time.sleep(moment)
+                proc.send_signal(signal.SIGKILL)
+                proc.wait(timeout=60)
+            finally:
+                _end(proc)
+            if proc.returncode == 0:  # finished before the kill: nothing to go on from
+                assert not ckpt.exists()
+                continue
+            assert proc.returncode == -signal.SIGKILL
+            assert not (tmp_path / f"run{k}.npz").exists()
+            with np.load(ckpt) as f:  # whole: written atomically
+                draws_seen.add(int(f["x"].shape[1]))
+            assert _run("sample", "--resume", ckpt.name, "-q", "--no-check") == 0
+            assert (tmp_path / f"run{k}.npz").read_bytes() == whole
+        assert len(draws_seen) >= 5, draws_seen  # the kills fell at many different points
+    finally:
+        os.chdir(Path(__file__).parent)
+
+
+# ----------------------------------------------------------------- --until-converged
+
+BIMODAL = """\
+import numpy as np
+dim = 1
+def log_density(x):
+    # two modes 40 sds apart: random-walk chains never cross, so R-hat cannot pass
+    return np.logaddexp(-0.5 * ((x - 20.0) / 0.5) ** 2, -0.5 * ((x + 20.0) / 0.5) ** 2).sum(axis=1)
+"""
+
+
+def test_until_converged_stops_on_an_easy_target_when_two_successive_looks_pass(mcmc, tmp_path):
+    out = tmp_path / "uc.npz"
+    r = mcmc("sample", "-t", "gaussian", "--dim", "2", "--seed", "1", "--warmup", "200", "--draws", "100",
+             "--until-converged", "-o", str(out))  # fmt: skip
+    assert r.code == 0, r.stderr
+    assert "until converged: took 225 draws per chain: the checks passed at two successive looks " \
+           "(draws per chain at each look: 100 fail, 150 pass, 225 pass)" in r.stderr  # fmt: skip
+    with np.load(out) as f:
+        assert f["x"].shape == (4, 225, 2)
+    # the same bytes as one run of that length: the blocks went on from each other
+    whole = tmp_path / "whole.npz"
+    assert mcmc("sample", "-t", "gaussian", "--dim", "2", "--seed", "1", "--warmup", "200", "--draws", "225",
+                "-o", str(whole)).code == 0  # fmt: skip
+    assert out.read_bytes() == whole.read_bytes()
+
+
+def test_until_converged_runs_to_max_draws_and_exits_1_on_a_target_that_cannot_mix(mcmc, tmp_path):
+    (tmp_path / "bimodal.py").write_text(BIMODAL)
+    out = tmp_path / "uc.npz"
+    r = mcmc("sample", "-t", str(tmp_path / "bimodal.py"), "-s", "rwm", "--seed", "1", "--warmup", "200", "--draws",
+             "100", "--until-converged", "--max-draws", "400", "-o", str(out))  # fmt: skip
+    assert r.code == 1, r.stderr
+    assert "ran to --max-draws, 400 draws per chain" in r.stderr
+    assert r.stderr.strip().splitlines()[-3].startswith("FAIL: R-hat > 1.01")
+    with np.load(out) as f:
+        assert f["x"].shape == (4, 400, 1)
+
+
+def test_next_look_grows_by_half_on_multiples_of_thin():
+    from mcmc.cli.commands.sample import next_look
+
+    assert [next_look(d, 1000) for d in (100, 150, 225, 900)] == [150, 225, 337, 1000]
+    assert next_look(100, 1000, thin=7) == 156
+    assert next_look(1, 10) == 2
+
+
+# ----------------------------------------------------------------- --keep-warmup
+
+
+def test_keep_warmup_stores_the_warmup_draws_with_their_exact_log_density(tmp_path, capsys):
+    from mcmc.core.targets import get_target
+
+    kept, plain = tmp_path / "kept.npz", tmp_path / "plain.npz"
+    argv = ["-t", "gaussian", "--dim", "3", "--rho", "0.5", "-s", "hmc", *_short(30)]
+    assert _run("sample", *argv, "--keep-warmup", "-o", str(kept)) == 0
+    assert _run("sample", *argv, "-o", str(plain)) == 0
+    with np.load(kept) as k, np.load(plain) as p:
+        for name in p.files:  # the draws are those of the run that kept nothing
+            if name not in ("__attrs__", "__resume__") and not name.startswith("resume__"):
+                assert k[name].tobytes() == p[name].tobytes(), name
+        x, lp = k["warmup_posterior__x"], k["warmup_sample_stats__lp"]
+        assert x.shape == (3, 40, 3) and lp.shape == (3, 40)
+        assert "warmup_sample_stats__step_size" in k.files
+    target = get_target("gaussian", dim=3, rho=0.5)
+    exact = np.asarray(target.log_density(x.reshape(-1, 3))).reshape(3, 40)
+    np.testing.assert_allclose(lp, exact, rtol=1e-12, atol=1e-12)
