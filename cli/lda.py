@@ -15,7 +15,14 @@ from typing import Annotated, Any
 import typer
 
 from mcmc.cli import options
-from mcmc.cli.console import err_console, progress_bar, stop_if_signalled
+from mcmc.cli.console import (
+    err_console,
+    print_resume_line,
+    progress_bar,
+    signals_held,
+    stop_if_signalled,
+    stop_requested,
+)
 from mcmc.cli.render import emit
 from mcmc.core.errors import UsageError
 from mcmc.core.lda.config import (
@@ -416,6 +423,17 @@ def command(
     ] = None,
     output_format: Annotated[str | None, typer.Option("--output-format", hidden=True)] = None,
     quiet: options.Quiet = False,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume", metavar="FILE.npz", rich_help_panel=options.LONG_RUNS, show_default=False,
+            help="Go on from a chains file or checkpoint of mcmc lda: every chain from its topic assignments, to "
+            "--iterations sweeps (default: as many as its fit asked for), with the same bytes as one fit that "
+            "never stopped. The corpus, model and sampler settings are the file's; given again they must match. "
+            "Writes -o, by default FILE itself (for a checkpoint, the output it was made for).",
+        ),
+    ] = None,
+    checkpoint_every: options.CheckpointEvery = options.CHECKPOINT_DEFAULT,
 ) -> None:
     output_format, corpus_format = _formats(fmt, output_format, corpus_format)
     method = _choice(method, METHODS, "--method") or "collapsed"
@@ -430,7 +448,7 @@ def command(
             "-o": output, "--estimates": estimates, "--save-model": save_model, "--plot": plot, "--model": model,
             "--theta": theta, "--vocab": vocab, "--corpus-format": corpus_format, "--min-df": min_df, "--max-df": max_df,
             "--holdout": holdout or None, "--optimize-interval": optimize_interval or None,
-            "--coherence": coherence or None, "--keep-all-words": keep_all_words or None,
+            "--coherence": coherence or None, "--keep-all-words": keep_all_words or None, "--resume": resume,
         })  # fmt: skip
         return
     given = [option for option, value in synthetic.items() if value is not None]
@@ -462,6 +480,11 @@ def command(
         return
     if theta is not None:
         raise UsageError("--theta writes the topics of new documents; it needs --model")
+    typed = _defining_given(ctx)
+    if resume is not None and output is None:
+        from mcmc.cli.commands.checkpoints import output_of  # start-up: only when going on from a file
+
+        output = output_of(resume)  # extended in place, or the output the checkpoint was made for
     if burn_in is None:
         burn_in = default_burn_in(iterations)
     if optimize_burn_in is None:
@@ -480,7 +503,8 @@ def command(
         optimize_interval=optimize_interval, optimize_burn_in=optimize_burn_in, keep_theta=estimates is not None,
     )  # fmt: skip
     # start-up: the command layer and the config reader only once the options parse
-    from mcmc.cli.commands.lda import CorpusInput, LdaOutputs, lda_run
+    from mcmc.cli.commands.checkpoints import Checkpoints, checkpoint_path
+    from mcmc.cli.commands.lda import CorpusInput, LdaLongRun, LdaOutputs, lda_run
     from mcmc.cli.commands.sample import failed_advice
     from mcmc.cli.config import CHECK_KEYS, resolve
     from mcmc.cli.render import table, table_lda  # start-up: rich's tables only when the fit is shown
@@ -488,7 +512,12 @@ def command(
 
     checks = resolve(options.check_options(None, None, strict=strict, max_ll_gap=max_ll_gap), keys=CHECK_KEYS)
 
-    with progress_bar(not quiet, detail="log joint/token {log_joint_per_token:.4f}") as bar:
+    every = options.parse_duration(checkpoint_every)
+    ckpt_path = None if output in (None, "-") or scheduler is not None else checkpoint_path(output)
+    checkpoints = None if every is None or ckpt_path is None else Checkpoints(ckpt_path, every or None, stop_requested)
+    long_run = LdaLongRun(resume=resume, given=frozenset(typed), checkpoints=checkpoints)
+    with progress_bar(not quiet, detail="log joint/token {log_joint_per_token:.4f}") as bar, \
+            signals_held(checkpoints is not None):  # fmt: skip
 
         def progress(label: str, done: int, total: int, /, **fields: Any) -> None:
             if "corpus" in fields:  # read: say what is being fitted while it runs
@@ -498,12 +527,17 @@ def command(
             else:
                 bar(label, done, total, **fields)
 
-        result = lda_run(
-            CorpusInput(corpus_path, corpus_format, vocab, min_df, max_df, keep_all_words), config,
-            LdaOutputs(chains=output, estimates=estimates, model=save_model, plot=plot), thresholds=checks.thresholds,
-            strict=checks.strict, all_chains=all_chains, stdout=sys.stdout.buffer, progress=progress,
-            scheduler=scheduler,
-        )  # fmt: skip
+        try:
+            result = lda_run(
+                CorpusInput(corpus_path, corpus_format, vocab, min_df, max_df, keep_all_words), config,
+                LdaOutputs(chains=output, estimates=estimates, model=save_model, plot=plot),
+                thresholds=checks.thresholds, strict=checks.strict, all_chains=all_chains, stdout=sys.stdout.buffer,
+                progress=progress, scheduler=scheduler, long_run=long_run,
+            )  # fmt: skip
+        except KeyboardInterrupt:
+            if checkpoints is not None and checkpoints.written is not None:
+                print_resume_line("lda", checkpoints.path, checkpoints.written, output)  # type: ignore[arg-type]
+            raise
     if plot is not None:
         from mcmc.cli.render.plot import plot_lda  # start-up: as above
 
@@ -545,6 +579,23 @@ def _generate(path: str, corpus_path: str | None, topics: int, alpha: float, bet
     generate_summary(result, err_console.file)
     if output_format == "json":
         emit(result, "json", "-")
+
+
+#: The options whose value a fit that goes on (--resume) takes from its file unless given: parameter -> field.
+_DEFINING = {"topics": "n_topics", "alpha": "alpha", "beta": "beta", "burn_in": "burn_in", "chains": "chains",
+             "seed": "seed", "method": "method", "kernel": "kernel", "holdout": "holdout",
+             "optimize_interval": "optimize_interval", "optimize_burn_in": "optimize_burn_in",
+             "iterations": "iterations", "corpus_path": "path", "corpus_format": "format", "vocab": "vocab",
+             "min_df": "min_df", "max_df": "max_df", "keep_all_words": "keep_all_words"}  # fmt: skip
+
+
+def _defining_given(ctx: typer.Context | None) -> set[str]:
+    """The options that define a fit given on the command line (not left at their defaults), as fields."""
+    if ctx is None:  # called as a function (tests): every option counts as given
+        return set(_DEFINING.values())
+    # Typer carries its own copy of click: the source is compared by name
+    return {field for name, field in _DEFINING.items()
+            if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"}  # fmt: skip
 
 
 command.__doc__ = HELP

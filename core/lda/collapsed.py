@@ -108,6 +108,7 @@ class CollapsedChain(TokenChain):
             self.beta_inv_sum = np.zeros(problem.K)
         self.kernel = kernel
         self.then = then
+        self._switches = then is not None  # "auto" above DENSE_MAX_TOPICS: it changes kernel once
         self.counts = kernel.init(problem, self.z)
         # The sweep adds up each document's part of the log joint and of the running sums as it leaves it
         # (common.DocumentTally): the document half of the log joint for the symmetric alpha of a fixed model
@@ -118,6 +119,29 @@ class CollapsedChain(TokenChain):
         self.doc_part_ready = False  # doc_part holds the current state's
         self.sums_tallied = False  # the last sweep added the document sums (accumulate adds only phi's)
         self.not_recorded = np.empty((0, problem.K))
+
+    @property
+    def SAVED(self) -> tuple[str, ...]:  # type: ignore[override]  # noqa: N802 - TokenChain's name
+        """The running sums, and the learned alpha and its sums when the chain learns its hyperparameters."""
+        return (*TokenChain.SAVED, *(("alpha", "alpha_sum", "beta_inv_sum") if self.p.learn else ()))
+
+    def save(self) -> dict[str, np.ndarray]:
+        out = super().save()
+        out["beta"] = np.array(self.beta)
+        out["switched"] = np.array(self._switches and self.then is None)  # which kernel sweeps now
+        return out
+
+    def restore(self, arrays: dict[str, np.ndarray]) -> None:
+        if bool(arrays["switched"]) and self.then is not None:
+            self.kernel, self.then = self.then, None
+        self.beta = float(arrays["beta"])
+        if self.p.learn:
+            self.lg_beta = common.lgamma_table(self.beta, self.p.lg_beta.size - 1)
+        super().restore(arrays)
+
+    def recount(self) -> None:
+        self.nk = common.topic_counts(self.z, self.p.K)
+        self.counts = self.kernel.init(self.p, self.z)
 
     def after_sweep(self) -> None:
         """Change kernel (``then``) once the words are concentrated: the new layout made from the old in place."""

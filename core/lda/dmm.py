@@ -48,6 +48,23 @@ class DmmChain(TokenChain):
         self.mk = common.topic_counts(self.z_doc, problem.K)
         self.prob_sum = np.zeros((problem.D, problem.K))
 
+    SAVED = ("length_topic_sum", "nkw_scaled_sum", "inv_sum", "prob_sum")
+
+    def save(self) -> dict[str, np.ndarray]:
+        kernels.expand_doc_topics(self.p.doc_ptr, self.z_doc, self.z)  # z follows z_doc whenever it is read
+        return {**super().save(), "z_doc": self.z_doc.copy()}
+
+    def restore(self, arrays: dict[str, np.ndarray]) -> None:
+        z_doc = np.asarray(arrays["z_doc"], dtype=np.int32)
+        if z_doc.shape != self.z_doc.shape or (z_doc.size and (z_doc.min() < 0 or z_doc.max() >= self.p.K)):
+            raise ValueError(f"z_doc has shape {z_doc.shape} or topics outside 0 .. {self.p.K - 1}")
+        self.z_doc[...] = z_doc
+        super().restore({**arrays, "z": np.repeat(z_doc, np.diff(self.p.doc_ptr))})
+
+    def recount(self) -> None:
+        super().recount()
+        self.mk = common.topic_counts(self.z_doc, self.p.K)
+
     def sweep_phases(self, record: bool) -> list[Phase]:
         p = self.p
         key = draw_key(self.rng)

@@ -71,6 +71,32 @@ class CorpusLike(Protocol):
 
 
 @dataclass(frozen=True)
+class FitState:
+    """What an LDA fit needs to go on after ``done`` sweeps of every chain (``mcmc lda --resume``).
+
+    Attributes
+    ----------
+    done : sweeps made by every chain.
+    log_joint : float (chains, done), the trace so far.
+    trace_alpha, trace_beta : float (chains, U, K) and (chains, U), the hyperparameter updates made so far
+        (``U`` of them; empty without ``optimize_interval``).
+    chains : name -> (chains, ...), every chain's :meth:`~mcmc.core.lda.sampler.LdaChain.save`, stacked.
+    """
+
+    done: int
+    log_joint: np.ndarray
+    trace_alpha: np.ndarray
+    trace_beta: np.ndarray
+    chains: dict[str, np.ndarray]
+
+
+class Checkpoint(Protocol):
+    """Polled after every sweep with a function returning the fit so far (:class:`FitState`), or ``None``."""
+
+    def poll(self, snapshot: Callable[[], FitState] | None) -> None: ...
+
+
+@dataclass(frozen=True)
 class LdaFit:
     """Result of :func:`fit`.
 
@@ -137,6 +163,8 @@ class LdaFit:
     timings: dict[str, float] = field(default_factory=dict)
     z_doc: np.ndarray | None = None
     learned: LearnedHyperparameters | None = None
+    #: With ``save_state``: what the fit needs to go on (taken before the estimates consumed the running sums).
+    state: FitState | None = None
 
     @property
     def tokens_per_second(self) -> float:
@@ -210,6 +238,9 @@ def fit(
     chain_ids: Sequence[int] | None = None,
     sampler: Sampler | None = None,
     keep_theta: bool = True,
+    resume: FitState | None = None,
+    checkpoint: Checkpoint | None = None,
+    save_state: bool = False,
 ) -> LdaFit:
     """Fit LDA (or the Dirichlet-multinomial mixture) by Gibbs sampling.
 
@@ -259,6 +290,17 @@ def fit(
         Whether to estimate theta: its running sums are a (D, K) float array
         per chain (75 MB at K = 500 on 20 Newsgroups). Without it
         ``LdaFit.theta`` is ``None``; everything else is the same, byte for byte.
+    resume
+        Go on from a fit's :class:`FitState` (same corpus, options and chains):
+        every chain's topics, running sums, hyperparameters and stream are
+        restored and the sweeps run from ``resume.done`` to ``iterations``;
+        the result is, byte for byte, the fit that never stopped.
+    checkpoint
+        Polled after every sweep (:class:`Checkpoint`); with threads side by
+        side, a snapshot waits for every chain to end the same sweep.
+    save_state
+        Keep the final :class:`FitState` in ``LdaFit.state`` (the chains file
+        carries it so the fit can go on later).
 
     Returns
     -------
@@ -286,6 +328,15 @@ def fit(
     log_joint = np.empty((chains, iterations))
     n_tokens = words.size
     update_at = {int(sweep): j for j, sweep in enumerate(updates)}  # sweep number -> index of the update
+    start = 0
+    if resume is not None:
+        start = _restore(resume, states, log_joint, trace_alpha, trace_beta, iterations)
+
+    def snapshot(done: int) -> FitState:
+        saved = [st.save() for st in states]
+        made = int(np.searchsorted(updates, done, side="right"))
+        return FitState(done, log_joint[:, :done].copy(), trace_alpha[:, :made].copy(), trace_beta[:, :made].copy(),
+                        {k: np.stack([sv[k] for sv in saved]) for k in saved[0]})  # fmt: skip
 
     def after(c: int, it: int, clock: Clock) -> None:
         """Chain c's work after its sweep ``it``: log joint, running estimates, hyperparameters."""
@@ -305,10 +356,11 @@ def fit(
     with ThreadPoolExecutor(max_workers=threads) as pool:
         if threads > 1 and chains >= threads and not given:
             clocks = _chains_side_by_side(pool, states, threads, iterations, burn_in, after, callback, n_tokens,
-                                          log_joint)  # fmt: skip
+                                          log_joint, start, checkpoint, snapshot)  # fmt: skip
         else:
             clocks = [_chains_in_lockstep(pool, states, threads, iterations, burn_in, after, callback, n_tokens,
-                                          log_joint)]  # fmt: skip
+                                          log_joint, start, checkpoint, snapshot)]  # fmt: skip
+    final_state = snapshot(iterations) if save_state else None
     sampling = max(c.sampling for c in clocks)
     sampling_cpu = sum(c.sampling_cpu for c in clocks)
     t_log_joint = max(c.log_joint for c in clocks)
@@ -327,7 +379,30 @@ def fit(
         z_doc=np.stack([st.z_doc for st in states]) if states[0].z_doc is not None else None,
         learned=(LearnedHyperparameters(updates, trace_alpha, trace_beta, int(optimize_interval), int(optimize_burn_in))
                  if learn else None),
+        state=final_state,
     )
+
+
+def _restore(resume: FitState, states: Sequence[LdaChain], log_joint: np.ndarray, trace_alpha: np.ndarray,
+             trace_beta: np.ndarray, iterations: int) -> int:  # fmt: skip
+    """Put a saved fit back into ``states`` and the traces; the sweeps done."""
+    done = int(resume.done)
+    if not 0 <= done <= iterations or resume.log_joint.shape != (len(states), done):
+        raise InputError(None, f"the fit to go on from has a trace of shape {resume.log_joint.shape}; expected "
+                               f"({len(states)} chains, at most {iterations} sweeps)")  # fmt: skip
+    made = resume.trace_alpha.shape[1]
+    if resume.trace_alpha.shape[0] != len(states) or made > trace_alpha.shape[1] \
+            or resume.trace_alpha.shape[2:] != trace_alpha.shape[2:]:  # fmt: skip
+        raise InputError(None, "the fit to go on from has hyperparameter updates of another shape")
+    for c, st in enumerate(states):
+        try:
+            st.restore({k: v[c] for k, v in resume.chains.items()})
+        except (KeyError, ValueError, IndexError) as exc:
+            raise InputError(None, f"the fit to go on from does not fit this corpus and model ({exc})") from None
+    log_joint[:, :done] = resume.log_joint
+    trace_alpha[:, :made] = resume.trace_alpha
+    trace_beta[:, :made] = resume.trace_beta
+    return done
 
 
 @dataclass
@@ -356,7 +431,8 @@ def _sweep(st: LdaChain, record: bool, clock: Clock, cpu: Callable[[], float],
 
 def _chains_in_lockstep(pool: ThreadPoolExecutor, states: Sequence[LdaChain], threads: int, iterations: int,
                         burn_in: int, after: After, callback: Callable[[int, int, float], None] | None,
-                        n_tokens: int, log_joint: np.ndarray) -> Clock:  # fmt: skip
+                        n_tokens: int, log_joint: np.ndarray, start: int = 0, checkpoint: Checkpoint | None = None,
+                        snapshot: Callable[[int], FitState] | None = None) -> Clock:  # fmt: skip
     """Every chain's sweep, phase by phase, its tasks (a chain's, or blocks of one chain) over the threads.
 
     For fewer chains than threads, or one chain whose documents are shared
@@ -374,7 +450,7 @@ def _chains_in_lockstep(pool: ThreadPoolExecutor, states: Sequence[LdaChain], th
                 fut.result()
 
     chains = len(states)
-    for it in range(iterations):
+    for it in range(start, iterations):
         t0, c0 = time.perf_counter(), time.process_time()
         phases = [st.sweep_phases(it >= burn_in) for st in states]
         for p in range(len(phases[0])):
@@ -388,6 +464,8 @@ def _chains_in_lockstep(pool: ThreadPoolExecutor, states: Sequence[LdaChain], th
         if callback is not None:
             for c in range(chains):
                 callback(c, it, log_joint[c, it] / n_tokens)
+        if checkpoint is not None and snapshot is not None and it + 1 < iterations:
+            checkpoint.poll(lambda done=it + 1: snapshot(done))
     clock.log_joint = max(c.log_joint for c in per_chain)
     clock.estimates = max(c.estimates for c in per_chain)
     return clock
@@ -395,16 +473,24 @@ def _chains_in_lockstep(pool: ThreadPoolExecutor, states: Sequence[LdaChain], th
 
 def _chains_side_by_side(pool: ThreadPoolExecutor, states: Sequence[LdaChain], threads: int, iterations: int,
                          burn_in: int, after: After, callback: Callable[[int, int, float], None] | None,
-                         n_tokens: int, log_joint: np.ndarray) -> list[Clock]:  # fmt: skip
+                         n_tokens: int, log_joint: np.ndarray, start: int = 0, checkpoint: Checkpoint | None = None,
+                         snapshot: Callable[[int], FitState] | None = None) -> list[Clock]:  # fmt: skip
     """Thread j runs chains j, j + threads, ... through all their iterations, with no barrier between threads.
 
     Chains are independent, so waiting at every sweep for the slowest chain
     (the lockstep) only loses time; the callback still sees every iteration of
-    every chain, in order per chain, from the calling thread.
+    every chain, in order per chain, from the calling thread. A checkpoint
+    (``checkpoint.poll`` after each event) asks the threads to stop before one
+    sweep, the next one no thread has begun, takes the snapshot there, and
+    lets them go on.
     """
     events: queue.Queue[tuple[int, int] | None] = queue.Queue()
     stop = threading.Event()
     clocks = [Clock() for _ in range(threads)]
+    gate = threading.Condition()
+    pause_at: list[int | None] = [None]  # the sweep before which every thread waits (a snapshot is taken)
+    begun = [start - 1] * threads  # the last sweep each thread began
+    waiting = [False] * threads  # paused at pause_at, or done
 
     def serial(tasks: list[Task]) -> None:
         for func, args in tasks:
@@ -412,7 +498,14 @@ def _chains_side_by_side(pool: ThreadPoolExecutor, states: Sequence[LdaChain], t
 
     def worker(j: int) -> None:
         try:
-            for it in range(iterations):
+            for it in range(start, iterations):
+                with gate:
+                    while pause_at[0] is not None and it >= pause_at[0] and not stop.is_set():
+                        waiting[j] = True
+                        gate.notify_all()
+                        gate.wait()
+                    waiting[j] = False
+                    begun[j] = it
                 for c in range(j, len(states), threads):
                     if stop.is_set():
                         return
@@ -423,7 +516,22 @@ def _chains_side_by_side(pool: ThreadPoolExecutor, states: Sequence[LdaChain], t
             stop.set()
             raise
         finally:
+            with gate:
+                waiting[j] = True  # done: never in the way of a snapshot
+                gate.notify_all()
             events.put(None)
+
+    def paused_snapshot() -> FitState:
+        with gate:
+            pause_at[0] = min(max(begun) + 1, iterations)
+            gate.wait_for(lambda: all(waiting))
+            at = pause_at[0]
+        try:
+            return snapshot(at)  # type: ignore[misc]
+        finally:
+            with gate:
+                pause_at[0] = None
+                gate.notify_all()
 
     futures = [pool.submit(worker, j) for j in range(threads)]
     try:
@@ -432,14 +540,19 @@ def _chains_side_by_side(pool: ThreadPoolExecutor, states: Sequence[LdaChain], t
             try:
                 item = events.get(timeout=0.1)
             except queue.Empty:
-                continue
+                item = ()  # type: ignore[assignment]
             if item is None:
                 running -= 1
-            elif callback is not None:
+                continue
+            if item and callback is not None:
                 c, it = item
                 callback(c, it, log_joint[c, it] / n_tokens)
+            if checkpoint is not None and snapshot is not None:
+                checkpoint.poll(paused_snapshot)
     except BaseException:  # an interrupt: the workers stop after their current sweep
         stop.set()
+        with gate:
+            gate.notify_all()
         raise
     for fut in futures:
         fut.result()  # a worker's exception
@@ -493,9 +606,14 @@ def concatenate(parts: Sequence[LdaFit]) -> LdaFit:
                                          np.concatenate([p.learned.beta for p in parts]), learned.interval,
                                          learned.burn_in)  # type: ignore[union-attr]
     timings = {key: max(p.timings.get(key, 0.0) for p in parts) for key in first.timings}
+    state = first.state
+    if state is not None:
+        state = FitState(state.done, *(np.concatenate([getattr(p.state, k) for p in parts])
+                                       for k in ("log_joint", "trace_alpha", "trace_beta")),
+                         {k: np.concatenate([p.state.chains[k] for p in parts]) for k in state.chains})  # type: ignore[union-attr]
     return dataclasses.replace(
         first, log_joint=join("log_joint"), log_joint_per_token=join("log_joint_per_token"), theta=join("theta"),
         phi=join("phi"), topic_shares=join("topic_shares"), z=join("z"), z_doc=join("z_doc"), learned=learned,
         chains=sum(p.chains for p in parts), sampling_seconds=max(p.sampling_seconds for p in parts),
-        total_seconds=max(p.total_seconds for p in parts), timings=timings,
+        total_seconds=max(p.total_seconds for p in parts), timings=timings, state=state,
     )  # fmt: skip

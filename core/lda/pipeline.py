@@ -117,41 +117,32 @@ class LdaRun:
     recoveries: list[evaluate.Recovery] | None
     timings: dict[str, float] = field(default_factory=dict)
     reading: dict[str, Any] = field(default_factory=dict)
+    #: What defines the fit (JSON, built by the command): with it the chains file carries what the fit needs to go on.
+    problem: dict[str, Any] | None = None
 
     def attrs(self) -> dict[str, Any]:
         """The attributes of the chains file: the model and where the data came from."""
-        f, corpus = self.fit, self.train
-        return {
-            "sampler": f"lda-{f.method}",
-            "kernel": f.kernel,
-            "target": "lda",
-            "corpus": self.source,
-            "n_docs": corpus.n_docs,
-            "n_tokens": corpus.n_tokens,
-            "vocab_size": corpus.vocab_size,
-            "n_topics": f.n_topics,
-            "alpha": f.alpha,
-            "beta": f.beta,
-            "iterations": f.iterations,
-            "burn_in": f.burn_in,
-            # the climb from the first sweep, against which the chains file's draws are judged for a trend
-            "first_log_joint_per_token": [float(v) for v in f.log_joint_per_token[:, 0]],
-            "seed": f.seed,
-            **({"optimize_interval": self.config.optimize_interval, "optimize_burn_in": self.config.optimize_burn_in,
-                "alpha_learned": f.learned.final_alpha.tolist(), "beta_learned": f.learned.final_beta.tolist()}
-               if f.learned is not None else {}),
-            "draws": "post-burn-in iterations only; the full trace is in the estimates file",
-        }
+        f = self.fit
+        learned = None if f.learned is None else (f.learned.final_alpha, f.learned.final_beta)
+        return fit_attrs(self.config, self.source, self.train, f.method, f.kernel, f.iterations,
+                         f.log_joint_per_token[:, 0], learned)  # fmt: skip
 
     def to_chains(self) -> Chains:
-        """The chains file: post-burn-in ``log_joint`` and ``log_joint_per_token``, (chain, draw)."""
+        """The chains file: post-burn-in ``log_joint`` and ``log_joint_per_token``, (chain, draw), and the
+        resume section when the fit was made with a ``problem``."""
         b = self.fit.burn_in
+        resume = None
+        if self.problem is not None and self.fit.state is not None:
+            from mcmc.core.lda.resume import lda_section  # start-up: only for a fit that can go on
+
+            resume = lda_section(self.problem, self.fit.iterations, self.fit.state)
         return Chains(
             posterior={
                 "log_joint": self.fit.log_joint[:, b:],
                 "log_joint_per_token": self.fit.log_joint_per_token[:, b:],
             },
             attrs=self.attrs(),
+            resume=resume,
         ).validate(self.source)
 
     def estimates(self) -> dict[str, np.ndarray]:
@@ -238,12 +229,66 @@ def check_fit(data: Any, config: LdaConfig) -> None:
         )
 
 
+def fit_attrs(config: LdaConfig, source: str, corpus: Corpus, method: str, kernel: str, iterations: int,
+              first_ll: np.ndarray, learned: tuple[np.ndarray, np.ndarray] | None) -> dict[str, Any]:  # fmt: skip
+    """The attributes of an LDA chains file (a fit's, or a checkpoint's after ``iterations`` sweeps)."""
+    return {
+        "sampler": f"lda-{method}",
+        "kernel": kernel,
+        "target": "lda",
+        "corpus": source,
+        "n_docs": corpus.n_docs,
+        "n_tokens": corpus.n_tokens,
+        "vocab_size": corpus.vocab_size,
+        "n_topics": config.n_topics,
+        "alpha": float(config.alpha),
+        "beta": float(config.beta),
+        "iterations": iterations,
+        "burn_in": config.burn_in,
+        # the climb from the first sweep, against which the chains file's draws are judged for a trend
+        "first_log_joint_per_token": [float(v) for v in first_ll],
+        "seed": config.seed,
+        **({"optimize_interval": config.optimize_interval, "optimize_burn_in": config.optimize_burn_in,
+            "alpha_learned": learned[0].tolist(), "beta_learned": learned[1].tolist()}
+           if learned is not None else {}),
+        "draws": "post-burn-in iterations only; the full trace is in the estimates file",
+    }
+
+
+class _CheckpointChains:
+    """The fit's checkpoints as chains files: a :class:`~mcmc.core.lda.gibbs.FitState` made into one."""
+
+    def __init__(self, outer: Any, config: LdaConfig, data: Corpus, source: str, kernel: str,
+                 problem: dict[str, Any]) -> None:  # fmt: skip
+        self.outer, self.config, self.data, self.source, self.kernel, self.problem = (
+            outer, config, data, source, kernel, problem)
+
+    def poll(self, snapshot: Callable[[], Any] | None) -> None:
+        self.outer.poll(None if snapshot is None else lambda: self.chains(snapshot()))
+
+    def chains(self, state: Any) -> Chains:
+        from mcmc.core.lda.resume import lda_section  # start-up: only for a fit that writes checkpoints
+
+        per_token = state.log_joint / self.data.n_tokens
+        learned = None
+        if state.trace_alpha.shape[1]:
+            learned = (state.trace_alpha[:, -1], state.trace_beta[:, -1])
+        b = min(self.config.burn_in, state.done)
+        attrs = fit_attrs(self.config, self.source, self.data, self.config.method, self.kernel, state.done,
+                          per_token[:, 0] if state.done else np.full(state.log_joint.shape[0], np.nan), learned)
+        return Chains({"log_joint": state.log_joint[:, b:], "log_joint_per_token": per_token[:, b:]}, attrs=attrs,
+                      resume=lda_section(self.problem, self.config.iterations, state))  # fmt: skip
+
+
 def fit_lda(
     data: LdaInput,
     config: LdaConfig,
     *,
     callback: Callable[[int, int, float], None] | None = None,
     scheduler: str | None = None,
+    problem: dict[str, Any] | None = None,
+    resume: Any = None,
+    checkpoint: Any = None,
 ) -> LdaRun:
     """Hold documents out, fit, and score: everything ``mcmc lda`` computes.
 
@@ -265,6 +310,13 @@ def fit_lda(
         every chain's documents are sharded across them
         (:func:`mcmc.core.scaleout.fit_sharded`); the same result, byte for
         byte. ``None``: here.
+    problem
+        What defines the fit (JSON, built by the command): with it the chains
+        file carries what the fit needs to go on (:mod:`mcmc.core.lda.resume`).
+    resume, checkpoint
+        Go on from a :class:`~mcmc.core.lda.gibbs.FitState` read back, and the
+        checkpoints to poll after every sweep (their snapshots made into
+        chains files); here only, not with ``scheduler``.
 
     Returns
     -------
@@ -287,16 +339,21 @@ def fit_lda(
         # the mixture's held-out score weighs its topics by the training documents' memberships
         keep_theta=config.keep_theta or (method.one_topic_per_document and heldout is not None),
     )  # fmt: skip
+    save = {"save_state": problem is not None}
     if scheduler is None:
-        result = fit(train, callback=callback, **options)
+        ckpt = None
+        if checkpoint is not None:
+            kernel = method(config.n_topics, config.kernel).kernel
+            ckpt = _CheckpointChains(checkpoint, config, train, data.source, kernel, problem or {})
+        result = fit(train, callback=callback, resume=resume, checkpoint=ckpt, **save, **options)
     elif method.shards_documents:
         from mcmc.core.scaleout import fit_sharded
 
-        result = fit_sharded(train, options, scheduler, callback=callback)
+        result = fit_sharded(train, {**options, **save}, scheduler, callback=callback)
     else:
         from mcmc.core.scaleout import fit_chains
 
-        result = fit_chains(train, options, scheduler, callback=callback)
+        result = fit_chains(train, {**options, **save}, scheduler, callback=callback)
     t0 = time.perf_counter()
     completion = None
     if heldout is not None:
@@ -317,4 +374,4 @@ def fit_lda(
     shares = result.topic_shares
     timings = {**result.timings, "evaluation": time.perf_counter() - t0}
     return LdaRun(config, result, train, heldout, doc_index, data.source, truth, completion, top, shares, umass,
-                  npmi, cv, recoveries, timings, dict(data.reading))
+                  npmi, cv, recoveries, timings, dict(data.reading), problem)

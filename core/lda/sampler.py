@@ -30,7 +30,7 @@ import numpy as np
 
 from mcmc.core.lda.kernels import common
 from mcmc.core.lda.kernels.rng import draw_key
-from mcmc.core.random import generator
+from mcmc.core.random import generator, generator_state, set_generator_state
 
 Task = tuple[Callable[..., Any], tuple]
 Phase = Callable[[], list[Task]]
@@ -143,6 +143,18 @@ class LdaChain(Protocol):
         """
         ...
 
+    def save(self) -> dict[str, np.ndarray]:
+        """Everything the chain needs to go on, as plain arrays (copies): its state, running sums and stream.
+
+        Counts and other layouts derived from the state are not saved:
+        :meth:`restore` makes them again.
+        """
+        ...
+
+    def restore(self, arrays: dict[str, np.ndarray]) -> None:
+        """Go on from what :meth:`save` returned (of a chain of the same problem)."""
+        ...
+
 
 class Sampler(Protocol):
     """One method of fitting: the implementation it runs, its chains, and what the method can do.
@@ -248,6 +260,37 @@ class TokenChain:
 
     def after_sweep(self) -> None:
         pass
+
+    #: The running sums :meth:`save` keeps, besides ``z``, ``kept`` and the stream (subclasses add theirs).
+    SAVED = ("ndk_sum", "length_topic_sum", "nkw_scaled_sum", "inv_sum")
+
+    def save(self) -> dict[str, np.ndarray]:
+        out = {"z": self.z.copy(), "kept": np.array(self.kept, dtype=np.int64), "rng": generator_state(self.rng)}
+        for name in self.SAVED:
+            out[name] = np.array(getattr(self, name))
+        return out
+
+    def restore(self, arrays: dict[str, np.ndarray]) -> None:
+        for name in self.SAVED:
+            current = getattr(self, name)
+            value = np.array(arrays[name], dtype=current.dtype)
+            if value.shape != current.shape:
+                raise ValueError(f"{name} has shape {value.shape}, expected {current.shape}")
+            setattr(self, name, value)
+        z = np.asarray(arrays["z"], dtype=np.int32)
+        if z.shape != self.z.shape or (z.size and (z.min() < 0 or z.max() >= self.p.K)):
+            raise ValueError(f"z has shape {z.shape} or topics outside 0 .. {self.p.K - 1}")
+        self.z[...] = z
+        self.kept = int(arrays["kept"])
+        set_generator_state(self.rng, arrays["rng"])
+        self.recount()
+
+    def recount(self) -> None:
+        """The counts of the current ``z`` (after :meth:`restore`)."""
+        p = self.p
+        if self.nwk is not None:
+            self.nwk = common.word_topic_counts(p.words, self.z, p.K, p.V)
+        self.nk = common.topic_counts(self.z, p.K)
 
     def log_joint(self) -> float:
         p = self.p
