@@ -116,12 +116,14 @@ class Chains:
     def n_draws(self) -> int:
         return next(iter(self.posterior.values())).shape[1]
 
-    def validate(self, source: str | None) -> Chains:
+    def validate(self, source: str | None, *, allow_no_draws: bool = False) -> Chains:
         """Check shapes and types; raise :class:`InputError` naming ``source``.
 
         Returns ``self`` so readers can end with ``return Chains(...).validate(path)``.
         NaN and infinite draws are allowed here: ``diagnose`` gives such a
         parameter an explicit status instead of refusing the whole file.
+        ``allow_no_draws``: a checkpoint taken during an LDA fit's burn-in has
+        no draws yet, and a run can still go on from it.
         """
         if not self.posterior:
             raise InputError(source, "no variables found")
@@ -143,7 +145,7 @@ class Chains:
                     )
         if first.shape[0] == 0:
             raise InputError(source, "zero chains")
-        if first.shape[1] == 0:
+        if first.shape[1] == 0 and not allow_no_draws:
             raise InputError(source, "zero draws")
         for group, arrays in (("warm-up variable", self.warmup_posterior),
                               ("warm-up statistic", self.warmup_sample_stats)):  # fmt: skip

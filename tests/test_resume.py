@@ -340,3 +340,74 @@ def test_keep_warmup_stores_the_warmup_draws_with_their_exact_log_density(tmp_pa
     target = get_target("gaussian", dim=3, rho=0.5)
     exact = np.asarray(target.log_density(x.reshape(-1, 3))).reshape(3, 40)
     np.testing.assert_allclose(lp, exact, rtol=1e-12, atol=1e-12)
+
+
+# ----------------------------------------------------------------- mcmc lda
+
+
+def _lda_short(iterations: int) -> list[str]:
+    argv = list(cases.LDA_SHORT)
+    argv[argv.index("--iterations") + 1] = str(iterations)
+    return argv
+
+
+@pytest.mark.parametrize("name", list(cases.LDA_CASES))
+def test_an_lda_fit_that_stops_and_goes_on_writes_the_bytes_of_one_that_never_stopped(name, tmp_path, capsys):
+    whole, part = tmp_path / "whole.npz", tmp_path / "part.npz"
+    est_whole, est_part = tmp_path / "est_whole.npz", tmp_path / "est_part.npz"
+    model_whole, model_part = tmp_path / "model_whole.npz", tmp_path / "model_part.npz"
+    argv = cases.LDA_CASES[name]
+    assert _run("lda", *argv, *_lda_short(12), "-o", str(whole), "--estimates", str(est_whole),
+                "--save-model", str(model_whole)) == 0  # fmt: skip
+    assert _run("lda", *argv, *_lda_short(8), "-o", str(part), "--estimates", str(est_part)) == 0
+    assert _run("lda", "--resume", str(part), "--iterations", "12", "--no-check", "--estimates", str(est_part),
+                "--save-model", str(model_part)) == 0  # fmt: skip
+    assert part.read_bytes() == whole.read_bytes()
+    assert est_part.read_bytes() == est_whole.read_bytes()
+    assert model_part.read_bytes() == model_whole.read_bytes()  # the saved model is the same
+
+
+def test_lda_resume_refuses_other_settings_and_a_changed_corpus(mcmc, tmp_path):
+    corpus = tmp_path / "tiny.ldac"
+    corpus.write_bytes((Path(__file__).parent / "data" / "lda" / "tiny.ldac").read_bytes())
+    vocab = Path(__file__).parent / "data" / "lda" / "tiny.vocab.txt"
+    out = tmp_path / "fit.npz"
+    common = ["--iterations", "10", "--burn-in", "4", "-k", "3", "--seed", "2", "--no-check", "--vocab", str(vocab)]
+    assert mcmc("lda", str(corpus), *common, "-o", str(out)).code == 0
+    for given, message in ((["-k", "4"], "the fit was made with --topics 3; this command gives 4"),
+                           (["--method", "dmm"], "the fit was made with --method collapsed; this command gives dmm"),
+                           (["--estimates", str(tmp_path / "e.npz")], "--estimates needs a fit made with --estimates"),
+                           (["--iterations", "5"], "already has 10 sweeps per chain")):  # fmt: skip
+        r = mcmc("lda", "--resume", str(out), *given)
+        assert r.code == 2 and message in r.stderr, r.stderr
+    corpus.write_text(corpus.read_text() + "1 0:1\n")
+    r = mcmc("lda", "--resume", str(out), "--iterations", "12")
+    assert r.code == 2 and "the fit's corpus has changed since (its SHA-256 differs)" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])  # 2: chains side by side, stopped together before one sweep
+def test_a_signal_stops_an_lda_fit_with_a_checkpoint_it_goes_on_from(tmp_path, capsys, threads):
+    argv = ["lda", "--iterations", "600", "--burn-in", "10", "-k", "5", "--chains", "2", "--threads", threads,
+            "--seed", "4", "--no-check"]  # fmt: skip
+    ckpt = tmp_path / "fit.npz.checkpoint.npz"
+    proc = _start([*argv, "--checkpoint-every", "0.2s", "-o", "fit.npz"], tmp_path)
+    try:
+        _wait_for(ckpt, proc)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        _end(proc)
+    lines = err.decode().strip().splitlines()
+    assert proc.returncode == 143 and lines[-1] == "mcmc: terminated", err
+    said = re.fullmatch(r"mcmc: the run so far \((\d+) iterations per chain\) is in fit\.npz\.checkpoint\.npz; "
+                        r"go on with: (mcmc lda --resume fit\.npz\.checkpoint\.npz)", lines[-2])  # fmt: skip
+    assert said, lines
+    assert 0 < int(said[1]) < 600 and not (tmp_path / "fit.npz").exists()
+    os.chdir(tmp_path)
+    try:
+        assert _run(*shlex.split(said[2])[1:], "--no-check") == 0
+        assert not ckpt.exists()
+        assert _run(*argv, "-o", "whole.npz") == 0
+    finally:
+        os.chdir(Path(__file__).parent)
+    assert (tmp_path / "fit.npz").read_bytes() == (tmp_path / "whole.npz").read_bytes()

@@ -98,7 +98,7 @@ def _read_npz(data: bytes | Path, label: str, bare: Bare, *, resume: bool) -> Ch
         raise InputError(label, not_bare(bare))
     found = None if resume_header is None else Resume(resume_header, resume_arrays)
     return Chains(posterior, stats, attrs, warmup_posterior=warmup, warmup_sample_stats=warmup_stats,
-                  resume=found).validate(label)  # fmt: skip
+                  resume=found).validate(label, allow_no_draws=resume)  # fmt: skip
 
 
 def read_npy(data: bytes, label: str, bare: Bare = Bare()) -> Chains:  # noqa: B008 - frozen
