@@ -20,10 +20,12 @@ from mcmc.cli import options
 from mcmc.cli.console import CheckFailed, command_line
 from mcmc.cli.render import Format, RenderOptions, choices, emit
 from mcmc.cli.render.common import print_verdict
+from mcmc.core.errors import UsageError
 
 DiagnoseFormat = choices("table", "json", "csv", "md")
 PLOT_MAX = 8  # parameters plotted by default: more makes an unreadable figure
 REPORTS = "Reports"  # help panel of the files written beside the terminal table
+FOLLOW = "Following a running sampler"
 
 HELP = """Diagnose convergence of MCMC draws: R-hat, ESS, MCSE, autocorrelation, SSIF, acceptance.
 
@@ -208,7 +210,48 @@ def command(
         ),
     ] = None,
     quiet: options.Quiet = False,
+    include_warmup: Annotated[
+        bool,
+        typer.Option(
+            "--include-warmup",
+            help="Judge the warm-up draws a file keeps (mcmc sample --keep-warmup) with the draws, before them; "
+            "by default they are left out. --plot draws lp over warm-up and draws either way, the warm-up shaded.",
+        ),
+    ] = False,
+    follow: Annotated[
+        bool,
+        typer.Option(
+            "--follow", rich_help_panel=FOLLOW,
+            help="Watch the files while another program writes them (CmdStan CSV, draws tables, mcmc's "
+            "checkpoints): reread them as they grow (a partly written last line is skipped), redraw the table "
+            "in place on a terminal or print a line per look on a pipe, and stop when they stop growing "
+            "(--idle), exit 0 if the checks then pass, else 1.",
+        ),
+    ] = False,
+    until_pass: Annotated[
+        bool,
+        typer.Option("--until-pass", rich_help_panel=FOLLOW,
+                     help="With --follow: exit 0 as soon as every check passes."),
+    ] = False,
+    poll: Annotated[
+        str, typer.Option(metavar="DURATION", rich_help_panel=FOLLOW, help="With --follow: look at the files this often.")
+    ] = "2s",
+    idle: Annotated[
+        str,
+        typer.Option(metavar="DURATION", rich_help_panel=FOLLOW,
+                     help="With --follow: stop when the files have not grown for this long."),
+    ] = "60s",
 ) -> None:
+    if follow:
+        _follow(files, var, max_rhat, min_ess, max_divergences, min_ebfmi, max_treedepth_hits, ssif_ratio, strict,
+                include_warmup, until_pass, poll, idle,
+                others={"--format": fmt, "--plot": plot, "--html": html, "--junit": junit, "--output-json": output_json,
+                        "--output-md": output_md, "-o": None if output == "-" else output,
+                        "--diagnostics": diagnostics, "--superchains": superchains,
+                        "--discard": discard or None, "--thin": None if thin == 1 else thin})  # fmt: skip
+        return
+    if until_pass:
+        raise UsageError("--until-pass goes with --follow")
     if plot:
         from mcmc.cli.render.plot import image_format  # start-up: the plot renderer only with --plot
 
@@ -230,6 +273,7 @@ def command(
         DiagnoseSettings(
             thresholds=settings.thresholds, strict=settings.strict, var=settings.var, probs=settings.probs,
             lags=settings.lags, classic=settings.classic, superchains=settings.superchains, labels=settings.labels,
+            include_warmup=include_warmup,
         ),
         outputs={"-o": output, "--plot": plot, **reports}, stdin=sys.stdin.buffer,
         inputs=[str(settings.config_path)] if settings.config_path else [], plot=bool(plot or html),
@@ -265,6 +309,81 @@ def command(
         print_verdict(report.verdict(), report.passed)
     if not report.passed:
         raise CheckFailed(report.verdict())
+
+
+def _follow(files: list[str], var: list[str] | None, max_rhat: float | None, min_ess: float | None,
+            max_divergences: int | None, min_ebfmi: float | None, max_treedepth_hits: int | None,
+            ssif_ratio: float | None, strict: bool, include_warmup: bool, until_pass: bool, poll: str, idle: str,
+            others: dict[str, object]) -> None:  # fmt: skip
+    """``--follow``: judge the files as they grow, drawn as the table in place (terminal) or a line per look (pipe)."""
+    given = [option for option, value in others.items() if value is not None]
+    if given:
+        raise UsageError(f"--follow shows the checks as the files grow; {', '.join(given)} applies to a finished "
+                         "file (run mcmc diagnose on it afterwards)")  # fmt: skip
+    poll_s = options.parse_duration(poll, "--poll")
+    idle_s = options.parse_duration(idle, "--idle")
+    if poll_s is None or idle_s is None or poll_s <= 0:
+        raise UsageError("--poll and --idle take durations such as 2s or 5m")
+    # start-up: the command layer (NumPy, the readers, the statistics) only once the options parse
+    from mcmc.cli.commands.diagnose import DiagnoseSettings
+    from mcmc.cli.commands.follow import follow
+    from mcmc.cli.config import resolve
+    from mcmc.cli.console import err_console, out_console
+
+    settings = resolve({**options.check_options(max_rhat, min_ess, max_divergences, min_ebfmi, max_treedepth_hits,
+                                                ssif_ratio, strict), "var": var})  # fmt: skip
+    shown = RenderOptions(Format.table)
+    live = None
+    if out_console.is_terminal:
+        from rich.live import Live  # start-up: rich's live display only on a terminal
+        from rich.text import Text
+
+        live = Live(Text("waiting for draws ..."), console=out_console, auto_refresh=False, transient=False)
+        live.start()
+
+    def on_look(look: object) -> None:
+        from mcmc.cli.console import stop_if_signalled  # start-up: as above
+
+        stop_if_signalled()
+        report, waiting = look.report, look.waiting  # type: ignore[attr-defined]
+        if live is not None:
+            live.update(_table_text(report, shown) if report is not None else Text(f"waiting: {waiting}"),
+                        refresh=True)  # fmt: skip
+        else:
+            head = f"{look.seconds:7.1f}s {look.chains} chains x {look.draws} draws: "  # type: ignore[attr-defined]
+            out_console.print(head + (report.verdict() if report is not None else f"waiting: {waiting}"),
+                              markup=False, highlight=False, soft_wrap=True)
+            out_console.file.flush()
+
+    try:
+        result = follow(
+            files, DiagnoseSettings(thresholds=settings.thresholds, strict=settings.strict, var=settings.var),
+            poll=poll_s, idle=idle_s, until_pass=until_pass, include_warmup=include_warmup, on_look=on_look,
+        )  # fmt: skip
+    finally:
+        if live is not None:
+            live.stop()
+    report = result.last.report  # type: ignore[union-attr]
+    if result.reason == "idle":
+        err_console.print(f"the files have not grown for {result.idle_seconds:.0f} s: stopped following "
+                          f"({result.looks} looks)", markup=False, highlight=False)  # fmt: skip
+    print_verdict(report.verdict(), report.passed)  # type: ignore[union-attr]
+    if not report.passed:  # type: ignore[union-attr]
+        raise CheckFailed(report.verdict())  # type: ignore[union-attr]
+
+
+def _table_text(report: object, shown: RenderOptions) -> object:
+    """The report's table as text for the live display (rendered once per look)."""
+    # start-up: the table renderer and rich's text only on a terminal with --follow
+    import io
+
+    from rich.text import Text
+
+    from mcmc.cli.render import table
+
+    buf = io.StringIO()
+    table.render(report, buf, shown)
+    return Text.from_ansi(buf.getvalue())
 
 
 command.__doc__ = HELP

@@ -46,6 +46,8 @@ WARMUP_PREFIX = "warmup_posterior__"
 WARMUP_STATS_PREFIX = "warmup_sample_stats__"
 RESUME_KEY = "__resume__"
 RESUME_PREFIX = "resume__"
+#: What a checkpoint's name adds to its output's: ``run.npz`` -> ``run.npz.checkpoint.npz`` (``docs/errors.md``).
+CHECKPOINT_SUFFIX = ".checkpoint.npz"
 #: Member names no variable may take: what they start with, and the exact ones.
 RESERVED_PREFIXES = (STATS_PREFIX, WARMUP_PREFIX, WARMUP_STATS_PREFIX, RESUME_PREFIX)
 RESERVED_KEYS = (ATTRS_KEY, RESUME_KEY)

@@ -26,12 +26,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mcmc.core.chains import Chains, write_chains
+from mcmc.core.chains import CHECKPOINT_SUFFIX, Chains, write_chains
 
 __all__ = ["CHECKPOINT_SUFFIX", "Checkpoints", "checkpoint_path", "output_of"]
-
-#: What a checkpoint's name adds to the output's: ``run.npz`` -> ``run.npz.checkpoint.npz``.
-CHECKPOINT_SUFFIX = ".checkpoint.npz"
 
 
 def checkpoint_path(output: str) -> str | None:

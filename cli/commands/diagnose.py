@@ -24,6 +24,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from mcmc.cli.commands.files import piped_stdin
+from mcmc.core.chains import Chains
 from mcmc.core.errors import UsageError
 from mcmc.core.paths import check_paths
 from mcmc.diagnostics.readers import read_chains
@@ -34,7 +35,7 @@ from mcmc.diagnostics.report.report import Provenance, Report
 from mcmc.diagnostics.report.thresholds import Thresholds
 from mcmc.diagnostics.stats import DEFAULT_LAGS, DEFAULT_PROBS
 
-__all__ = ["DiagnoseSettings", "diagnose"]
+__all__ = ["DiagnoseSettings", "diagnose", "lp_trace", "with_lp"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,9 @@ class DiagnoseSettings:
     labels
         How a setting was given (``"--superchains"``, or the config file and
         key), named by messages about a setting checked against the draws.
+    include_warmup
+        Judge the warm-up draws a file keeps (``mcmc sample --keep-warmup``)
+        with the draws, before them; by default they are left out.
     """
 
     thresholds: Thresholds | None = None
@@ -68,6 +72,7 @@ class DiagnoseSettings:
     classic: bool = False
     superchains: int | tuple[int, ...] | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
+    include_warmup: bool = False
 
 
 def diagnose(
@@ -123,11 +128,12 @@ def diagnose(
     settings = settings or DiagnoseSettings()
     check_paths(outputs or {}, [*files, *inputs])
     stdin = piped_stdin(files, stdin, "e.g. 'mcmc sample -o - | mcmc diagnose -'")
-    chains = read_chains(files, stdin=stdin, layout=layout, names=names, discard=discard, thin=thin)
+    chains = read_chains(files, stdin=stdin, layout=layout, names=names, discard=discard, thin=thin,
+                         include_warmup=settings.include_warmup)  # fmt: skip
     # A quoted glob is expanded by the reader: report the files actually read.
     sources = list(dict.fromkeys(chains.attrs.get("source_files") or files))
     report = check(
-        chains, var=settings.var, thresholds=settings.thresholds or Thresholds(),
+        with_lp(chains, settings.var), var=settings.var, thresholds=settings.thresholds or Thresholds(),
         probs=settings.probs or DEFAULT_PROBS, lags=settings.lags or DEFAULT_LAGS, source=sources,
         strict=settings.strict,
     )  # fmt: skip
@@ -135,10 +141,13 @@ def diagnose(
     if plot:
         st = chains.sample_stats
         lp = chains.sample_stats.get("lp")
+        trace, warm = lp_trace(chains)
         data = plot_data(
             report.draws, report.parameters, plot_cap, divergent=st.get("diverging"),
             energy=None if "energy" not in st else np.asarray(st["energy"], dtype=float), every_failing=every_failing,
             log_density=None if report.log_density is None or lp is None else (report.log_density, np.asarray(lp)),
+            # kept warm-up draws: lp over warm-up and draws, beside the lp row of the draws
+            lp=trace if warm else None, lp_warmup=warm,
         )  # fmt: skip
     extra: dict[str, Any] = {}
     if settings.classic:
@@ -169,6 +178,30 @@ def provenance(command: str, sources: list[str]) -> Provenance:
         inputs.append((source, digest.hexdigest()))
     created = datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
     return Provenance(made_by, created, command, tuple(inputs))
+
+
+def with_lp(chains: Chains, var: Sequence[str] | None) -> Chains:
+    """``chains`` with the log density ``lp`` as a variable when ``--var`` names it (and no variable is called so).
+
+    ``lp`` is a sampler statistic, reported in its own row and only warned
+    about; asked for by name it is judged and plotted as a parameter.
+    """
+    if not var or "lp" not in var or "lp" in chains.posterior or "lp" not in chains.sample_stats:
+        return chains
+    return replace(chains, posterior={**chains.posterior, "lp": np.asarray(chains.sample_stats["lp"], dtype=float)})
+
+
+def lp_trace(chains: Chains) -> tuple[np.ndarray | None, int]:
+    """The log density of every draw of every chain, warm-up first when the file keeps it, and how many are warm-up."""
+    lp = chains.sample_stats.get("lp")
+    if lp is None:
+        return None, 0
+    lp = np.asarray(lp, dtype=float)
+    included = int(chains.attrs.get("warmup_included", 0) or 0)
+    warm = chains.warmup_sample_stats.get("lp")
+    if included or warm is None:
+        return lp, included
+    return np.concatenate([np.asarray(warm, dtype=float), lp], axis=1), int(np.shape(warm)[1])
 
 
 def _classic(report: Report, superchains: int | tuple[int, ...] | None, where: str) -> dict[str, Any]:

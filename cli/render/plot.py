@@ -122,6 +122,30 @@ def _tidy(ax: Any) -> None:
 LEGEND_CHAINS = 4
 
 
+def _lp_row(ax: Any, lp: np.ndarray, warmup: int, colours: list[str]) -> None:
+    """The log density of every draw, every chain, against the iteration; the warm-up shaded."""
+    c, t = lp.shape
+    steps = np.arange(t)
+    for ch in range(c):
+        ax.plot(steps, lp[ch], lw=0.6, alpha=0.8, color=colours[ch % len(colours)])
+    if warmup:
+        ax.axvspan(-0.5, warmup - 0.5, color="0.88", zorder=0, label="warm-up")
+        ax.text(warmup / 2, 1.0, "warm-up", transform=ax.get_xaxis_transform(), ha="center", va="top", fontsize=8,
+                color="0.35")  # fmt: skip
+        # the warm-up's first draws can be far below: show the draws' range and the end of the climb
+        finite = lp[:, warmup:][np.isfinite(lp[:, warmup:])]
+        if finite.size:
+            lo, hi = float(finite.min()), float(finite.max())
+            pad = 0.5 * (hi - lo) + 1e-9
+            seen = lp[np.isfinite(lp)]
+            ax.set_ylim(max(float(seen.min()), lo - 4 * pad), hi + pad)
+    ax.set_xlim(0, max(t - 1, 1))
+    ax.set_title("log density lp per draw, every chain" + (" (warm-up shaded)" if warmup else ""), fontsize=8.5,
+                 loc="left")  # fmt: skip
+    ax.set_xlabel("iteration" if warmup else "draw", fontsize=8.5)
+    _tidy(ax)
+
+
 @figure.register(Report)
 def _report(report: Report) -> Figure:
     return report_figure(report)
@@ -131,13 +155,15 @@ def report_figure(report: Report, max_rows: int | None = None) -> Figure:
     """Every plotted row of ``report`` (at most ``max_rows``) in one figure, the verdict as its title.
 
     One row per parameter: density per chain, trace (divergences marked), rank
-    plot and autocorrelation; then the energy plot when the file has energies.
+    plot and autocorrelation; then lp over warm-up and draws when the file
+    keeps its warm-up (``mcmc sample --keep-warmup``), and the energy plot
+    when the file has energies.
     """
     data = _data(report)
     params = list(data.parameters if max_rows is None else data.parameters[:max_rows])
     n = len(params)
     c, d, _ = data.draws.shape
-    rows = max(n, 1) + (data.energy is not None)
+    rows = max(n, 1) + (data.energy is not None) + (data.lp is not None)
     height = 1.9 * rows + 1.3
     fig = _new(14, height)
     # Fixed margins (inches): constrained layout measured every tick label many times, half the plotting time.
@@ -150,6 +176,8 @@ def report_figure(report: Report, max_rows: int | None = None) -> Figure:
         _row(axes, data, row, p, last=row == n - 1)
     if first:
         _heads(first, data)
+    if data.lp is not None:  # kept warm-up draws: lp over warm-up and draws, the warm-up shaded
+        _lp_row(fig.add_subplot(grid[max(n, 1), :]), data.lp, data.lp_warmup, [f"C{i % 10}" for i in range(max(c, 2))])
     if data.energy is not None:
         _energy(fig.add_subplot(grid[rows - 1, :2]), report)
     _legend(fig, first, data)

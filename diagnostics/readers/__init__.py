@@ -71,7 +71,7 @@ from mcmc.core.paths import expand_pattern
 from mcmc.diagnostics.readers.base import Bare, Format, decode, not_bare
 from mcmc.diagnostics.readers.registry import MAGIC_BYTES, SUPPORTED, named, sniff, stores
 
-__all__ = ["LAYOUTS", "read_chains", "read_posteriordb"]
+__all__ = ["LAYOUTS", "Growing", "read_chains", "read_growing", "read_posteriordb"]
 
 LAYOUTS = ("chain,draw", "draw,chain")
 
@@ -84,6 +84,7 @@ def read_chains(
     names: str | Sequence[str] | None = None,
     discard: int = 0,
     thin: int = 1,
+    include_warmup: bool = False,
 ) -> Chains:
     """Read one or more chains files into a single :class:`Chains`.
 
@@ -107,6 +108,9 @@ def read_chains(
     discard, thin
         Drop the first ``discard`` draws of every chain (burn-in), then keep
         every ``thin``-th draw (:meth:`Chains.sliced`).
+    include_warmup
+        Put the warm-up draws a file keeps (``mcmc sample --keep-warmup``)
+        before its draws (:meth:`Chains.with_warmup`); by default they are left out.
 
     Returns
     -------
@@ -144,11 +148,71 @@ def read_chains(
         raise InputError(None, "no chains file given")
     labels = _expand(sources)
     parts = [(label, _read_one(label, stdin, bare)) for label in labels]
+    if include_warmup:
+        parts = [(label, chains.with_warmup()) for label, chains in parts]
     chains = parts[0][1] if len(parts) == 1 else _concatenate(parts)
     source = labels[0] if len(labels) == 1 else ", ".join(labels)
     # A Bayesian network run stores state codes, whose mean means nothing: its
     # parameters are the state indicators NODE[STATE] (docs/formats.md).
     return indicator_chains(chains.sliced(discard, thin, source), source, weighted_ok=True)
+
+
+class Growing(InputError):
+    """A file being written has no draws to read yet (``read_growing``): wait and look again."""
+
+
+def read_growing(sources: Sequence[str], *, include_warmup: bool = False) -> Chains:
+    """The draws so far of chains files another program is still writing (``mcmc diagnose --follow``).
+
+    Like :func:`read_chains`, with what a file caught mid-write needs: a text
+    file (CmdStan CSV, a draws table) is read up to its last complete line (a
+    partly written last line is skipped, not an error); a file without draws
+    yet, or one whose read fails while it grows, raises :class:`Growing`; the
+    chains are cut to the draws every chain has (they grow at different
+    speeds). ``mcmc``'s checkpoints are written whole (renamed into place) and
+    read as they are.
+
+    Raises
+    ------
+    Growing
+        No file matches yet, or a file has no complete draw yet (the message says which).
+    InputError
+        A file that cannot be one of the formats at all.
+    """
+    labels: list[str] = []
+    for source in sources:
+        labels.extend(expand_pattern(os.fspath(source)))
+    labels = [label for label in dict.fromkeys(labels) if os.path.isfile(label)]
+    if not labels:
+        raise Growing(", ".join(sources), "no such file yet")
+    parts = []
+    for label in labels:
+        try:
+            data = Path(label).read_bytes()
+        except OSError as exc:
+            raise Growing(label, (exc.strerror or str(exc)).lower()) from None
+        found = sniff(data)
+        if found is None or found.text:
+            cut = data.rfind(b"\n")
+            data = data[: cut + 1] if cut >= 0 else b""
+            found = sniff(data) if data else None
+        if found is None:
+            raise Growing(label, "no complete draw yet")
+        try:
+            chains = _read(found, data, label, Bare())
+        except InputError as exc:
+            raise Growing(label, exc.message) from None
+        parts.append((label, chains.with_warmup() if include_warmup else chains))
+    draws = min(chains.n_draws for _, chains in parts)
+    parts = [(label, chains if chains.n_draws == draws else _first_draws(chains, draws)) for label, chains in parts]
+    chains = parts[0][1] if len(parts) == 1 else _concatenate(parts)
+    return indicator_chains(chains, labels[0] if len(labels) == 1 else ", ".join(labels))
+
+
+def _first_draws(chains: Chains, draws: int) -> Chains:
+    return Chains({n: a[:, :draws] for n, a in chains.posterior.items()},
+                  {n: a[:, :draws] for n, a in chains.sample_stats.items()},
+                  chains.attrs, chains.coords, chains.index_sep)  # fmt: skip
 
 
 def _parse_names(names: str | Sequence[str] | None) -> tuple[str, ...] | None:

@@ -158,6 +158,11 @@ class PlotData:
         True when no parameter failed: the rows are then the lowest ESS, not the worst.
     pair
         The pair plot (:class:`PairPlot`), when there is a parameter to set against a scale or ``lp``.
+    lp : ndarray, shape (chain, warmup + draw), or None
+        The log density of every draw of every chain, the kept warm-up draws
+        first (``mcmc sample --keep-warmup``), when the file has ``lp``.
+    lp_warmup
+        How many leading entries of ``lp`` are warm-up (shaded in the plot).
     """
 
     names: tuple[str, ...]
@@ -176,6 +181,8 @@ class PlotData:
     parameters: tuple[Parameter, ...] = ()
     lowest_ess: bool = False
     pair: PairPlot | None = field(default=None, repr=False)
+    lp: np.ndarray | None = field(default=None, repr=False)
+    lp_warmup: int = 0
 
     @property
     def bins(self) -> int:
@@ -245,6 +252,8 @@ def plot_data(
     energy: np.ndarray | None = None,
     every_failing: bool = False,
     log_density: tuple[Parameter, np.ndarray] | None = None,
+    lp: np.ndarray | None = None,
+    lp_warmup: int = 0,
 ) -> PlotData:
     """The plot data of the worst ``cap`` parameters (all when ``None``) of ``draws (chain, draw, n)``.
 
@@ -267,6 +276,9 @@ def plot_data(
     log_density
         The report's ``lp`` row and its draws ``(chain, draw)``: plotted after
         the failing parameters, as the tables show it.
+    lp, lp_warmup
+        The log density per draw ``(chain, warmup + draw)``, warm-up first,
+        and how many of its draws are warm-up: carried as they are.
 
     Rank bins: ``draw / 25`` clipped to 4-20 (per half-chain for one chain);
     autocorrelation up to lag 50 (fewer for short chains).
@@ -292,6 +304,7 @@ def plot_data(
     return PlotData(
         names=tuple(p.name for p in rows), index=tuple(index), omitted=tuple(parameters[i].name for i in order[n:]),
         parameters=tuple(rows), lowest_ess=not failing, pair=pair, **data,
+        lp=None if lp is None else np.asarray(lp, dtype=float), lp_warmup=int(lp_warmup),
     )  # fmt: skip
 
 
