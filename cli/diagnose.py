@@ -376,9 +376,7 @@ def _table_text(report: object, shown: RenderOptions) -> object:
     """The report's table as text for the live display (rendered once per look)."""
     # start-up: the table renderer and rich's text only on a terminal with --follow
     import io
-
     from rich.text import Text
-
     from mcmc.cli.render import table
 
     buf = io.StringIO()
