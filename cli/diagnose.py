@@ -234,7 +234,8 @@ def command(
                      help="With --follow: exit 0 as soon as every check passes."),
     ] = False,
     poll: Annotated[
-        str, typer.Option(metavar="DURATION", rich_help_panel=FOLLOW, help="With --follow: look at the files this often.")
+        str,
+        typer.Option(metavar="DURATION", rich_help_panel=FOLLOW, help="With --follow: look at the files this often."),
     ] = "2s",
     idle: Annotated[
         str,

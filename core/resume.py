@@ -196,7 +196,7 @@ class SamplerResume:
 
 
 def sampler_resume(resume: Resume | None, source: str, kind: str = "sample") -> SamplerResume:
-    """The resume section of a chains file written by the driver (or the network driver), checked (:func:`check_header`)."""
+    """The resume section of a file written by the driver (or the network driver), checked (:func:`check_header`)."""
     h = check_header(resume, source, kind)
     return SamplerResume(h, dict(resume.arrays), source)  # type: ignore[union-attr]
 

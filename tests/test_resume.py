@@ -37,7 +37,8 @@ _spec.loader.exec_module(cases)
 
 LECTURE = str(Path(__file__).parent / "data" / "markov" / "lecture.csv")
 #: Every same-bytes case as a command line of ``mcmc sample`` (the Markov chain's library case too).
-CASES = {**cases.SAMPLE_CASES, **cases.NETWORK_CASES, "markov-lecture": ["-t", LECTURE, "-T", "start=Rainy", "-s", "markov"]}
+CASES = {**cases.SAMPLE_CASES, **cases.NETWORK_CASES,
+         "markov-lecture": ["-t", LECTURE, "-T", "start=Rainy", "-s", "markov"]}
 
 
 def _short(draws: int) -> list[str]:

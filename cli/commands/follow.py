@@ -48,7 +48,7 @@ class FollowLook:
 
 @dataclass(frozen=True)
 class FollowResult:
-    """How following ended: ``"passed"`` (every check, with ``until_pass``) or ``"idle"`` (the files stopped growing)."""
+    """How following ended: ``"passed"`` (every check, ``until_pass``) or ``"idle"`` (the files stopped growing)."""
 
     reason: str
     last: FollowLook | None

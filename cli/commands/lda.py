@@ -368,7 +368,7 @@ def resumed_config(config: LdaConfig, corpus: CorpusInput, given: frozenset[str]
             if now and not then:
                 raise differs(name, then, now)
             changes[name] = then
-        elif name in given and now != then and not (name == "optimize_burn_in" and not settings.get("optimize_interval")):
+        elif name in given and now != then and (name != "optimize_burn_in" or settings.get("optimize_interval")):
             raise differs(name, then, now)
         else:
             changes[name] = then

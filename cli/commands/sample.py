@@ -497,7 +497,7 @@ GROWTH = 0.5
 
 
 def next_look(done: int, max_draws: int, thin: int = 1) -> int:
-    """Draws per chain at the look after one at ``done``: half as many again, a multiple of ``thin``, at most ``max_draws``.
+    """Draws per chain at the look after ``done``: half as many again, a multiple of ``thin``, at most ``max_draws``.
 
     Geometric growth keeps the number of looks logarithmic in ``max_draws``
     (each look is a chance to stop on a lucky pass: see ``docs/formats.md``,

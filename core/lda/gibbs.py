@@ -608,9 +608,10 @@ def concatenate(parts: Sequence[LdaFit]) -> LdaFit:
     timings = {key: max(p.timings.get(key, 0.0) for p in parts) for key in first.timings}
     state = first.state
     if state is not None:
-        state = FitState(state.done, *(np.concatenate([getattr(p.state, k) for p in parts])
+        states: list[FitState] = [p.state for p in parts]  # type: ignore[misc]
+        state = FitState(state.done, *(np.concatenate([getattr(s, k) for s in states])
                                        for k in ("log_joint", "trace_alpha", "trace_beta")),
-                         {k: np.concatenate([p.state.chains[k] for p in parts]) for k in state.chains})  # type: ignore[union-attr]
+                         {k: np.concatenate([s.chains[k] for s in states]) for k in state.chains})
     return dataclasses.replace(
         first, log_joint=join("log_joint"), log_joint_per_token=join("log_joint_per_token"), theta=join("theta"),
         phi=join("phi"), topic_shares=join("topic_shares"), z=join("z"), z_doc=join("z_doc"), learned=learned,

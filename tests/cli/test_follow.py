@@ -75,7 +75,8 @@ def test_follow_exits_0_as_soon_as_every_check_passes_while_the_writer_goes_on(m
         _stop(proc)
     assert r.code == 0, r.stderr
     assert still_writing, "the writer had finished: --until-pass did not stop early"
-    looks = [re.match(r"\s*[\d.]+s (\d+) chains x (\d+) draws: (PASS|FAIL|waiting)", line) for line in r.out.splitlines()]
+    look = re.compile(r"\s*[\d.]+s (\d+) chains x (\d+) draws: (PASS|FAIL|waiting)")
+    looks = [look.match(line) for line in r.out.splitlines()]
     assert all(looks) and len(looks) >= 2, r.out
     draws = [int(m[2]) for m in looks if m[3] != "waiting"]
     assert draws == sorted(draws) and looks[-1][3] == "PASS" and looks[-1][1] == "4"
