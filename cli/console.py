@@ -95,19 +95,25 @@ HELD = {"active": False}
 
 
 @contextmanager
-def signals_held(active: bool = True) -> Iterator[None]:
-    """Hold SIGINT and SIGTERM back while a checkpointed run samples (its checkpoints stop it; see :data:`HELD`)."""
+def signals_held() -> Iterator[Callable[[], bool]]:
+    """Hold SIGINT and SIGTERM back while a checkpointed run samples; yields the ``stop()`` its checkpoints poll.
+
+    The hold begins at the first poll, after the run's first iteration: until
+    then (reading, building the target, numba compiling) a signal stops the
+    command at once, as always (there is nothing to save yet). From then on
+    the first signal only sets :data:`SIGNALLED`, and ``stop()`` tells the
+    checkpoints to write a last one and stop (see :data:`HELD`).
+    """
     before = HELD["active"]
-    HELD["active"] = active
+
+    def stop() -> bool:
+        HELD["active"] = True
+        return bool(SIGNALLED["received"])
+
     try:
-        yield
+        yield stop
     finally:
         HELD["active"] = before
-
-
-def stop_requested() -> bool:
-    """A signal came (the checkpoints of a run holding signals back ask this after every iteration)."""
-    return bool(SIGNALLED["received"])
 
 
 def numba_compiling() -> bool:

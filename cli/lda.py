@@ -21,7 +21,6 @@ from mcmc.cli.console import (
     progress_bar,
     signals_held,
     stop_if_signalled,
-    stop_requested,
 )
 from mcmc.cli.render import emit
 from mcmc.core.errors import UsageError
@@ -514,10 +513,9 @@ def command(
 
     every = options.parse_duration(checkpoint_every)
     ckpt_path = None if output in (None, "-") or scheduler is not None else checkpoint_path(output)
-    checkpoints = None if every is None or ckpt_path is None else Checkpoints(ckpt_path, every or None, stop_requested)
-    long_run = LdaLongRun(resume=resume, given=frozenset(typed), checkpoints=checkpoints)
-    with progress_bar(not quiet, detail="log joint/token {log_joint_per_token:.4f}") as bar, \
-            signals_held(checkpoints is not None):  # fmt: skip
+    with progress_bar(not quiet, detail="log joint/token {log_joint_per_token:.4f}") as bar, signals_held() as stop:
+        checkpoints = None if every is None or ckpt_path is None else Checkpoints(ckpt_path, every or None, stop)
+        long_run = LdaLongRun(resume=resume, given=frozenset(typed), checkpoints=checkpoints)
 
         def progress(label: str, done: int, total: int, /, **fields: Any) -> None:
             if "corpus" in fields:  # read: say what is being fitted while it runs

@@ -21,7 +21,6 @@ from mcmc.cli.console import (
     print_resume_line,
     progress_bar,
     signals_held,
-    stop_requested,
 )
 from mcmc.cli.render import choices, emit
 from mcmc.cli.render.common import print_verdict
@@ -461,12 +460,12 @@ def command(
     if resume is not None and "output" not in typed:
         output = output_of(resume)  # extended in place, or the output the checkpoint was made for
     ckpt_path = checkpoint_path(output) if scheduler is None else None
-    checkpoints = None if every is None or ckpt_path is None else Checkpoints(ckpt_path, every or None, stop_requested)
-    long_run = LongRun(
-        resume=resume, given=frozenset(typed), checkpoints=checkpoints,
-        max_draws=(max_draws or 10 * draws) if until_converged else None,
-    )  # fmt: skip
-    with progress_bar(not quiet) as progress, signals_held(checkpoints is not None):
+    with progress_bar(not quiet) as progress, signals_held() as stop:
+        checkpoints = None if every is None or ckpt_path is None else Checkpoints(ckpt_path, every or None, stop)
+        long_run = LongRun(
+            resume=resume, given=frozenset(typed), checkpoints=checkpoints,
+            max_draws=(max_draws or 10 * draws) if until_converged else None,
+        )  # fmt: skip
         try:
             result = sample_run(
                 spec, output, stdout=sys.stdout.buffer, thresholds=checks.thresholds, strict=checks.strict,
