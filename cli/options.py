@@ -142,7 +142,8 @@ Var = Annotated[
         "--var",
         metavar="NAME|GLOB",
         help="Variable or parameter, by exact name (theta, theta[0]) or a glob matching the whole name, * any "
-        "characters and ? one ('theta[*]', 'sigma*'). Repeat for several. Default: all.",
+        "characters and ? one ('theta[*]', 'sigma*'); lp: the log density, judged and plotted as a parameter. "
+        "Repeat for several. Default: all.",
         show_default=False,
     ),
 ]

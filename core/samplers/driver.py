@@ -20,6 +20,13 @@ Reproducibility: all randomness comes from :class:`~mcmc.core.random.ChainRandom
 streams keyed by the global chain index, and adaptation is per chain, so
 ``run(..., chain_ids=[0, 1])`` and ``run(..., chain_ids=[2, 3])`` give,
 concatenated, exactly the arrays of ``run(..., chains=4)``.
+
+Long runs: given a ``problem``, the chains carry what the run needs to go on
+(:mod:`mcmc.core.resume`: the last state, the tuned parameters, each chain's
+place in its stream); ``run(..., resume=...)`` goes on from them after the
+iterations done, without starts or warm-up, and writes the bytes of the run
+that never stopped. A :class:`Checkpoint` is polled after every iteration and
+may ask for the run so far; ``keep_warmup`` keeps the warm-up draws.
 """
 
 from __future__ import annotations
