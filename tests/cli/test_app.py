@@ -152,7 +152,7 @@ def test_an_interrupt_a_library_swallowed_still_stops_lda_after_the_sweep(monkey
 
     sweeps = []
 
-    def fit_lda(data, config, *, callback=None, scheduler=None):
+    def fit_lda(data, config, *, callback=None, scheduler=None, **long_run):  # problem, resume, checkpoint
         try:
             os.kill(os.getpid(), signal.SIGINT)
         except KeyboardInterrupt:

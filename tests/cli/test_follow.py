@@ -100,3 +100,25 @@ def test_follow_refuses_outputs_of_a_finished_file(mcmc, tmp_path):
     assert r.code == 2 and "--follow shows the checks as the files grow; --format applies" in r.stderr
     r = mcmc("diagnose", "x.csv", "--until-pass")
     assert r.code == 2 and "--until-pass goes with --follow" in r.stderr
+
+
+def test_follow_watches_a_checkpoint_and_then_the_output_it_was_made_for(mcmc, tmp_path):
+    # mcmc's own run: its checkpoint grows (is replaced) every 0.1 s, then gives way to the output
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcmc.cli.app", "sample", "-t", "gaussian", "--dim", "2", "-s", "rwm", "--seed", "2",
+         "--warmup", "200", "--draws", "6000", "--checkpoint-every", "0.1s", "-q", "-o", "run.npz"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "run.npz.checkpoint.npz").exists() and not (tmp_path / "run.npz").exists():
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()[1]
+            time.sleep(0.02)
+        r = mcmc("diagnose", "--follow", str(tmp_path / "run.npz.checkpoint.npz"), "--poll", "0.1s", "--idle", "2s")
+        assert proc.wait(timeout=120) == 0
+    finally:
+        _stop(proc)
+        proc.communicate()
+    assert r.code == 0, r.stderr
+    last = r.out.strip().splitlines()[-1]
+    assert "4 chains x 6000 draws: PASS" in last, r.out  # the whole run, read from run.npz once it was written
