@@ -100,24 +100,50 @@ def restore_rng(rng: ChainRandom, arrays: Mapping[str, np.ndarray], source: str)
         raise InputError(source, f"resume section: {exc}") from None
 
 
-def pack_state(state: NamedTuple) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """A sampler ``State`` as ``({"fields": [...], "none": [...]}, {"state__FIELD": array})``."""
-    arrays = {f"state__{k}": np.asarray(v) for k, v in state._asdict().items() if v is not None}
-    return {"fields": list(state._fields), "none": [k for k, v in state._asdict().items() if v is None]}, arrays
+def pack_state(state: NamedTuple, prefix: str = "state__") -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """A sampler ``State`` as ``({"fields": [...], "none": [...], ...}, {"state__FIELD": array})``.
+
+    A field that is itself a NamedTuple (a table built once, carried along)
+    is packed the same way under ``state__FIELD__SUB`` (``"nested"``); a
+    Python number stays one, in the header (``"scalars"``), so that what it
+    feeds (an attribute) is written as before.
+    """
+    spec: dict[str, Any] = {"fields": list(state._fields), "none": []}
+    arrays: dict[str, np.ndarray] = {}
+    for k, v in state._asdict().items():
+        if v is None:
+            spec["none"].append(k)
+        elif isinstance(v, tuple) and hasattr(v, "_fields"):
+            sub_spec, sub_arrays = pack_state(v, f"{prefix}{k}__")
+            spec.setdefault("nested", {})[k] = sub_spec
+            arrays.update(sub_arrays)
+        elif isinstance(v, (bool, int, float)):
+            spec.setdefault("scalars", {})[k] = v
+        else:
+            arrays[f"{prefix}{k}"] = np.asarray(v)
+    return spec, arrays
 
 
 def unpack_state(template: NamedTuple, spec: Mapping[str, Any], arrays: Mapping[str, np.ndarray],
-                 source: str) -> Any:  # fmt: skip
+                 source: str, prefix: str = "state__") -> Any:  # fmt: skip
     """The ``State`` saved by :func:`pack_state`, as an instance of ``template``'s class."""
     if list(spec.get("fields", ())) != list(template._fields):
         raise InputError(source, f"resume section: the sampler's state has fields {spec.get('fields')}, "
                                  f"this sampler's {list(template._fields)}")  # fmt: skip
+    nested, scalars = dict(spec.get("nested", {})), dict(spec.get("scalars", {}))
     values = {}
     for k in template._fields:
         if k in spec.get("none", ()):
             values[k] = None
-        elif f"state__{k}" in arrays:
-            values[k] = np.array(arrays[f"state__{k}"])
+        elif k in nested:
+            inner = getattr(template, k)
+            if not (isinstance(inner, tuple) and hasattr(inner, "_fields")):
+                raise InputError(source, f"resume section: the state's {k!r} is not this sampler's")
+            values[k] = unpack_state(inner, nested[k], arrays, source, f"{prefix}{k}__")
+        elif k in scalars:
+            values[k] = scalars[k]
+        elif f"{prefix}{k}" in arrays:
+            values[k] = np.array(arrays[f"{prefix}{k}"])
         else:
             raise InputError(source, f"resume section lacks the state's {k!r}")
     return template._replace(**values)
