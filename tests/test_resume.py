@@ -95,8 +95,9 @@ def test_blocks_of_chains_join_into_the_resume_section_of_the_whole_run():
     assert npz_bytes(concatenate(blocks)) == npz_bytes(whole)
 
 
-@pytest.mark.parametrize("blocks", ["tub+lung+either", "single"])
-def test_a_network_run_stopped_at_a_checkpoint_goes_on_to_the_bytes_of_one_run(blocks, tmp_path, capsys,
+@pytest.mark.parametrize("settings", [["blocks=tub+lung+either"], ["blocks=single"],
+                                      ["blocks=tub+lung+either", "scan=random"]])  # fmt: skip
+def test_a_network_run_stopped_at_a_checkpoint_goes_on_to_the_bytes_of_one_run(settings, tmp_path, capsys,
                                                                                 monkeypatch):  # fmt: skip
     # Warm-up and draws both span several of the network driver's blocks of sweeps (a checkpoint is polled
     # between them), thinned, warm-up kept; the run is stopped at the checkpoint after the second block of draws.
@@ -105,7 +106,7 @@ def test_a_network_run_stopped_at_a_checkpoint_goes_on_to_the_bytes_of_one_run(b
     import mcmc.cli.sample
     from mcmc.core.networks.driver import POLL_SWEEPS
 
-    argv = ["-t", *ASIA, "-s", "gibbs", "-P", f"gibbs:blocks={blocks}", "--chains", "2", "--seed", "4",
+    argv = ["-t", *ASIA, "-s", "gibbs", *(f"-Pgibbs:{s}" for s in settings), "--chains", "2", "--seed", "4",
             "--warmup", str(POLL_SWEEPS + 50), "--draws", str(3 * POLL_SWEEPS), "--thin", "3", "--keep-warmup",
             "-q", "--no-check"]  # fmt: skip
     polls = []
