@@ -25,8 +25,9 @@ Long runs: given a ``problem``, the chains carry what the run needs to go on
 (:mod:`mcmc.core.resume`: the last state, the tuned parameters, each chain's
 place in its stream); ``run(..., resume=...)`` goes on from them after the
 iterations done, without starts or warm-up, and writes the bytes of the run
-that never stopped. A :class:`Checkpoint` is polled after every iteration and
-may ask for the run so far; ``keep_warmup`` keeps the warm-up draws.
+that never stopped. A :class:`Checkpoint` is polled after every iteration (or
+compiled batch: batches end on multiples of ``BATCH`` wherever a run went on)
+and may ask for the run so far; ``keep_warmup`` keeps the warm-up draws.
 """
 
 from __future__ import annotations
