@@ -81,6 +81,23 @@ def test_thinned_runs_and_runs_cut_in_three_go_on_to_the_same_bytes(tmp_path, ca
         assert f["x"].shape == (3, 11, 3) and f["warmup_posterior__x"].shape == (3, 40, 3)
 
 
+@pytest.mark.parametrize("sampler", ["hmc", "nuts"])
+def test_a_jax_target_goes_on_to_the_same_bytes_across_its_compiled_batches(sampler, tmp_path, capsys):
+    # HMC and NUTS on a JAX target run BATCH iterations per compiled call; the run goes on mid-batch
+    pytest.importorskip("jax")
+    from mcmc.core.samplers.driver import BATCH
+
+    argv = ["-t", str(Path(__file__).parent / "data" / "sample" / "gauss_jax.py"), "-s", sampler, "--chains", "2",
+            "--warmup", "60", "--seed", "3", "--keep-warmup", "-q", "--no-check"]  # fmt: skip
+    whole, part = tmp_path / "whole.npz", tmp_path / "part.npz"
+    assert _run("sample", *argv, "--draws", str(BATCH + 20), "-o", str(whole)) == 0
+    assert _run("sample", *argv, "--draws", "13", "-o", str(part)) == 0
+    assert _run("sample", "--resume", str(part), "--draws", str(BATCH + 20), "-q", "--no-check") == 0
+    assert part.read_bytes() == whole.read_bytes()
+    with np.load(whole) as f:
+        assert f["warmup_posterior__a"].shape == (2, 60) and f["warmup_sample_stats__lp"].shape == (2, 60)
+
+
 def test_blocks_of_chains_join_into_the_resume_section_of_the_whole_run():
     # Dask runs blocks of chains with the one problem of the run and joins them (driver.concatenate)
     from mcmc.core.chains import npz_bytes
