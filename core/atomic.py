@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -33,6 +33,7 @@ class Transaction:
     def __init__(self) -> None:
         self.pending: list[tuple[str, Path]] = []
         self.done = False
+        self.after: list[Callable[[], None]] = []
 
     def add(self, tmp: str, target: Path) -> None:
         self.pending.append((tmp, target))
@@ -51,6 +52,9 @@ class Transaction:
                 pending.pop(0)
         finally:
             _remove(tmp for tmp, _ in pending)
+        after, self.after = self.after, []
+        for action in after:
+            action()
 
     def discard(self) -> None:
         """Remove every pending output's temporary file: the old outputs stay as they were."""
@@ -80,6 +84,34 @@ def transaction() -> Iterator[Transaction]:
         _CURRENT.reset(token)
         if not current.done:
             current.discard()
+
+
+@contextmanager
+def immediate() -> Iterator[None]:
+    """Write the outputs inside at once, outside the command's transaction.
+
+    For a checkpoint (``mcmc.cli.commands.checkpoints``): it must be on disk
+    as soon as it is written, to survive ``kill -9``, and stay after Ctrl-C
+    or SIGTERM, when the transaction discards the command's outputs.
+    """
+    token = _CURRENT.set(None)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
+
+
+def after_commit(action: Callable[[], None]) -> None:
+    """Do ``action`` once the command's outputs are renamed onto their names (at once outside a transaction).
+
+    A checkpoint is removed this way: only when the output that holds all it
+    held is in place, never before (a kill in between would lose both).
+    """
+    current = _CURRENT.get()
+    if current is None:
+        action()
+    else:
+        current.after.append(action)
 
 
 def _remove(paths: Iterator[str] | Any) -> None:

@@ -4,11 +4,13 @@ A run writing ``-o run.npz`` keeps its checkpoint in ``run.npz.checkpoint.npz``
 beside it (:func:`checkpoint_path`), never in ``run.npz`` itself, whose old
 content stays as it was until the run ends (``docs/errors.md``). A checkpoint
 is a chains file of the draws so far with what the run needs to go on
-(:mod:`mcmc.core.resume`), written atomically (:mod:`mcmc.core.atomic`), so
-after ``kill -9`` at any moment the last one is whole; ``mcmc sample
---resume run.npz.checkpoint.npz`` (or ``mcmc lda --resume``) goes on from it
-and writes the bytes of the run that never stopped. Once the output is
-written the checkpoint has served and is removed.
+(:mod:`mcmc.core.resume`), written atomically and at once, outside the
+command's output transaction (:func:`mcmc.core.atomic.immediate`), so after
+``kill -9`` at any moment the last one is whole, and Ctrl-C or SIGTERM, which
+discard the command's outputs, leave it; ``mcmc sample --resume
+run.npz.checkpoint.npz`` (or ``mcmc lda --resume``) goes on from it and
+writes the bytes of the run that never stopped. Once the output is in place
+(the transaction's commit) the checkpoint has served and is removed.
 
 :class:`Checkpoints` is what the samplers' driver and the LDA fit poll after
 every iteration (:class:`mcmc.core.samplers.driver.Checkpoint`): it writes one
@@ -26,6 +28,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mcmc.core.atomic import after_commit, immediate
 from mcmc.core.chains import CHECKPOINT_SUFFIX, Chains, write_chains
 
 __all__ = ["CHECKPOINT_SUFFIX", "Checkpoints", "checkpoint_path", "output_of"]
@@ -69,12 +72,16 @@ class Checkpoints:
             raise KeyboardInterrupt  # the command line reports it as the signal that came
 
     def write(self, chains: Chains) -> None:
-        write_chains(chains, self.path)
+        with immediate():  # on disk now, and kept when the command's other outputs are discarded
+            write_chains(chains, self.path)
         self.written = int(chains.resume.header["done"]) if chains.resume is not None else chains.n_draws
         self._next = self.clock() + (math.inf if self.every is None else self.every)
 
     def remove(self) -> None:
-        """Remove the checkpoint once the output holds everything it held."""
+        """Remove the checkpoint once the output that holds everything it held is in place (the command's commit)."""
+        after_commit(self._unlink)
+
+    def _unlink(self) -> None:
         try:
             os.unlink(self.path)
         except FileNotFoundError:
