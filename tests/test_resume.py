@@ -241,12 +241,15 @@ def log_density(x):
 """
 
 
+#: ``mcmc`` with Python's own SIGINT handler: a shell starts background jobs with SIGINT ignored. Set in the child,
+#: not by ``preexec_fn``, whose fork would run the fork handlers of what this process has loaded (JAX warns).
+LAUNCH = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+          "from mcmc.cli.app import main; sys.exit(main())")  # fmt: skip
+
+
 def _start(argv: list[str], cwd: Path) -> subprocess.Popen:
-    # SIGINT back to its default: a shell starts background jobs with it ignored
-    return subprocess.Popen(
-        [sys.executable, "-m", "mcmc.cli.app", *argv], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )  # fmt: skip
+    return subprocess.Popen([sys.executable, "-c", LAUNCH, *argv], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)  # fmt: skip
 
 
 def _wait_for(path: Path, proc: subprocess.Popen, seconds: float = 120.0) -> None:
