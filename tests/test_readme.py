@@ -27,7 +27,8 @@ README = ROOT / "README.md"
 
 #: Lines (by a piece of their text) that do not exit 0, as the README says: their exit code, and why.
 EXITS = {
-    "examples/output_*.csv": (1, "the two CmdStan chains sit in different modes"),
+    "diagnose examples/output_*.csv": (1, "the two CmdStan chains sit in different modes"),
+    "--follow 'examples/output_*.csv'": (1, "the same two chains, followed until the files stop growing"),
     "-s hmc,slice,rwm": (1, "rwm does not mix in 1000 draws"),
     "-s gibbs,swendsen-wang": (1, "single-site Gibbs at the critical point"),
     "-s gibbs,hmc": (1, "Gibbs on a correlation of 0.99"),
