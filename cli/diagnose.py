@@ -56,6 +56,10 @@ mcmc diagnose fit.nc --html report.html --junit junit.xml
 [dim]# R coda's classic diagnostics too; nested R-hat over 4 superchains[/]
 
 mcmc diagnose fit.nc --diagnostics classic --superchains 4
+
+[dim]# follow a CmdStan run as it writes; exit 0 once every check passes[/]
+
+mcmc diagnose --follow 'output_*.csv' --until-pass
 """
 
 
@@ -213,7 +217,7 @@ def command(
     include_warmup: Annotated[
         bool,
         typer.Option(
-            "--include-warmup",
+            "--include-warmup", rich_help_panel=options.CHECKS,
             help="Judge the warm-up draws a file keeps (mcmc sample --keep-warmup) with the draws, before them; "
             "by default they are left out. --plot draws lp over warm-up and draws either way, the warm-up shaded.",
         ),

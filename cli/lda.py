@@ -71,6 +71,7 @@ HELP = "\n\n".join(
                 "  mcmc lda --holdout 0.1",
                 "  mcmc lda ap.ldac -k 50 --iterations 500 --burn-in 250 --chains 4 -o ap.npz",
                 "  mcmc diagnose ap.npz",
+                "  mcmc lda --resume ap.npz --iterations 1000",
                 "  mcmc lda docword.nips.txt -k 20 --method partial --threads 2 --coherence",
                 "  mcmc lda tweets.txt -k 8 --method dmm -f json > topics.json",
                 "  mcmc lda ap.ldac -k 50 --optimize-interval 10 --save-model ap-model.npz",
