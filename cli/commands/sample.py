@@ -346,6 +346,8 @@ def sample_run(
     # Built here too (a bad option fails before any work, and the predictive
     # needs it), except a user file bound for a cluster: the workers load it.
     remote_file = user_file is not None and spec.scheduler is not None
+    if isinstance(spec.target_options.get("steps"), int) and is_transition_matrix(spec.target):
+        _check_step_kept(spec.target_options["steps"], spec)  # before the law after T steps is computed
     tgt = None if remote_file else get_target(spec.target, **spec.target_options)
     if remote_file and (predict or predictions or plot):
         raise UsageError("--predict, --predictions and --plot need the target here; run them without --scheduler")

@@ -463,7 +463,16 @@ def law_after(matrix: np.ndarray, initial: np.ndarray, steps: int) -> np.ndarray
     """``pi_T = pi_0 P^T``: the law of the chain after ``steps`` transitions from the initial law ``pi_0``.
 
     ``T`` products of a row vector with ``P``, each written out elementwise
-    (``sum_i pi_i P_ij``, no BLAS: the same bytes on every CPU).
+    (``sum_i pi_i P_ij``, no BLAS: the same bytes on every CPU), as long as
+    that is within :data:`POWER_MAX_ITERATIONS` steps and
+    :data:`POWER_MAX_WORK` multiply-adds; beyond, ``P^T`` by repeated squaring
+    (``np.einsum``'s own loops, not BLAS), when that is within the work.
+
+    Raises
+    ------
+    UsageError
+        ``T`` too large for either within :data:`POWER_MAX_WORK` (a large
+        chain and a large ``T``: ``-T steps`` is named).
 
     Parameters
     ----------
@@ -479,8 +488,27 @@ def law_after(matrix: np.ndarray, initial: np.ndarray, steps: int) -> np.ndarray
     ndarray, shape (n,)
     """
     law = np.asarray(initial, dtype=float)
-    for _ in range(int(steps)):
-        law = np.sum(law[:, None] * matrix, axis=0)
+    steps = int(steps)
+    n = len(law)
+    if steps <= POWER_MAX_ITERATIONS and steps * n * n <= POWER_MAX_WORK:
+        for _ in range(steps):
+            law = np.sum(law[:, None] * matrix, axis=0)
+        return law
+    squarings = steps.bit_length()
+    if 2 * squarings * n**3 > POWER_MAX_WORK:
+        raise UsageError(
+            f"-T steps={steps}: the law after {steps} steps of a {n}-state chain is beyond reach "
+            f"({POWER_MAX_WORK:.0e} multiply-adds); give fewer steps"
+        )
+    power = np.asarray(matrix, dtype=float)
+    while steps:  # pi_0 P^T with P^T = prod of P^(2^k) over the bits of T: 10^12 steps in 40 squarings
+        if steps & 1:
+            law = np.sum(law[:, None] * power, axis=0)
+        steps >>= 1
+        if steps:
+            power = np.einsum("ij,jk->ik", power, power)
+            # Rows back to sums of 1: a squaring doubles a row's rounding error, 40 of them would show it
+            power /= np.sum(power, axis=1, keepdims=True)
     return law
 
 

@@ -261,6 +261,22 @@ def test_a_local_cluster_is_bounded_by_the_cores(mcmc, tmp_path, monkeypatch, ar
     assert not (tmp_path / "out.npz").exists()
 
 
+def test_the_law_after_a_trillion_steps_is_refused_or_computed_at_once(tmp_path) -> None:
+    lecture = str(DATA / "markov" / "lecture.csv")
+    r = _bounded(["sample", "-t", lecture, "-T", "steps=1000000000000", "--warmup", "0", "--draws", "10", "-o", "s.npz"],
+                 tmp_path, seconds=60)  # fmt: skip
+    assert "-T steps=1000000000000" in _one_line(r) and "keeps steps 1 to 10" in r.stderr
+    from mcmc.core.targets.markov_chain import analyse, law_after, read_transition_matrix
+
+    chain = read_transition_matrix(lecture)
+    start = np.array([1.0, 0.0, 0.0])
+    by_steps = start
+    for _ in range(200_000):  # beyond the step-by-step limit: by squaring, to rounding
+        by_steps = np.sum(by_steps[:, None] * chain.matrix, axis=0)
+    np.testing.assert_allclose(law_after(chain.matrix, start, 200_000), by_steps, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(law_after(chain.matrix, start, 10**12), analyse(chain, start).stationary, atol=1e-14)
+
+
 @pytest.mark.parametrize("lattice", ["potts", "ising"])
 def test_a_huge_lattice_is_refused_at_once_naming_its_size(tmp_path, lattice) -> None:
     r = _bounded(["sample", "-t", lattice, "-T", "size=100000", "-s", "gibbs", "-o", "out.npz"], tmp_path, seconds=60)
