@@ -81,7 +81,7 @@ def _logaddexp(a: Any, b: Any) -> Any:
 
 
 def _no_u_turn(p_a: Any, p_b: Any, rho: Any, minv: Any) -> Any:
-    return (jnp.sum(minv * p_a * rho) > 0) & (jnp.sum(minv * p_b * rho) > 0)
+    return (jnp.sum(minv * p_a * rho, axis=-1) > 0) & (jnp.sum(minv * p_b * rho, axis=-1) > 0)
 
 
 def _merge_ok(rho_a: Any, first_a: Any, last_a: Any, rho_b: Any, first_b: Any, last_b: Any, minv: Any) -> Any:
@@ -102,142 +102,140 @@ def tree(vg: PointVG, capacity: int) -> Callable[..., tuple[Any, ...]]:
     next uniforms (one per doubling) and exponentials (one per leaf and one
     per valid subtree).
 
-    One ``while_loop`` step is one leaf: a step at leaf 0 of a subtree first
-    draws its direction and starts from that end of the trajectory; a leaf
-    that completes the subtree joins it to the trajectory.
+    Two loops, as BlackJAX's: one step of the outer ``while_loop`` is one
+    doubling (its direction, the end it grows from, the subtree joined to the
+    trajectory, the U-turn check across the whole trajectory); the inner one
+    builds the subtree leaf by leaf. A leaf's work is only the leaf's: its
+    step, its share of the progressive multinomial sampling, and the U-turn
+    checks of the nodes it completes, done for every level of the stack of
+    left siblings at once with a mask (no nested loop, no scatter or gather
+    into the stack), the node sums added in the recursion's order.
     """
+    cap = max(capacity, 1)
 
     def run(x0: Any, p0: Any, lp0: Any, g0: Any, eps: Any, minv: Any, max_depth: Any, max_err: Any,
             uni: Any, expo: Any, up0: Any, ep0: Any) -> tuple[Any, ...]:  # fmt: skip
         dim = x0.shape[0]
         h0 = -lp0 + _kinetic(p0, minv)
         i64, f64 = jnp.int64, x0.dtype
-        zero_i, zero_f, false = jnp.zeros((), i64), jnp.zeros((), f64), jnp.zeros((), bool)
+        zero_i, zero_f = jnp.zeros((), i64), jnp.zeros((), f64)
+        levels = jnp.arange(cap, dtype=i64)
+
+        def subtree(d: Any, e: Any, x: Any, p: Any, g: Any, lp: Any, acc: Any, ints: Any) -> tuple[Any, ...]:
+            """Up to ``2**d`` leaves from ``(x, p, g, lp)`` with step ``e``; stops at a leaf that diverges or
+            completes a node that turns. ``ints``: ``(k, ep, steps, ok, div)`` (``ok == 0``: nothing to build)."""
+            half = 0.5 * e
+            n = jnp.left_shift(jnp.ones((), i64), d)
+
+            def more(c: tuple[Any, ...]) -> Any:
+                return (c[2][0] < n) & (c[2][3] != 0)
+
+            def leaf(c: tuple[Any, ...]) -> tuple[Any, ...]:
+                vec, flo, ints, st = c
+                x, p, g, cand_x, cand_g, first, sub_rho = (vec[i] for i in range(7))
+                _, cand_lp, cand_h, sub_w, acc = (flo[i] for i in range(5))
+                k, ep, steps = ints[0], ints[1], ints[2]
+                start = k == 0
+                p = p + half * g
+                x = x + e * minv * p
+                lp, g = vg(x)
+                p = p + half * g
+                h = -lp + _kinetic(p, minv)
+                h = jnp.where(jnp.isnan(h), jnp.inf, h)
+                delta = h0 - h
+                acc = acc + jnp.exp(jnp.minimum(delta, 0.0))
+                leaf_div = ~jnp.isfinite(h) | ~(h - h0 <= max_err)
+                new_w = _logaddexp(sub_w, delta)
+                log_u = -expo[ep]
+                # progressive multinomial sampling within the subtree
+                take = start | (log_u < delta - new_w)
+                cand_x = jnp.where(take, x, cand_x)
+                cand_g = jnp.where(take, g, cand_g)
+                cand_lp = jnp.where(take, lp, cand_lp)
+                cand_h = jnp.where(take, h, cand_h)
+                first = jnp.where(start, p, first)
+                # the nodes this leaf completes: levels 0 .. merges - 1 of the stack of left siblings (the trailing
+                # ones of k), each checked against the node below it, every level at once
+                merges = lax.population_count(~(k + 1) & k)
+                st_rho, st_first, st_last = st[0], st[1], st[2]
+                sums = [p]
+                for level in range(cap - 1):
+                    sums.append(st_rho[level] + sums[-1])
+                node_rho = jnp.stack(sums)  # the node's momentum sum before merging each level
+                node_first = jnp.concatenate([p[None], st_first[:-1]])
+                ok = _merge_ok(st_rho, st_first, st_last, node_rho, node_first, p, minv)
+                ok = ~leaf_div & jnp.all(ok | (levels >= merges))
+                rho, head = node_rho[0], node_first[0]
+                for level in range(1, cap):
+                    rho = jnp.where(merges == level, node_rho[level], rho)
+                    head = jnp.where(merges == level, node_first[level], head)
+                push = merges < d
+                row = ((levels == merges) & push)[:, None]
+                st = jnp.stack([jnp.where(row, rho, st_rho), jnp.where(row, head, st_first),
+                                jnp.where(row, p, st_last)])  # fmt: skip
+                sub_rho = jnp.where(push, sub_rho, rho)
+                vec = jnp.stack([x, p, g, cand_x, cand_g, first, sub_rho])
+                flo = jnp.stack([lp, cand_lp, cand_h, new_w, acc])
+                ints = jnp.stack([k + 1, ep + 1, steps + 1, ok.astype(i64), leaf_div.astype(i64)])
+                return vec, flo, ints, st
+
+            vec = jnp.stack([x, p, g, x, g, p, p])
+            flo = jnp.stack([lp, lp, zero_f, jnp.asarray(-jnp.inf, f64), acc])
+            return lax.while_loop(more, leaf, (vec, flo, ints, jnp.zeros((3, cap, dim), f64)))
+
         s0 = {
-            "d": zero_i, "k": zero_i, "side": zero_i, "up": jnp.asarray(up0, i64), "ep": jnp.asarray(ep0, i64),
-            "done": max_depth <= 0,
+            "d": zero_i, "up": jnp.asarray(up0, i64), "ep": jnp.asarray(ep0, i64), "done": max_depth <= 0,
             "end_x": jnp.stack([x0, x0]), "end_p": jnp.stack([p0, p0]), "end_g": jnp.stack([g0, g0]),
             "end_lp": jnp.stack([lp0, lp0]), "rho": p0, "log_w": zero_f,
-            "x": x0, "p": p0, "g": g0, "lp": lp0,
-            "cand_x": x0, "cand_g": g0, "cand_lp": lp0, "cand_h": zero_f, "sub_w": zero_f, "first": p0,
-            "sub_rho": p0, "stack": jnp.zeros((max(capacity, 1), 3, dim), f64),
             "x_out": x0, "g_out": g0, "lp_out": lp0, "h_out": h0,
-            "steps": zero_i, "acc": zero_f, "div": false, "depth": zero_i,
+            "steps": zero_i, "acc": zero_f, "div": jnp.zeros((), bool), "depth": zero_i,
         }  # fmt: skip
 
-        def body(s: dict[str, Any]) -> dict[str, Any]:
+        def doubling(s: dict[str, Any]) -> dict[str, Any]:
             s = dict(s)
-            start = s["k"] == 0
-            # a new subtree: its direction, and the end of the trajectory it grows from
-            side = jnp.where(start, (uni[s["up"]] > 0.5).astype(i64), s["side"])
-            s["up"] = s["up"] + start
-            x = jnp.where(start, s["end_x"][side], s["x"])
-            p = jnp.where(start, s["end_p"][side], s["p"])
-            g = jnp.where(start, s["end_g"][side], s["g"])
-            sub_w = jnp.where(start, -jnp.inf, s["sub_w"])
-            e = jnp.where(side == 1, eps, -eps)
-            half = 0.5 * e
-            # one leaf
-            p = p + half * g
-            x = x + e * minv * p
-            lp, g = vg(x)
-            p = p + half * g
-            h = -lp + _kinetic(p, minv)
-            h = jnp.where(jnp.isnan(h), jnp.inf, h)
-            delta = h0 - h
-            s["steps"] = s["steps"] + 1
-            s["acc"] = s["acc"] + jnp.exp(jnp.minimum(delta, 0.0))
-            leaf_div = ~jnp.isfinite(h) | ~(h - h0 <= max_err)
-            new_w = _logaddexp(sub_w, delta)
-            log_u = -expo[s["ep"]]
-            s["ep"] = s["ep"] + 1
-            # progressive multinomial sampling within the subtree
-            take = start | (log_u < delta - new_w)
-            s["cand_x"] = jnp.where(take, x, s["cand_x"])
-            s["cand_g"] = jnp.where(take, g, s["cand_g"])
-            s["cand_lp"] = jnp.where(take, lp, s["cand_lp"])
-            s["cand_h"] = jnp.where(take, h, s["cand_h"])
-            s["first"] = jnp.where(start, p, s["first"])
-            first = s["first"]
-            k = s["k"]
-
-            # the nodes this leaf completes, merged with their left siblings on the stack (a binary counter)
-            def more(m: tuple[Any, ...]) -> Any:
-                level = m[0]
-                return (k + 1) % (jnp.left_shift(jnp.ones((), i64), level + 1)) == 0
-
-            def merge(m: tuple[Any, ...]) -> tuple[Any, ...]:
-                level, ok, node_rho, node_first = m
-                a = s["stack"][level]
-                ok = _merge_ok(a[0], a[1], a[2], node_rho, node_first, p, minv) & ok
-                return level + 1, ok, a[0] + node_rho, a[1]
-
-            level, ok, node_rho, node_first = lax.while_loop(more, merge, (zero_i, ~leaf_div, p, p))
             d = s["d"]
-            s["stack"] = jnp.where(level < d, s["stack"].at[level].set(jnp.stack([node_rho, node_first, p])),
-                                   s["stack"])  # fmt: skip
-            s["sub_rho"] = jnp.where(level < d, s["sub_rho"], node_rho)
-            k = k + 1
+            # a new subtree: its direction, and the end of the trajectory it grows from
+            right = uni[s["up"]] > 0.5
+            s["up"] = s["up"] + 1
+            end_x, end_p, end_g, end_lp = s["end_x"], s["end_p"], s["end_g"], s["end_lp"]
+            e = jnp.where(right, eps, -eps)
+            ints = jnp.stack([zero_i, s["ep"], s["steps"], (~s["done"]).astype(i64), zero_i])
+            grow = [jnp.where(right, end[1], end[0]) for end in (end_x, end_p, end_g, end_lp)]
+            vec, flo, ints, _ = subtree(d, e, *grow, s["acc"], ints)
+            x, p, g, cand_x, cand_g, first, sub_rho = (vec[i] for i in range(7))
+            lp, cand_lp, cand_h, new_w, s["acc"] = (flo[i] for i in range(5))
+            k, ep, s["steps"], ok, leaf_div = (ints[i] for i in range(5))
+            ok = ok != 0
             complete = ok & (k == jnp.left_shift(jnp.ones((), i64), d))
             # the subtree joins the trajectory: a's end next to b is the one integrated from
-            end_p = s["end_p"]
-            turn_ok = _merge_ok(s["rho"], end_p[1 - side], end_p[side], s["sub_rho"], first, p, minv)
-            log_u = -expo[s["ep"]]
+            near, far = jnp.where(right, end_p[1], end_p[0]), jnp.where(right, end_p[0], end_p[1])
+            turn_ok = _merge_ok(s["rho"], far, near, sub_rho, first, p, minv)
+            log_u = -expo[ep]
             # biased progressive sampling: the subtree's candidate w.p. min(1, W_subtree / W_old)
             move = complete & (log_u < new_w - s["log_w"])
-            s["ep"] = s["ep"] + complete
-            s["x_out"] = jnp.where(move, s["cand_x"], s["x_out"])
-            s["g_out"] = jnp.where(move, s["cand_g"], s["g_out"])
-            s["lp_out"] = jnp.where(move, s["cand_lp"], s["lp_out"])
-            s["h_out"] = jnp.where(move, s["cand_h"], s["h_out"])
+            s["ep"] = ep + complete
+            s["x_out"] = jnp.where(move, cand_x, s["x_out"])
+            s["g_out"] = jnp.where(move, cand_g, s["g_out"])
+            s["lp_out"] = jnp.where(move, cand_lp, s["lp_out"])
+            s["h_out"] = jnp.where(move, cand_h, s["h_out"])
             s["log_w"] = jnp.where(complete, _logaddexp(s["log_w"], new_w), s["log_w"])
-            s["rho"] = jnp.where(complete, s["rho"] + s["sub_rho"], s["rho"])
-            s["end_x"] = jnp.where(complete, s["end_x"].at[side].set(x), s["end_x"])
-            s["end_p"] = jnp.where(complete, end_p.at[side].set(p), end_p)
-            s["end_g"] = jnp.where(complete, s["end_g"].at[side].set(g), s["end_g"])
-            s["end_lp"] = jnp.where(complete, s["end_lp"].at[side].set(lp), s["end_lp"])
+            s["rho"] = jnp.where(complete, s["rho"] + sub_rho, s["rho"])
+            at = (jnp.arange(2) == right.astype(i64))[:, None] & complete
+            s["end_x"] = jnp.where(at, x, end_x)
+            s["end_p"] = jnp.where(at, p, end_p)
+            s["end_g"] = jnp.where(at, g, end_g)
+            s["end_lp"] = jnp.where(at[:, 0], lp, end_lp)
             s["depth"] = s["depth"] + complete
             s["d"] = d + complete
-            s["k"] = jnp.where(complete, 0, k)
-            s["div"] = leaf_div
+            s["div"] = leaf_div != 0
             s["done"] = ~ok | (complete & (~turn_ok | (d + 1 >= max_depth)))
-            s.update(side=side, x=x, p=p, g=g, lp=lp, sub_w=new_w)
             return s
 
-        packed = lax.while_loop(lambda c: c[2][_INTS.index("done")] == 0, lambda c: _pack(body(_unpack(c))),
-                                _pack(s0))  # fmt: skip
-        s = _unpack(packed)
+        s = lax.while_loop(lambda s: ~s["done"], doubling, s0)
         return (s["x_out"], s["lp_out"], s["g_out"], s["h_out"], s["steps"], s["acc"], s["div"], s["depth"],
                 s["up"] - up0, s["ep"] - ep0)  # fmt: skip
 
     return run
-
-
-# The tree's state travels through its loop packed in four arrays: under vmap every array of a while loop's state is
-# selected anew each step (for the chains that have stopped), and thirty small ones cost more than the leaf.
-_PAIRS = ("end_x", "end_p", "end_g")
-_VECTORS = ("rho", "x", "p", "g", "cand_x", "cand_g", "first", "sub_rho", "x_out", "g_out")
-_FLOATS = ("log_w", "lp", "cand_lp", "cand_h", "sub_w", "lp_out", "h_out", "acc")
-_INTS = ("d", "k", "side", "up", "ep", "steps", "depth", "done", "div")
-_BOOLS = ("done", "div")
-
-
-def _pack(s: dict[str, Any]) -> tuple[Any, ...]:
-    vectors = jnp.concatenate([s[n] for n in _PAIRS] + [jnp.stack([s[n] for n in _VECTORS])])
-    floats = jnp.concatenate([s["end_lp"], jnp.stack([s[n] for n in _FLOATS])])
-    ints = jnp.stack([jnp.asarray(s[n]).astype(jnp.int64) for n in _INTS])
-    return vectors, floats, ints, s["stack"]
-
-
-def _unpack(c: tuple[Any, ...]) -> dict[str, Any]:
-    vectors, floats, ints, stack = c
-    s: dict[str, Any] = {n: vectors[2 * i : 2 * i + 2] for i, n in enumerate(_PAIRS)}
-    s.update((n, vectors[2 * len(_PAIRS) + i]) for i, n in enumerate(_VECTORS))
-    s["end_lp"] = floats[:2]
-    s.update((n, floats[2 + i]) for i, n in enumerate(_FLOATS))
-    s.update((n, ints[i] != 0 if n in _BOOLS else ints[i]) for i, n in enumerate(_INTS))
-    s["stack"] = stack
-    return s
 
 
 def hmc_transition(vg: PointVG) -> Callable[..., tuple[Any, ...]]:
