@@ -430,9 +430,10 @@ def command(
         if not proposal.lower().endswith(".csv"):
             raise UsageError(f"--proposal with -s mh is its proposal matrix, a .csv file; got {proposal!r}")
         given = {**given, "proposal": None, MH_PROPOSAL.name: proposal}
-    if resume and sampler is None and (param or any(v is not None for v in given.values())):
-        raise UsageError("--resume with tuning options: give --sampler too (or leave them out to go on with the "
-                         "file's)")
+    # the settings a tuning option names are the sampler's for its kind of target: both must be given
+    if resume and (sampler is None or "target" not in typed) and (param or any(v is not None for v in given.values())):
+        raise UsageError("--resume with tuning options: give --sampler and --target too (or leave them out to go on "
+                         "with the file's)")
     params = options.tuning(sampler, given, param or (), NETWORK if is_network_target(target) else DENSITY)
     if plot:
         from mcmc.cli.render.plot import image_format  # start-up: the plot renderer only with --plot

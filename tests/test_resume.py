@@ -156,6 +156,21 @@ def _base(tmp_path: Path, *extra: str) -> Path:
     return out
 
 
+def test_a_network_run_refuses_other_evidence_and_blocks_in_one_line(mcmc, tmp_path):
+    out = tmp_path / "net.npz"
+    assert _run("sample", "-t", *ASIA, "-P", "gibbs:blocks=tub+lung+either", *_short(20), "-o", str(out)) == 0
+    before = out.read_bytes()
+    for given, message in [
+        (["--observe", "xray=no"], "the run was made with --observe xray=yes,dysp=yes; this command gives xray=no"),
+        (["-t", ASIA[0], "-s", "gibbs", "-P", "gibbs:blocks=single"],
+         "the run was made with --blocks tub+lung+either; this command gives single"),
+        (["-s", "gibbs", "-P", "gibbs:blocks=single"], "give --sampler and --target too"),
+    ]:
+        r = mcmc("sample", "--resume", str(out), "--draws", "40", *given)
+        assert r.code == 2 and len(r.stderr.strip().splitlines()) == 1 and message in r.stderr, r.stderr
+    assert out.read_bytes() == before
+
+
 @pytest.mark.parametrize(
     ("given", "message"),
     [
@@ -164,9 +179,11 @@ def _base(tmp_path: Path, *extra: str) -> Path:
         (["--dim", "4"], "the run was made with --dim 3; this command gives 4"),
         (["--chains", "4"], "the run was made with --chains 3; this command gives 4"),
         (["--warmup", "10"], "the run was made with --warmup 40; this command gives 10"),
-        (["-s", "rwm", "--scale", "0.5"], "the run was made with --scale (not given); this command gives 0.5"),
+        (["-t", "gaussian", "-s", "rwm", "--scale", "0.5"],
+         "the run was made with --scale (not given); this command gives 0.5"),
         (["--draws", "10"], "already has 20 draws per chain"),
-        (["--scale", "0.5"], "give --sampler too"),
+        (["--scale", "0.5"], "give --sampler and --target too"),
+        (["-s", "rwm", "--scale", "0.5"], "give --sampler and --target too"),  # whose settings: a density's or not
     ],
 )
 def test_resume_refuses_other_settings_in_one_line(mcmc, tmp_path, given, message):
