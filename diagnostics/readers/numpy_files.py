@@ -60,6 +60,9 @@ def _read_npz(data: bytes | Path, label: str, bare: Bare, *, resume: bool) -> Ch
     resume_arrays: dict[str, np.ndarray] = {}
     # the file is ours to close, also when NumPy rejects it
     with data.open("rb") if isinstance(data, Path) else io.BytesIO(data) as fh:
+        if fh.read(4) not in (b"PK\x03\x04", b"PK\x05\x06"):  # NumPy would read anything else as a pickle
+            raise InputError(label, "not an .npz archive (a chains file of mcmc is a zip of .npy members)")
+        fh.seek(0)
         try:
             archive = np.load(fh, allow_pickle=False)
         except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:

@@ -689,6 +689,13 @@ def test_rows_written_to_six_decimals_pass(mcmc, tmp_path, n) -> None:
 # ----------------------------------------------------------------- 9. messages name their source
 
 
+def test_resuming_from_a_file_that_is_no_archive_says_so_not_pickle(mcmc, tmp_path) -> None:
+    (tmp_path / "fit.npz").write_text("garbage\n")
+    line = _one_error_line(mcmc("sample", "--resume", str(tmp_path / "fit.npz"), "--draws", "20",
+                                "-o", str(tmp_path / "more.npz")))  # fmt: skip
+    assert "fit.npz: not an .npz archive" in line and "pickle" not in line
+
+
 def test_a_nan_in_a_transition_matrix_names_line_and_column(mcmc, tmp_path) -> None:
     (tmp_path / "P.csv").write_text("A,B\n0.5,0.5\n0.5,nan\n")
     line = _one_error_line(mcmc("sample", "-t", str(tmp_path / "P.csv"), "-o", str(tmp_path / "out.npz")))
