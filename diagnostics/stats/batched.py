@@ -321,8 +321,8 @@ class _Work:
             lo, hi = (mean - sd) * size - 1, (mean + sd) * size - 1
             i1 = np.floor(np.clip(np.nan_to_num(lo, nan=0.0), 0, size - 1)).astype(np.intp)
             i2 = np.ceil(np.clip(np.nan_to_num(hi, nan=0.0), 0, size - 1)).astype(np.intp)
-        rows = np.arange(self.n)
-        out = (srt[rows, i2] - srt[rows, i1]) / 2
+            rows = np.arange(self.n)
+            out = (srt[rows, i2] - srt[rows, i1]) / 2  # inf - inf for a parameter stuck at infinity
         return _nan_where(np.where(np.isfinite(raw), out, np.nan), self.rank_ok & ~self.inf)
 
     @_quiet_cached
