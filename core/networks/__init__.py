@@ -56,7 +56,10 @@ A network sampler is a module registered by name in
     :class:`~mcmc.core.random.ChainRandom`.
 ``sample(rng, state, plan, draws, thin=1) -> (State, codes, stats)``
     Many steps in one compiled call: codes ``(chains, kept, n_unobserved)``
-    and statistics ``(chains, kept)`` (``lp`` always).
+    and statistics ``(chains, kept)`` (``lp`` always). Each chain reads its
+    stream in the same order however the draws are split into calls (each a
+    multiple of ``thin``): the driver calls it in blocks, polling a
+    checkpoint between them, and goes on from a saved run to the same bytes.
 ``run_attrs(plan, stats) -> dict``
     The sampler's JSON attributes for the chains file.
 ``check_cost(network, evidence, log_evidence, chains, draws)`` (optional)
