@@ -324,7 +324,7 @@ def sample_run(
         if predict or predictions or plot:
             raise UsageError("--predict, --predictions and --plot apply to the bnn target, not to a Bayesian network")
         return network_run(spec, output, stdout=stdout, thresholds=thresholds, strict=strict, long_run=long_run,
-                           previous=previous)  # fmt: skip
+                           previous=previous, progress=progress)  # fmt: skip
     if spec.observe or spec.query or spec.exact:
         raise UsageError("--observe, --query and --exact apply to a Bayesian network target (--target NET.bif)")
     if spec.sampler is not None and spec.sampler not in SAMPLERS:
@@ -649,6 +649,7 @@ def network_run(
     strict: bool = False,
     long_run: LongRun | None = None,
     previous: Chains | None = None,
+    progress: Progress | None = None,
 ) -> SampleResult:
     """``mcmc sample --target NET.bif``: sample a Bayesian network given evidence, write the chains, summarise.
 
@@ -740,6 +741,8 @@ def network_run(
         seed=seed, chain_ids=range(spec.first_chain, spec.first_chain + spec.chains), params=spec.params,
         keep_warmup=spec.keep_warmup, problem=problem, resume=None if saved is None else (saved, previous),  # type: ignore[arg-type]
         checkpoint=long_run.checkpoints,
+        progress=None if progress is None else (
+            lambda done, total: progress(f"{spec.sampler} on {os.path.basename(spec.target)}", done, total)),
     )  # fmt: skip
     timings = {**run.timings, "wall_time_s": time.perf_counter() - t0}
     chains = to_chains(run)

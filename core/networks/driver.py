@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -160,6 +160,7 @@ def sample_network(
     problem: Mapping[str, Any] | None = None,
     resume: tuple[SamplerResume, Chains] | None = None,
     checkpoint: Checkpoint | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> NetworkRun:
     """Sample ``p(x | e)`` of a Bayesian network with ``sampler``.
 
@@ -197,6 +198,9 @@ def sample_network(
         file: no start, no warm-up, the saved state and streams), to the
         bytes of the run that never stopped; ``checkpoint`` is polled between
         blocks of sweeps (with ``None`` during warm-up).
+    progress
+        Called as ``progress(done, total)`` after every block of sweeps (or
+        draws), warm-up included.
 
     Returns
     -------
@@ -263,10 +267,14 @@ def sample_network(
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         kept: list[tuple[np.ndarray, dict[str, np.ndarray]]] = []
+        swept = 0
         for n in _blocks(0, warmup, POLL_SWEEPS):
             state, codes, stats = module.sample(rng, state, plan, n)
+            swept += n
             if keep_warmup:
                 kept.append((codes, stats))
+            if progress is not None:
+                progress(swept, warmup + draws)
             if checkpoint is not None:
                 checkpoint.poll(None)
         if kept:
@@ -301,6 +309,8 @@ def sample_network(
         state, codes, stats = module.sample(rng, state, plan, n, thin)
         parts.append((codes, stats))
         done += n
+        if progress is not None:
+            progress(warmup + done, warmup + draws)
         if checkpoint is not None and done < draws:
             checkpoint.poll(lambda d=done: to_chains(run_so_far(d)))
     result = run_so_far(draws)

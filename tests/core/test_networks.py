@@ -346,3 +346,20 @@ def test_the_driver_refuses_unknown_samplers_and_settings() -> None:
         sample_network(net, {}, "rejection", draws=5, params={"budget": 10})
     with pytest.raises(UsageError, match="takes no starting configurations"):
         sample_network(net, {}, "likelihood-weighting", draws=5, init=np.zeros((4, 5), dtype=np.int64))
+
+
+@pytest.mark.parametrize("sampler", ["gibbs", "rejection"])
+def test_progress_counts_every_sweep_to_the_end_and_changes_no_byte(sampler: str) -> None:
+    from mcmc.core.chains import npz_bytes
+    from mcmc.core.networks.driver import POLL_DRAWS, POLL_SWEEPS
+
+    net = network("earthquake")
+    ev = parse_evidence(net, ["JohnCalls=True"])
+    warmup, draws = (POLL_SWEEPS + 10, 2 * POLL_SWEEPS + 3) if sampler == "gibbs" else (0, POLL_DRAWS + 5)
+    calls: list[tuple[int, int]] = []
+    common = dict(chains=2, warmup=warmup, draws=draws, seed=3)
+    told = sample_network(net, ev, sampler, progress=lambda done, total: calls.append((done, total)), **common)
+    total = warmup + draws
+    assert calls[-1] == (total, total) and all(t == total for _, t in calls)
+    assert [d for d, _ in calls] == sorted({d for d, _ in calls}) and len(calls) >= 2  # a call per block
+    assert npz_bytes(to_chains(told)) == npz_bytes(to_chains(sample_network(net, ev, sampler, **common)))
