@@ -377,6 +377,15 @@ def sample_run(
         spec = dataclasses.replace(spec, draws=goal)
     if long_run.max_draws is not None and long_run.max_draws < spec.draws:
         raise UsageError(f"--max-draws {long_run.max_draws} is below --draws {spec.draws}, the first look")
+    if long_run.max_draws is not None and tgt is not None:
+        # The run may grow to --max-draws, every draw kept: refused now if that would not fit, as --draws is.
+        from mcmc.core.memory import require_memory  # start-up: only for an until-converged run
+
+        kept = -(-long_run.max_draws // spec.thin)
+        require_memory(
+            spec.chains * (kept * (tgt.dim + tgt.n_reported) + 8 * tgt.dim), 8,
+            f"{spec.chains} chains x {kept} draws x {tgt.dim} coordinates", "--chains, --max-draws",
+        )  # fmt: skip
     ids = range(spec.first_chain, spec.first_chain + spec.chains)
     job = scaleout.ChainsJob(
         target=spec.target, sampler=sampler, warmup=spec.warmup, draws=spec.draws, thin=spec.thin,

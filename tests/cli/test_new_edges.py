@@ -452,6 +452,13 @@ def test_mh_on_more_states_than_its_matrices_allow_is_refused_before_sampling(mc
     assert "many.csv" in line and f"{MAX_STATES + 1} states" in line and f"at most {MAX_STATES}" in line
 
 
+def test_until_converged_beyond_memory_is_refused_before_sampling(mcmc, tmp_path, no_sampling) -> None:
+    r = mcmc("sample", "-t", "gaussian", "--until-converged", "--max-draws", "1000000000000", "--draws", "100",
+             "-o", str(tmp_path / "u.npz"))  # fmt: skip
+    line = _one_error_line(r)
+    assert "--chains, --max-draws:" in line and "1000000000000 draws" in line and "more than this machine" in line
+
+
 def test_zarr_metadata_claiming_too_much_is_refused_from_the_metadata(tmp_path) -> None:
     pytest.importorskip("zarr")
     import shutil
