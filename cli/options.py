@@ -453,7 +453,7 @@ CheckpointEvery = Annotated[
         "--checkpoint-every", metavar="DURATION", rich_help_panel=LONG_RUNS,
         help="Write the draws so far, with what the run needs to go on, to OUTPUT.checkpoint.npz beside -o this "
         "often (atomically; -o itself is written only at the end), and a last one on Ctrl-C or SIGTERM: 90s, 5m, "
-        "2h; off for none. The checkpoint is removed once -o is written.",
+        "2h; 0 for the last one only; off for none. The checkpoint is removed once -o is written.",
     ),
 ]
 

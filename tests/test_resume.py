@@ -147,6 +147,32 @@ def test_a_network_run_stopped_at_a_checkpoint_goes_on_to_the_bytes_of_one_run(s
     assert out.read_bytes() == (tmp_path / "whole.npz").read_bytes()
 
 
+def test_checkpoint_every_0_writes_only_the_last_checkpoint_on_a_signal(tmp_path, capsys, monkeypatch):
+    from contextlib import contextmanager
+
+    import mcmc.cli.commands.checkpoints
+    import mcmc.cli.sample
+
+    polls, writes = [], []
+
+    @contextmanager
+    def signal_at_the_25th_poll():
+        yield lambda: polls.append(1) or len(polls) >= 25  # 20 polls of warm-up (nothing to save), then 5 draws
+
+    monkeypatch.setattr(mcmc.cli.sample, "signals_held", signal_at_the_25th_poll)
+    real = mcmc.cli.commands.checkpoints.write_chains
+    monkeypatch.setattr(mcmc.cli.commands.checkpoints, "write_chains",
+                        lambda chains, path: writes.append(chains.n_draws) or real(chains, path))  # fmt: skip
+    out = tmp_path / "run.npz"
+    argv = ["-t", "gaussian", "-s", "rwm", "--chains", "2", "--warmup", "20", "--draws", "50", "--seed", "1", "-q"]
+    assert _run("sample", *argv, "--checkpoint-every", "0", "-o", str(out)) == 130
+    assert writes == [5] and not out.exists()
+    monkeypatch.undo()
+    assert _run("sample", "--resume", str(tmp_path / "run.npz.checkpoint.npz"), "-q", "--no-check") == 0
+    assert _run("sample", *argv, "--no-check", "-o", str(tmp_path / "whole.npz")) == 0
+    assert out.read_bytes() == (tmp_path / "whole.npz").read_bytes()
+
+
 # ----------------------------------------------------------------- what --resume refuses
 
 
