@@ -406,6 +406,9 @@ def sample_run(
                 # nor import it here (it may need what only the workers have).
                 block = dataclasses.replace(block, target_text=read_source(spec.target))
             chains, run_timings = scaleout.run_blocks(block, ids, spec.scheduler, progress=progress)
+            if block.sampler is None and chains.resume is not None:
+                # The workers chose the sampler of a user file; record the one that ran, as a local run does.
+                chains.resume = _with_sampler(chains.resume, chains.attrs.get("sampler"))
         # Timings come beside the chains, never in the file (same seed, same bytes).
         for key, value in run_timings._asdict().items():
             timings[key] = timings.get(key, 0.0) + value
@@ -560,6 +563,17 @@ def _read_resume(path: str) -> Chains:
     if not path.lower().endswith(".npz"):
         raise InputError(path, "--resume reads a .npz chains file or checkpoint (an .nc file has no resume section)")
     return read_npz_resume(path)
+
+
+def _with_sampler(resume: Any, sampler: str | None) -> Any:
+    """``resume`` (a :class:`~mcmc.core.chains.Resume`) whose recorded settings name ``sampler``."""
+    import copy  # start-up: only for a cluster run of a user file without --sampler
+
+    header = copy.deepcopy(resume.header)
+    settings = header.get("problem", {}).get("settings")
+    if isinstance(settings, dict):
+        settings["sampler"] = sampler
+    return dataclasses.replace(resume, header=header)
 
 
 def problem_of(spec: SampleSpec, target_file: str | None, data_file: str | None) -> dict[str, Any]:
