@@ -304,7 +304,7 @@ def sample_run(
     # start-up: the sampling machinery (driver, scale-out, user targets: about 20 ms) is not a network run's
     from mcmc.core import scaleout
     from mcmc.core.resume import sampler_resume
-    from mcmc.core.samplers import NETWORK_SAMPLERS, SAMPLERS, check_applies
+    from mcmc.core.samplers import NETWORK_SAMPLERS, SAMPLERS, check_applies, get_sampler
     from mcmc.core.targets import get_target
     from mcmc.core.targets.protocols import FiniteStates, TransitionKernel
     from mcmc.core.targets.user import read_source
@@ -362,7 +362,11 @@ def sample_run(
     if sampler is None and tgt is not None:  # else a user file bound for a cluster: its workers choose
         sampler = default_sampler(spec.target, tgt)
         check_applies(sampler, spec.params, chosen=f", the default for {tgt.name!r}")
-    # mh's proposal file read and checked now, not at the first iteration: a bad Q.csv must not cost a run.
+    if sampler is not None and tgt is not None:
+        prepare = getattr(get_sampler(sampler), "prepare", None)  # what a setting names (a file), read before any work
+        if prepare is not None:
+            prepare(tgt, **spec.params)
+    # mh's transition matrix for its report, now too: a bad Q.csv must not cost a run.
     mh_matrix = _mh_matrix(tgt, spec) if isinstance(tgt, FiniteStates) and sampler == "mh" else None
     spec = dataclasses.replace(spec, sampler=sampler)  # the file records the sampler that ran
     problem = problem_of(dataclasses.replace(spec, seed=seed), target_file, data if isinstance(data, str) else None)
