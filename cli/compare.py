@@ -47,7 +47,7 @@ mcmc compare -t eight-schools -s hmc,slice -P hmc:target-accept=0.95
 
 [dim]# did the new model version change the answer? (exit 1 if it did)[/]
 
-mcmc compare old.npz new.npz --var 'theta.*'
+mcmc compare old.npz new.npz --var 'theta[*]'
 
 [dim]# a CmdStan run against posteriordb's reference draws, as JSON[/]
 

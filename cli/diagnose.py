@@ -43,7 +43,7 @@ mcmc diagnose 'output_*.csv' --max-rhat 1.01 --min-ess 400
 
 [dim]# only the theta variables, as JSON for a script, with plots[/]
 
-mcmc diagnose fit.nc --var 'theta.*' -f json -o report.json --plot report.png
+mcmc diagnose fit.nc --var 'theta[*]' -f json -o report.json --plot report.png
 
 [dim]# a Markdown summary for a CI job page, straight from mcmc sample[/]
 
