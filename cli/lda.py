@@ -480,7 +480,7 @@ def command(
         return
     if theta is not None:
         raise UsageError("--theta writes the topics of new documents; it needs --model")
-    typed = _defining_given(ctx)
+    typed = options.given_fields(ctx, _DEFINING)
     if resume is not None and output is None:
         from mcmc.cli.commands.checkpoints import output_of  # start-up: only when going on from a file
 
@@ -586,15 +586,6 @@ _DEFINING = {"topics": "n_topics", "alpha": "alpha", "beta": "beta", "burn_in": 
              "optimize_interval": "optimize_interval", "optimize_burn_in": "optimize_burn_in",
              "iterations": "iterations", "corpus_path": "path", "corpus_format": "format", "vocab": "vocab",
              "min_df": "min_df", "max_df": "max_df", "keep_all_words": "keep_all_words"}  # fmt: skip
-
-
-def _defining_given(ctx: typer.Context | None) -> set[str]:
-    """The options that define a fit given on the command line (not left at their defaults), as fields."""
-    if ctx is None:  # called as a function (tests): every option counts as given
-        return set(_DEFINING.values())
-    # Typer carries its own copy of click: the source is compared by name
-    return {field for name, field in _DEFINING.items()
-            if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"}  # fmt: skip
 
 
 command.__doc__ = HELP

@@ -223,6 +223,18 @@ NoCheck = Annotated[
 ]  # fmt: skip
 
 
+def given_fields(ctx: typer.Context | None, fields: Mapping[str, str]) -> set[str]:
+    """The options among ``fields`` (parameter -> field) given on the command line, not left at their defaults.
+
+    ``ctx`` ``None`` (the command called as a function, in tests): every one counts as given.
+    """
+    if ctx is None:
+        return set(fields.values())
+    # Typer carries its own copy of click: the parameter source is compared by name
+    return {field for name, field in fields.items()
+            if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"}  # fmt: skip
+
+
 def check_options(
     max_rhat: float | None, min_ess: float | None, max_divergences: int | None = None, min_ebfmi: float | None = None,
     max_treedepth_hits: int | None = None, ssif_ratio: float | None = None, strict: bool = False,

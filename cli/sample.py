@@ -418,7 +418,7 @@ def command(
 
     if out_format == "json" and output == "-":
         raise UsageError("-o - and --format json would both write to stdout; pick one")
-    typed = _given(ctx)
+    typed = options.given_fields(ctx, _DEFINING)
     if max_draws is not None and not until_converged:
         raise UsageError("--max-draws goes with --until-converged")
     every = options.parse_duration(checkpoint_every)
@@ -526,15 +526,6 @@ def _mcem(target: str, sampler: str | None, given: dict[str, Any], items: Sequen
 _DEFINING = {"target": "target", "sampler": "sampler", "chains": "chains", "first_chain": "first_chain",
              "warmup": "warmup", "thin": "thin", "seed": "seed", "init": "init", "observe": "observe",
              "keep_warmup": "keep_warmup", "draws": "draws", "output": "output"}  # fmt: skip
-
-
-def _given(ctx: typer.Context | None) -> set[str]:
-    """The run-defining options given on the command line (not left at their defaults), as spec fields."""
-    if ctx is None:  # called as a function (tests): every option counts as given
-        return set(_DEFINING.values())
-    # Typer carries its own copy of click: the source is compared by name
-    return {field for name, field in _DEFINING.items()
-            if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"}  # fmt: skip
 
 
 def finish(passed: bool, verdict: str, advice: Sequence[str] = (), *, no_check: bool, quiet: bool = False) -> None:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from mcmc.core.atomic import after_commit, immediate
 from mcmc.core.chains import CHECKPOINT_SUFFIX, Chains, write_chains
 
-__all__ = ["CHECKPOINT_SUFFIX", "Checkpoints", "checkpoint_path", "output_of"]
+__all__ = ["CHECKPOINT_SUFFIX", "Checkpoints", "checkpoint_path", "output_of", "resume_inputs", "same_file"]
 
 
 def checkpoint_path(output: str) -> str | None:
@@ -43,6 +43,31 @@ def output_of(path: str) -> str:
     """The output a checkpoint was made for (``run.npz.checkpoint.npz`` -> ``run.npz``); else ``path`` itself."""
     return path[: -len(CHECKPOINT_SUFFIX)] if path.endswith(CHECKPOINT_SUFFIX) and len(path) > len(CHECKPOINT_SUFFIX) \
         else path  # fmt: skip
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` name one file (by inode when both exist, else by resolved path)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def resume_inputs(resume: str | None, output: str | None) -> list[str]:
+    """The file a run goes on from, as an input no output may replace -- unless it is extended in place.
+
+    ``--resume run.npz`` extends ``run.npz`` in place (written whole and
+    atomically at the end, so an interrupted run leaves it as it was), and
+    ``--resume run.npz.checkpoint.npz -o run.npz`` writes the output the
+    checkpoint was made for; any other output must be another file.
+    """
+    if resume is None:
+        return []
+    if output is None:
+        return [resume]
+    if same_file(resume, output) or (resume.endswith(CHECKPOINT_SUFFIX) and same_file(output_of(resume), output)):
+        return []
+    return [resume]
 
 
 @dataclass

@@ -15,11 +15,11 @@ prints.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from mcmc.cli.commands.checkpoints import resume_inputs, same_file
 from mcmc.cli.commands.files import write_chains_to
 from mcmc.cli.commands.progress import Progress, lda_sweeps
 from mcmc.core.chains import CHAINS_SUFFIXES
@@ -255,9 +255,9 @@ def lda_run(
         if config.iterations < state.done:
             raise UsageError(f"--iterations {config.iterations}: {long_run.resume} already has {state.done} sweeps "
                              "per chain")  # fmt: skip
-    resume_input = _resume_input(long_run, outputs.chains)
+    resume_input = resume_inputs(long_run.resume, outputs.chains)
     ckpt = None if long_run.checkpoints is None else long_run.checkpoints.path
-    if ckpt is not None and long_run.resume is not None and _same_file(ckpt, long_run.resume):
+    if ckpt is not None and long_run.resume is not None and same_file(ckpt, long_run.resume):
         ckpt = None  # going on from the checkpoint, which is rewritten as the fit goes on
     check_lda(config, outputs, [corpus.path, corpus.vocab, *resume_input],
               {} if ckpt is None else {"the checkpoint": ckpt})
@@ -302,23 +302,6 @@ def _read_resume(path: str) -> Any:
     if not path.lower().endswith(".npz"):
         raise InputError(path, "--resume reads a .npz chains file or checkpoint (an .nc file has no resume section)")
     return read_npz_resume(path)
-
-
-def _resume_input(long_run: LdaLongRun, output: str | None) -> list[str]:
-    """The file gone on from, as an input no output may replace -- unless it is extended in place."""
-    r = long_run.resume
-    if r is None or output is None:
-        return [] if r is None else [r]
-    if _same_file(r, output) or (r.endswith(".checkpoint.npz") and _same_file(r[: -len(".checkpoint.npz")], output)):
-        return []
-    return [r]
-
-
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def lda_problem(config: LdaConfig, corpus: CorpusInput) -> dict[str, Any]:

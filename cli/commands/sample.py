@@ -32,7 +32,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
-from mcmc.cli.commands.checkpoints import Checkpoints, output_of
+from mcmc.cli.commands.checkpoints import Checkpoints, resume_inputs, same_file
 from mcmc.cli.commands.files import check_chains_output, write_chains_to
 from mcmc.cli.commands.progress import Progress
 from mcmc.core.atomic import write_text_atomic
@@ -339,7 +339,7 @@ def sample_run(
         {"-o": output, "--predictions": predictions, "--plot": plot, **_checkpoint_output(long_run, output)},
         [data if isinstance(data, str) else None, user_file, predict,
          spec.target if is_transition_matrix(spec.target) else None, spec.params.get("proposal_matrix"),
-         *_resume_input(long_run, output)],
+         *resume_inputs(long_run.resume, output)],
     )  # fmt: skip
     check_chains_output(output)
     seed = spec.seed if spec.seed is not None else entropy_seed()  # recorded, so a run given none can go on
@@ -534,30 +534,9 @@ def _timed_write(chains: Chains, output: str, stdout: IO[bytes] | None, timings:
 def _checkpoint_output(long_run: LongRun, output: str) -> dict[str, str]:
     """The checkpoint among the outputs to check, unless it is the file the run goes on from."""
     ckpt = long_run.checkpoints.path if long_run.checkpoints is not None else None
-    if ckpt is None or (long_run.resume is not None and _same_file(ckpt, long_run.resume)):
+    if ckpt is None or (long_run.resume is not None and same_file(ckpt, long_run.resume)):
         return {}
     return {"the checkpoint": ckpt}
-
-
-def _resume_input(long_run: LongRun, output: str) -> list[str]:
-    """The file gone on from, as an input no output may replace -- unless it is extended in place.
-
-    ``--resume run.npz`` extends ``run.npz`` in place (written whole and
-    atomically at the end, so an interrupted run leaves it as it was), and
-    ``--resume run.npz.checkpoint.npz -o run.npz`` writes the output the
-    checkpoint was made for; any other output must be another file.
-    """
-    r = long_run.resume
-    if r is None or _same_file(r, output) or (r.endswith(".checkpoint.npz") and _same_file(output_of(r), output)):
-        return []
-    return [r]
-
-
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _read_resume(path: str) -> Chains:
@@ -745,7 +724,7 @@ def network_run(
         raise UsageError(f"option(s) {', '.join(given)} do not apply to a Bayesian network target")
     if spec.init is not None:
         raise UsageError("--init does not apply to a Bayesian network target")
-    check_paths({"-o": output, **_checkpoint_output(long_run, output)}, [spec.target, *_resume_input(long_run, output)])
+    check_paths({"-o": output, **_checkpoint_output(long_run, output)}, [spec.target, *resume_inputs(long_run.resume, output)])
     check_chains_output(output)
     seed = spec.seed if spec.seed is not None else entropy_seed()
     problem = problem_of(dataclasses.replace(spec, seed=seed), spec.target, None)
