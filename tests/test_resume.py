@@ -272,6 +272,12 @@ def test_resume_refuses_another_format_version_and_files_with_nothing_to_go_on_f
     r = mcmc("sample", "--resume", str(nc))
     assert r.code == 2 and "an .nc file has no resume section" in r.stderr
 
+    (tmp_path / "dir.npz").mkdir()
+    for command in ("sample", "lda"):  # a file that is not there, or not a file: one line naming it
+        for name, problem in (("gone.npz", "no such file"), ("dir.npz", "not a file")):
+            r = mcmc(command, "--resume", str(tmp_path / name))
+            assert r.code == 2 and r.stderr.strip() == f"mcmc: error: {tmp_path / name}: {problem}", r.stderr
+
 
 # ----------------------------------------------------------------- checkpoints, signals and kill -9
 

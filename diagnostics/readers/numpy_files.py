@@ -47,7 +47,13 @@ def read_npz(data: bytes | Path, label: str, bare: Bare = Bare()) -> Chains:  # 
 
 def read_npz_resume(path: str) -> Chains:
     """A chains file or checkpoint of ``mcmc`` with its resume section (:attr:`Chains.resume`), for ``--resume``."""
-    return _read_npz(Path(path), path, Bare(), resume=True)
+    file = Path(path)
+    if not file.is_file():
+        raise InputError(path, "no such file" if not file.exists() else "not a file")
+    try:
+        return _read_npz(file, path, Bare(), resume=True)
+    except OSError as exc:  # unreadable (permissions, I/O): one line naming the file
+        raise InputError(path, exc.strerror or type(exc).__name__) from None
 
 
 def _read_npz(data: bytes | Path, label: str, bare: Bare, *, resume: bool) -> Chains:
