@@ -143,7 +143,7 @@ def command(
         ),
     ] = False,
     fmt: Annotated[
-        CompareFormat,  # type: ignore[valid-type]
+        CompareFormat | None,  # type: ignore[valid-type]
         typer.Option(
             "--format",
             "-f",
@@ -152,7 +152,7 @@ def command(
             "parameter. md: Markdown for a pull-request comment (under 60,000 characters).",
             case_sensitive=False,
         ),
-    ] = CompareFormat.table,  # type: ignore[attr-defined]
+    ] = None,
     output: options.Output = "-",
     plot: Annotated[
         str | None,
@@ -176,6 +176,8 @@ def command(
         from mcmc.cli.render.plot import image_format  # start-up: the plot renderer only with --plot
 
         image_format(plot)  # refuse a bad --plot name before the (possibly long) work
+    shown = options.report_format(None if fmt is None else fmt.value, output, [f.value for f in CompareFormat]) \
+        or "table"  # fmt: skip
     files = list(sources or [])
     if target is not None or samplers is not None:
         if files or reference is not None:
@@ -238,8 +240,8 @@ def command(
     # start-up: the renderers of comparisons (they register their result types' table and Markdown)
     from mcmc.cli.render import md_compare, table_compare  # noqa: F401
 
-    if not (quiet and fmt.value == "table" and output == "-"):
-        emit(result, fmt.value, output)
+    if not (quiet and shown == "table" and output == "-"):
+        emit(result, shown, output)
     if plot:
         from mcmc.cli.render import plot as plot_render  # start-up: matplotlib's renderer only with --plot
 

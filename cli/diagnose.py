@@ -265,6 +265,7 @@ def command(
     from mcmc.cli.commands.diagnose import DiagnoseSettings, diagnose
     from mcmc.cli.config import resolve
 
+    fmt = options.report_format(fmt, output, [f.value for f in DiagnoseFormat], own=True)
     given = {
         **options.check_options(max_rhat, min_ess, max_divergences, min_ebfmi, max_treedepth_hits, ssif_ratio, strict,
                                 max_ll_gap),

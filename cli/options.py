@@ -126,7 +126,8 @@ Observe = Annotated[
 ]
 Output = Annotated[
     str,
-    typer.Option("--output", "-o", metavar="FILE", help="Write the report to FILE (atomically); - is stdout."),
+    typer.Option("--output", "-o", metavar="FILE", help="Write the report to FILE (atomically); - is stdout. Without -f, a "
+                 "FILE ending in .json, .csv or .md sets the format."),
 ]
 Quiet = Annotated[
     bool,
@@ -233,6 +234,29 @@ def given_fields(ctx: typer.Context | None, fields: Mapping[str, str]) -> set[st
     # Typer carries its own copy of click: the parameter source is compared by name
     return {field for name, field in fields.items()
             if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"}  # fmt: skip
+
+
+#: A report's format told by the name ``-o`` writes to, when ``-f`` is not given.
+OUTPUT_SUFFIXES = {".json": "json", ".csv": "csv", ".md": "md"}
+#: Report names that ``-o`` does not write: each has its own option.
+OWN_OPTION = {".html": "--html", ".xml": "--junit"}
+
+
+def report_format(fmt: str | None, output: str, choices: Sequence[str], own: bool = False) -> str | None:
+    """The report's format: ``-f`` as given, else the one ``-o``'s name ends with, else ``None`` (the default).
+
+    ``-o report.json`` alone writes JSON, as ``-f json -o report.json``
+    would, rather than a text table under a ``.json`` name. With ``own``
+    (diagnose), ``-o page.html`` and ``-o cases.xml`` are refused, naming
+    ``--html`` and ``--junit``, which write those.
+    """
+    if fmt is not None or output == "-":
+        return fmt
+    suffix = output[output.rfind("."):].lower() if "." in output else ""
+    if own and suffix in OWN_OPTION:
+        raise UsageError(f"-o {output}: -o writes {', '.join(choices)}; {OWN_OPTION[suffix]} {output} writes that file")
+    found = OUTPUT_SUFFIXES.get(suffix)
+    return found if found in choices else None
 
 
 def check_options(

@@ -74,3 +74,24 @@ def test_sample_summary_as_json_carries_a_networks_marginals(mcmc, tmp_path: Pat
     assert json.loads(r.out)["markov"]["states"] == ["Sunny", "Cloudy", "Rainy"]
     r = mcmc("sample", "-f", "json", "-o", "-")
     assert r.code == 2 and "pick one" in r.stderr
+
+
+@pytest.mark.parametrize("command", ["diagnose", "compare"])
+def test_the_output_name_sets_the_format_unless_f_is_given(mcmc, tmp_path: Path, command: str) -> None:
+    """-o report.json alone writes JSON (not a text table under a .json name); -f still decides when given."""
+    a = _run(tmp_path, "a.npz")
+    runs = (a,) if command == "diagnose" else (a, a)
+    out = tmp_path / "report.json"
+    assert mcmc(command, *runs, "-o", str(out), "-q").code == 0
+    assert json.loads(out.read_text())["schema"] == f"mcmc.{command}/1"
+    out = tmp_path / "report.csv"
+    assert mcmc(command, *runs, "-o", str(out), "-q").code == 0
+    assert out.read_text().startswith("name,") or out.read_text().startswith("parameter,")
+    out = tmp_path / "report.md"
+    assert mcmc(command, *runs, "-o", str(out), "-f", "json", "-q").code == 0
+    assert json.loads(out.read_text())["schema"] == f"mcmc.{command}/1"
+    if command == "diagnose":  # the page and the JUnit cases have options of their own
+        for name, option in (("page.html", "--html"), ("cases.xml", "--junit")):
+            r = mcmc(command, *runs, "-o", str(tmp_path / name))
+            assert r.code == 2 and option in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+            assert not (tmp_path / name).exists()
