@@ -242,6 +242,18 @@ def test_resume_refuses_a_changed_data_or_target_file(mcmc, tmp_path):
     r = mcmc("sample", "--resume", str(out), "--draws", "14")
     assert r.code == 2 and "the run's target file has changed since" in r.stderr
 
+    # a file a setting names (mh's proposal matrix) defines the run as much as the target file does
+    proposal = tmp_path / "q.csv"
+    source = Path(__file__).parent / "data" / "markov"
+    proposal.write_text((source / "proposal.csv").read_text())
+    out = tmp_path / "mh.npz"
+    args = ("-t", str(source / "weights.csv"), "-s", "mh", "-P", f"mh:proposal-matrix={proposal}")
+    assert mcmc("sample", *args, *_short(10), "-o", str(out), "-q", "--no-check").code == 0
+    assert mcmc("sample", "--resume", str(out), "--draws", "12", "-q", "--no-check").code == 0
+    proposal.write_text(proposal.read_text().replace("0.6,0,0,0.4,0", "0.5,0,0,0.5,0"))
+    r = mcmc("sample", "--resume", str(out), "--draws", "14")
+    assert r.code == 2 and "the file the run's proposal-matrix names has changed since" in r.stderr, r.stderr
+
 
 def _rewrite_header(path: Path, **changes) -> None:
     with zipfile.ZipFile(path) as z:

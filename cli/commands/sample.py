@@ -566,8 +566,13 @@ def problem_of(spec: SampleSpec, target_file: str | None, data_file: str | None)
     settings = {name: _plain(getattr(spec, name)) for name in DEFINING}
     settings["target_options"] = {k: _plain(v) for k, v in spec.target_options.items() if v is not None}
     settings["params"] = {k: _plain(v) for k, v in spec.params.items() if v is not None}
-    files = {"target": None if target_file is None else file_digest(target_file),
-             "data": None if data_file is None else file_digest(data_file)}  # fmt: skip
+    files: dict[str, Any] = {"target": None if target_file is None else file_digest(target_file),
+                             "data": None if data_file is None else file_digest(data_file)}  # fmt: skip
+    # a setting that names a file (mh's proposal matrix, a -T option's file): its content defines the run too
+    named = {f"{where}:{k}": v for where, values in (("params", spec.params), ("target_options", spec.target_options))
+             for k, v in values.items() if k != "data" and isinstance(v, str) and os.path.isfile(v)}  # fmt: skip
+    if named:
+        files["settings"] = {key: file_digest(path) for key, path in sorted(named.items())}
     return {"settings": settings, "files": files}
 
 
@@ -638,6 +643,12 @@ def check_files(saved: dict[str, Any], now: dict[str, Any], source: str) -> None
         if then != current:
             raise InputError(source, f"the run's {label} has changed since (its SHA-256 differs): --resume goes on "
                                      "only with the same target, data and settings")  # fmt: skip
+    then, current = saved.get("files", {}).get("settings") or {}, now.get("files", {}).get("settings") or {}
+    changed = sorted(key for key in then.keys() & current.keys() if then[key] != current[key])
+    if changed:
+        option = changed[0].split(":", 1)[1].replace("_", "-")
+        raise InputError(source, f"the file the run's {option} names has changed since (its SHA-256 differs): "
+                                 "--resume goes on only with the same target, data and settings")  # fmt: skip
 
 
 def failed_advice(report: Report) -> tuple[str, ...]:
