@@ -340,13 +340,17 @@ def check_weighted(
                          f"{(n_chains, n_draws)} (chain, draw)")  # fmt: skip
     thresholds = thresholds.for_chains(n_chains)
     total = n_chains * n_draws
-    positive = int(np.sum(np.isfinite(log_w)))
+    # a NaN or +inf log weight leaves no weight usable: nothing is estimated, and the check says which
+    nan, plus_inf = int(np.sum(np.isnan(log_w))), int(np.sum(log_w == np.inf))
+    positive = int(np.sum(np.isfinite(log_w))) if nan == 0 and plus_inf == 0 else 0
     kish = float(kish_ess(log_w)) if positive else 0.0
     finite = positive > 0 and np.isfinite(kish)
     ess_ok = finite and kish >= float(thresholds.min_ess)
     relation = ">=" if ess_ok else "<"
+    unusable = (f"{nan} of {total} log weights are NaN" if nan else
+                f"{plus_inf} of {total} log weights are +inf" if plus_inf else "every draw has weight zero")  # fmt: skip
     message = f"Kish ESS of the weights {kish:.0f} {relation} {thresholds.min_ess_text}" if finite and kish > 0 else (
-        "the weights have no usable ESS (every draw has weight zero)")  # fmt: skip
+        f"the weights have no usable ESS ({unusable})")  # fmt: skip
     words = words_of(chains.attrs)
     checks = [Check("ess", ess_ok, message, (), "error", (), "" if ess_ok else advice("weights", words))]
     k = pareto_khat(log_w) if positive else float("nan")

@@ -117,3 +117,15 @@ def test_weights_all_zero_fail_in_one_check() -> None:
     x = np.zeros((2, 50, 1)) + np.arange(50)[None, :, None]
     report = check_weighted(weighted_chains(np.full((2, 50), -np.inf), x))
     assert not report.passed and "every draw has weight zero" in report.check("ess").message
+
+
+def test_nan_or_infinite_log_weights_fail_and_say_which() -> None:
+    x = np.zeros((2, 50, 1)) + np.arange(50)[None, :, None]
+    log_w = np.zeros((2, 50))
+    log_w[0, :3] = np.nan
+    report = check_weighted(weighted_chains(log_w, x))
+    assert not report.passed and "3 of 100 log weights are NaN" in report.check("ess").message
+    log_w = np.zeros((2, 50))
+    log_w[1, 7] = np.inf
+    report = check_weighted(weighted_chains(log_w, x))
+    assert not report.passed and "1 of 100 log weights are +inf" in report.check("ess").message
