@@ -27,7 +27,7 @@ from mcmc.cli.render.common import print_verdict
 from mcmc.core.errors import UsageError
 from mcmc.core.mcem.config import McemSettings
 from mcmc.core.samplers import DENSITY, NETWORK, NETWORK_SAMPLERS, SAMPLERS
-from mcmc.core.samplers.registry import MH, TWO_STAGE
+from mcmc.core.samplers.registry import DECLARATIONS, MH, TWO_STAGE
 from mcmc.core.targets import targets_taking
 
 TUNING = "Sampler tuning"
@@ -36,6 +36,11 @@ MCEM = "Monte Carlo EM"
 SampleFormat = choices("table", "json", "csv")
 #: Warm-up iterations and draws per chain of a run.
 WARMUP, DRAWS = 1000, 1000
+#: The samplers whose runs need no warm-up (exact, independent draws), in the words of --warmup's help.
+_NO_WARMUP = " and ".join(
+    ", ".join(d.name for d in DECLARATIONS if not d.warms_up and d.kind == kind) + where
+    for kind, where in ((DENSITY, ""), (NETWORK, " on a network"))
+)
 #: Monte Carlo EM's defaults (its settings' module is NumPy-free).
 EM = McemSettings()
 #: --proposal: two-stage's proposal kind, and with -s mh its proposal matrix (-P mh:proposal-matrix=Q.csv).
@@ -164,7 +169,7 @@ def command(
         typer.Option(
             min=0, metavar="N", rich_help_panel="Run", show_default=False,
             help=f"Warm-up (adaptation) iterations per chain, discarded; with --mcem, before each E-step's draws. "
-            f"\\[default: {WARMUP}; {EM.warmup} with --mcem]",
+            f"\\[default: {WARMUP}; 0 for {_NO_WARMUP}; {EM.warmup} with --mcem]",
         ),
     ] = None,
     draws: Annotated[
@@ -411,7 +416,6 @@ def command(
     stray = [option for option, value in em.items() if value is not None and option != "--format"]
     if stray:
         raise UsageError(f"{', '.join(stray)} applies to --mcem")
-    warmup = WARMUP if warmup is None else warmup
     draws = DRAWS if draws is None else draws
     output = "chains.npz" if output is None else output
     from mcmc.core.targets import default_sampler, is_network_target  # start-up: the targets' registry, once parsed
@@ -425,6 +429,9 @@ def command(
     # None: a target file's, chosen once it is loaded, or going on from a file (--resume), the file's; what was
     # not given is then the file's (the command layer reads it)
     sampler = sampler or (None if resume else default_sampler(target))
+    if warmup is None:  # exact, independent draws (inverse-cdf, exact, logic sampling, ...) need none
+        chosen = (NETWORK_SAMPLERS if is_network_target(target) else SAMPLERS).get(sampler or "")
+        warmup = WARMUP if chosen is None or chosen.warms_up else 0
     if proposal is not None and sampler == MH.name:
         # the notes' spelling, --proposal Q.csv: mh's proposal matrix
         if not proposal.lower().endswith(".csv"):

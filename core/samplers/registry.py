@@ -143,6 +143,11 @@ class Declaration(NamedTuple):
         Its tunable settings, in the order help lists them.
     kind
         The targets it draws from: :data:`DENSITY` or :data:`NETWORK`.
+    warms_up
+        Whether a run needs warm-up iterations by default: ``False`` for a
+        sampler whose draws are exact and independent from the first and
+        which tunes nothing (``mcmc sample`` then runs none unless
+        ``--warmup`` asks).
     """
 
     name: str
@@ -150,6 +155,7 @@ class Declaration(NamedTuple):
     summary: str
     settings: tuple[Setting, ...] = ()
     kind: str = DENSITY
+    warms_up: bool = True
 
     def setting(self, key: str) -> Setting | None:
         """The setting named ``key`` (``step-size`` or ``step_size``), or ``None``."""
@@ -203,12 +209,12 @@ REJECTION = Declaration(
     "exact under the file's envelope, else a fitted one",
 )
 INVERSE_CDF = Declaration(
-    "inverse-cdf", "mcmc.core.samplers.inverse_cdf", "x = F^-1(u) for 1-D targets",
+    "inverse-cdf", "mcmc.core.samplers.inverse_cdf", "x = F^-1(u) for 1-D targets", warms_up=False,
 )
 EXACT = Declaration(
     "exact", "mcmc.core.samplers.exact", "gaussian by Box-Muller, basic or polar",
     (Setting("method", "the target's exact method: the basic or the polar Box-Muller transform of the normal",
-             str, ("box-muller", "polar"), "box-muller"),),
+             str, ("box-muller", "polar"), "box-muller"),), warms_up=False,
 )  # fmt: skip
 ISIR = Declaration(
     "isir", "mcmc.core.samplers.isir", "importance sampling with resampling, exact for any proposal",
@@ -266,10 +272,11 @@ NETWORK_GIBBS = Declaration(
 )  # fmt: skip
 LOGIC_SAMPLING = Declaration(
     "rejection", "mcmc.core.networks.logic_sampling", "logic sampling, reporting its acceptance rate", kind=NETWORK,
+    warms_up=False,
 )
 LIKELIHOOD_WEIGHTING = Declaration(
     "likelihood-weighting", "mcmc.core.networks.likelihood_weighting",
-    "weighted draws, reporting the Kish ESS of the weights", kind=NETWORK,
+    "weighted draws, reporting the Kish ESS of the weights", kind=NETWORK, warms_up=False,
 )
 
 #: Every sampler, in the order of ``mcmc sample --help`` and of the choices.

@@ -453,3 +453,18 @@ def test_sample_help_says_how_the_default_sampler_is_chosen(mcmc, monkeypatch) -
     words = " ".join(mcmc("sample", "-h").out.replace("│", " ").split())
     assert "the target's own (hmc-gibbs for bnn, swendsen-wang for ising and potts" in words
     assert "else hmc when the target has a gradient (grad_log_density), else slice" in words
+
+
+@pytest.mark.parametrize(
+    ("sampler", "warmup"), [("exact", 0), ("inverse-cdf", 0), ("rwm", 1000), ("importance", 1000)],
+)
+def test_exact_independent_samplers_run_no_warmup_unless_asked(mcmc, tmp_path: Path, sampler, warmup) -> None:
+    """Warm-up is discarded work for draws exact from the first (importance fits its proposal in it); --warmup
+    still sets it."""
+    base = ("sample", "-t", "gaussian", "--dim", "1", "-s", sampler, "--draws", "50", "--seed", "1", "--no-check",
+            "-f", "json")  # fmt: skip
+    r = mcmc(*base, "-o", str(tmp_path / "a.npz"))
+    assert r.code == 0, r.stderr
+    assert json.loads(r.out)["attrs"]["warmup"] == warmup
+    r = mcmc(*base, "--warmup", "7", "-o", str(tmp_path / "b.npz"))
+    assert r.code == 0 and json.loads(r.out)["attrs"]["warmup"] == 7, r.stderr
