@@ -440,6 +440,31 @@ def test_until_converged_runs_to_max_draws_and_exits_1_on_a_target_that_cannot_m
         assert f["x"].shape == (4, 400, 1)
 
 
+def test_until_converged_on_a_network_stops_when_it_mixes_and_runs_to_max_draws_when_it_cannot(mcmc, tmp_path):
+    examples = Path(__file__).parents[1] / "examples"
+    out = tmp_path / "net.npz"
+    easy = ("sample", "-t", str(examples / "earthquake.bif"), "-s", "gibbs", "-P", "gibbs:blocks=single", "--seed",
+            "1", "--warmup", "100")  # fmt: skip
+    r = mcmc(*easy, "--draws", "40", "--until-converged", "-o", str(out))
+    assert r.code == 0, r.stderr
+    found = re.search(r"until converged: took (\d+) draws per chain: the checks passed at two successive", r.stderr)
+    assert found, r.stderr
+    took = int(found.group(1))
+    # the same bytes as one run of that length: the blocks went on from each other
+    whole = tmp_path / "whole.npz"
+    assert mcmc(*easy, "--draws", str(took), "-o", str(whole), "-q").code == 0
+    assert out.read_bytes() == whole.read_bytes()
+
+    # single-site Gibbs on alarm with this evidence does not mix in a few thousand sweeps (issue 27)
+    r = mcmc("sample", "-t", str(examples / "alarm.bif"), "-s", "gibbs", "-P", "gibbs:blocks=single", "--observe",
+             "HRBP=HIGH,BP=LOW", "--seed", "1", "--warmup", "100", "--draws", "100", "--until-converged",
+             "--max-draws", "300", "-o", str(out))  # fmt: skip
+    assert r.code == 1, r.stderr
+    assert "ran to --max-draws, 300 draws per chain" in r.stderr
+    with np.load(out) as f:
+        assert f["LVFAILURE"].shape == (4, 300)
+
+
 def test_next_look_grows_by_half_on_multiples_of_thin():
     from mcmc.cli.commands.sample import next_look
 

@@ -719,8 +719,8 @@ def network_run(
 
         saved = sampler_resume(previous.resume, long_run.resume, "network")  # type: ignore[arg-type]
         spec = resumed_spec(spec, long_run.given, saved.problem, long_run.resume)  # type: ignore[arg-type]
-    if long_run.max_draws is not None:
-        raise UsageError("--until-converged samples a density target; on a Bayesian network give --draws")
+    if long_run.max_draws is not None and long_run.max_draws < spec.draws:
+        raise UsageError(f"--max-draws {long_run.max_draws} is below --draws {spec.draws}, the first look")
     if spec.sampler is None:
         spec = dataclasses.replace(spec, sampler=default_sampler(spec.target))
     if spec.sampler not in NETWORK_SAMPLERS:
@@ -749,32 +749,55 @@ def network_run(
     net = read_bif(spec.target)
     evidence = parse_evidence(net, list(spec.observe))
     require_unobserved(net, evidence)
-    require_network_memory(net, spec.sampler, spec.chains, spec.draws, spec.thin)
+    # --until-converged may grow the run to --max-draws: refused now if that would not fit
+    require_network_memory(net, spec.sampler, spec.chains, max(spec.draws, long_run.max_draws or 0), spec.thin)
     shown, queried = query_nodes(net, evidence, spec.query)
     exact = posterior_marginals(net, evidence, shown) if spec.exact else None  # refuses impossible evidence too
+    def sample(draws: int, go_on: tuple[Any, Chains] | None) -> Any:
+        return sample_network(
+            net, evidence, spec.sampler, chains=spec.chains, warmup=spec.warmup, draws=draws, thin=spec.thin,
+            seed=seed, chain_ids=range(spec.first_chain, spec.first_chain + spec.chains), params=spec.params,
+            keep_warmup=spec.keep_warmup, problem=problem, resume=go_on, checkpoint=long_run.checkpoints,
+            progress=None if progress is None else (
+                lambda done, total: progress(f"{spec.sampler} on {os.path.basename(spec.target)}", done, total)),
+        )  # fmt: skip
+
+    def judge(chains: Chains) -> Any:
+        return estimate_indicators(chains, None if exact is None else exact.marginals,
+                                   thresholds=thresholds or Thresholds(), strict=strict, source=[output])  # fmt: skip
+
     t0 = time.perf_counter()
-    run = sample_network(
-        net, evidence, spec.sampler, chains=spec.chains, warmup=spec.warmup, draws=spec.draws, thin=spec.thin,
-        seed=seed, chain_ids=range(spec.first_chain, spec.first_chain + spec.chains), params=spec.params,
-        keep_warmup=spec.keep_warmup, problem=problem, resume=None if saved is None else (saved, previous),  # type: ignore[arg-type]
-        checkpoint=long_run.checkpoints,
-        progress=None if progress is None else (
-            lambda done, total: progress(f"{spec.sampler} on {os.path.basename(spec.target)}", done, total)),
-    )  # fmt: skip
-    timings = {**run.timings, "wall_time_s": time.perf_counter() - t0}
+    run = sample(spec.draws, None if saved is None else (saved, previous))
     chains = to_chains(run)
-    t0 = time.perf_counter()
-    write_chains_to(chains, output, stdout)
+    timings: dict[str, float] = {}
+    looks: list[Look] = []
+    estimates = judge(chains)
+    if long_run.max_draws is not None:  # the density targets' rule: two successive passing looks, or --max-draws
+        from mcmc.core.resume import sampler_resume  # start-up: only when a run goes on
+
+        while True:
+            done = int(chains.attrs["draws"])
+            looks.append(Look(done, estimates.report is not None and estimates.report.passed))
+            stop = (len(looks) >= 2 and looks[-2].passed and looks[-1].passed) or done >= long_run.max_draws
+            if output != "-" or stop:  # extended in place, whole at every look
+                _timed_write(chains, output, stdout, timings)
+            if stop:
+                break
+            go_on = (sampler_resume(chains.resume, output, "network"), chains)
+            run = sample(next_look(done, long_run.max_draws, spec.thin), go_on)  # type: ignore[arg-type]
+            chains = to_chains(run)
+            estimates = judge(chains)
+    else:
+        _timed_write(chains, output, stdout, timings)
+    timings = {**run.timings, "wall_time_s": time.perf_counter() - t0, **timings}
     if long_run.checkpoints is not None:
         long_run.checkpoints.remove()
-    timings["write_time_s"] = time.perf_counter() - t0
-    estimates = estimate_indicators(chains, None if exact is None else exact.marginals,
-                                    thresholds=thresholds or Thresholds(), strict=strict, source=[output])  # fmt: skip
     network = network_summary(run, estimates, shown, queried=queried, exact=exact)
     report = estimates.report
     return SampleResult(
         chains, timings, estimates.summary, spec.seed is not None, output, network=network, report=report,
         advice=() if report is None or report.passed else (network_advice(report, chains.attrs),),
+        looks=tuple(looks), max_draws=long_run.max_draws,
         resumed_from=long_run.resume, resumed_draws=0 if saved is None else saved.done,
     )  # fmt: skip
 
