@@ -91,6 +91,21 @@ def _merge_ok(rho_a: Any, first_a: Any, last_a: Any, rho_b: Any, first_b: Any, l
     return _no_u_turn(last_a, last_b, rho_b + last_a, minv) & ok
 
 
+def _near(buffer: Any, pos: Any, size: int) -> tuple[Any, Any]:
+    """The ``size`` values of ``buffer`` that hold ``buffer[pos:pos + size]`` (all of it if it is no longer), and
+    ``pos`` within them: the slice starts at ``pos`` or, near the end, ``len - size`` (never clamped past what it
+    must hold), so every index the caller reads from ``pos`` on, up to ``size`` of them, reads the same number.
+
+    A loop body that indexes a buffer of megabytes (a loop's window of 2^15 exponentials per chain) makes XLA CPU
+    run that body's operations as tasks on its thread pool, several microseconds a NUTS leaf spent queueing and
+    waking threads; indexing a slice of a few kilobytes cut once per transition keeps the body sequential."""
+    n = buffer.shape[0]
+    if n <= size:
+        return buffer, pos
+    start = jnp.minimum(jnp.asarray(pos, jnp.int64), n - size)
+    return lax.dynamic_slice(buffer, (start,), (size,)), pos - start
+
+
 def tree(vg: PointVG, capacity: int) -> Callable[..., tuple[Any, ...]]:
     """One chain's NUTS transition, as the numba ``nuts`` kernel (:mod:`mcmc.core.compiled.kernels`).
 
@@ -116,6 +131,9 @@ def tree(vg: PointVG, capacity: int) -> Callable[..., tuple[Any, ...]]:
     def run(x0: Any, p0: Any, lp0: Any, g0: Any, eps: Any, minv: Any, max_depth: Any, max_err: Any,
             uni: Any, expo: Any, up0: Any, ep0: Any) -> tuple[Any, ...]:  # fmt: skip
         dim = x0.shape[0]
+        # what this transition can read: a uniform per doubling, an exponential per leaf and per subtree
+        uni, up0 = _near(uni, up0, cap)
+        expo, ep0 = _near(expo, ep0, 2**cap - 1 + cap)
         h0 = -lp0 + _kinetic(p0, minv)
         i64, f64 = jnp.int64, x0.dtype
         zero_i, zero_f = jnp.zeros((), i64), jnp.zeros((), f64)
