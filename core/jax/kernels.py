@@ -103,7 +103,30 @@ def _near(buffer: Any, pos: Any, size: int) -> tuple[Any, Any]:
     if n <= size:
         return buffer, pos
     start = jnp.minimum(jnp.asarray(pos, jnp.int64), n - size)
-    return lax.dynamic_slice(buffer, (start,), (size,)), pos - start
+    return _slicer(size)(buffer, start), pos - start
+
+
+def _slicer(size: int) -> Callable[[Any, Any], Any]:
+    """``buffer[start:start + size]`` by ``lax.dynamic_slice``, mapped over chains one row at a time.
+
+    ``jax.vmap`` makes a batched slice a gather, which XLA CPU's cost model charges for the whole operand (a
+    megabyte) and splits across the thread pool, once per transition; a row's ``dynamic_slice`` is charged for the
+    kilobytes it copies, as it should, and runs in order."""
+    from jax import custom_batching
+
+    @custom_batching.custom_vmap
+    def cut(buffer: Any, start: Any) -> Any:
+        return lax.dynamic_slice(buffer, (start,), (size,))
+
+    @cut.def_vmap
+    def _rows(axis_size: int, batched: list[bool], buffer: Any, start: Any) -> tuple[Any, bool]:
+        rows = []
+        for c in range(axis_size):
+            row = buffer[c] if batched[0] else buffer
+            rows.append(lax.dynamic_slice(row, (start[c] if batched[1] else start,), (size,)))
+        return jnp.stack(rows), True
+
+    return cut
 
 
 def tree(vg: PointVG, capacity: int) -> Callable[..., tuple[Any, ...]]:
