@@ -161,10 +161,11 @@ def test_an_unusable_output_is_refused_before_any_work(mcmc, tmp_path, monkeypat
 
 def _start(argv: list[str], cwd: Path) -> subprocess.Popen:
     # SIGINT back to its default: a shell starts background jobs with it ignored
-    return subprocess.Popen(
-        [sys.executable, "-m", "mcmc.cli.app", *argv], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )  # fmt: skip
+    # (in the child, not by preexec_fn, whose fork would run the fork handlers of what this process has loaded)
+    launch = "import signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); from mcmc.cli.app import main; " \
+        "sys.exit(main())"  # fmt: skip
+    return subprocess.Popen([sys.executable, "-c", launch, *argv], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)  # fmt: skip
 
 
 @pytest.mark.parametrize(

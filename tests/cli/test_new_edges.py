@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import resource
-import signal
 import subprocess
 import sys
 import xml.dom.minidom
@@ -216,20 +214,21 @@ def test_a_target_rounding_a_point_with_its_batch_is_evaluated_point_by_point(tm
 # ----------------------------------------------------------------- 3. hangs and runaway resources
 
 
+#: ``mcmc ARGV`` under a memory cap (the first argument, bytes), SIGINT at its default.
+LIMITED = ("import resource, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); cap = int(sys.argv.pop(1)); "
+           "resource.setrlimit(resource.RLIMIT_AS, (cap, cap)); from mcmc.cli.app import main; sys.exit(main())")
+
+
 def _bounded(argv: list[str], cwd: Path, *, seconds: float = 90, memory_gib: float = 6) -> subprocess.CompletedProcess:
     """``mcmc ARGV`` in a process of its own, under a memory cap, killed by its pid after ``seconds``.
 
     A case that hangs or grows on the old code fails here in bounded time and
     memory instead of taking the test session (or the machine) with it.
     """
-
-    def limits() -> None:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        cap = int(memory_gib * 2**30)
-        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-
-    proc = subprocess.Popen([sys.executable, "-m", "mcmc.cli.app", *argv], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, preexec_fn=limits)  # fmt: skip
+    # The limits are set in the child, not by preexec_fn, whose fork would run the fork handlers of what this
+    # process has loaded (JAX warns, and warnings are errors here).
+    proc = subprocess.Popen([sys.executable, "-c", LIMITED, str(int(memory_gib * 2**30)), *argv], cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
     try:
         out, err = proc.communicate(timeout=seconds)
     except subprocess.TimeoutExpired:
@@ -375,8 +374,10 @@ def test_a_signal_while_a_zarr_store_is_read_is_one_line(tmp_path, sig, code, me
         warnings.simplefilter("ignore")
         xr.DataTree.from_dict({"posterior": ds}).to_zarr(tmp_path / "run.zarr", mode="w")
     (tmp_path / "kill.py").write_text(KILL_IN_ZARR_READ.replace("{sig}", sig))
-    proc = subprocess.Popen([sys.executable, "kill.py", "run.zarr"], cwd=tmp_path, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    script = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); sys.argv = sys.argv[1:]; "
+              "runpy.run_path(sys.argv[0], run_name='__main__')")  # SIGINT set in the child: no preexec_fn fork
+    proc = subprocess.Popen([sys.executable, "-c", script, "kill.py", "run.zarr"], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
     try:
         _, err = proc.communicate(timeout=120)
     finally:
