@@ -162,8 +162,8 @@ def test_an_unusable_output_is_refused_before_any_work(mcmc, tmp_path, monkeypat
 def _start(argv: list[str], cwd: Path) -> subprocess.Popen:
     # SIGINT back to its default: a shell starts background jobs with it ignored
     # (in the child, not by preexec_fn, whose fork would run the fork handlers of what this process has loaded)
-    launch = "import signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); from mcmc.cli.app import main; " \
-        "sys.exit(main())"  # fmt: skip
+    launch = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+              "from mcmc.cli.app import main; sys.exit(main())")
     return subprocess.Popen([sys.executable, "-c", launch, *argv], cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)  # fmt: skip
 

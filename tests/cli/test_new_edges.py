@@ -214,8 +214,9 @@ def test_a_target_rounding_a_point_with_its_batch_is_evaluated_point_by_point(tm
 # ----------------------------------------------------------------- 3. hangs and runaway resources
 
 
-#: ``mcmc ARGV`` under a memory cap (the first argument, bytes), SIGINT at its default.
-LIMITED = ("import resource, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); cap = int(sys.argv.pop(1)); "
+#: ``mcmc ARGV`` under a memory cap (the first argument, bytes), with Python's own SIGINT handler.
+LIMITED = ("import resource, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+           "cap = int(sys.argv.pop(1)); "
            "resource.setrlimit(resource.RLIMIT_AS, (cap, cap)); from mcmc.cli.app import main; sys.exit(main())")
 
 
@@ -374,7 +375,8 @@ def test_a_signal_while_a_zarr_store_is_read_is_one_line(tmp_path, sig, code, me
         warnings.simplefilter("ignore")
         xr.DataTree.from_dict({"posterior": ds}).to_zarr(tmp_path / "run.zarr", mode="w")
     (tmp_path / "kill.py").write_text(KILL_IN_ZARR_READ.replace("{sig}", sig))
-    script = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); sys.argv = sys.argv[1:]; "
+    script = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+              "sys.argv = sys.argv[1:]; "
               "runpy.run_path(sys.argv[0], run_name='__main__')")  # SIGINT set in the child: no preexec_fn fork
     proc = subprocess.Popen([sys.executable, "-c", script, "kill.py", "run.zarr"], cwd=tmp_path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
