@@ -54,8 +54,13 @@ EXIT_INTERRUPTED, EXIT_TERMINATED = 128 + 2, 128 + 15  # the shell's 128 + signa
 SUBCOMMANDS = ("sample", "lda", "diagnose", "compare")
 
 
-def build_app(names: Sequence[str] = tuple(SUBCOMMANDS)) -> typer.Typer:
-    """The Typer app with the subcommands ``names`` registered (all by default)."""
+def build_app(names: Sequence[str] = tuple(SUBCOMMANDS), *, listing: bool = False) -> typer.Typer:
+    """The Typer app with the subcommands ``names`` registered (all by default).
+
+    ``listing``: each registered by its one-line summary only
+    (:data:`mcmc.cli.summaries.SUMMARIES`), for ``mcmc --help``, which lists
+    the commands and runs none: no subcommand module is imported or built.
+    """
     app = typer.Typer(
         name="mcmc",
         help="Markov chain Monte Carlo from the command line: sample, fit topic models, diagnose convergence.",
@@ -66,6 +71,11 @@ def build_app(names: Sequence[str] = tuple(SUBCOMMANDS)) -> typer.Typer:
         rich_markup_mode="rich",
     )
     for name in names:
+        if listing:
+            from mcmc.cli.summaries import SUMMARIES  # start-up: four lines, only for the listing
+
+            app.command(name, help=SUMMARIES[name])(_listed)
+            continue
         module = importlib.import_module(f"mcmc.cli.{name}")
         app.command(name)(module.command)
     app.callback()(_root)
@@ -80,6 +90,17 @@ def _invoked(argv: Sequence[str]) -> list[str]:
     if "--version" in root and not {"-h", "--help"} & set(root):
         return []  # eager: answered before any subcommand is looked at, so none is imported (about 30 ms)
     return [argv[first]] if first < len(argv) and argv[first] in SUBCOMMANDS else list(SUBCOMMANDS)
+
+
+def _listed() -> None:
+    """A subcommand as ``mcmc --help`` lists it (never run: the listing exits first)."""
+
+
+def _lists_only(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` asks only for the top-level help: no subcommand, and ``-h``/``--help`` or nothing at all."""
+    if any(not a.startswith("-") for a in argv):
+        return False
+    return not argv or bool({"-h", "--help"} & set(argv))
 
 
 def _version(value: bool) -> None:
@@ -231,7 +252,7 @@ def _run(argv: list[str], terminated: _Terminated) -> int:
     # that fails after writing one output (a bad test file, a full disk) leaves all as they were.
     with transaction() as outputs:
         try:
-            code = build_app(invoked)(args=argv, prog_name="mcmc", standalone_mode=False)
+            code = build_app(invoked, listing=_lists_only(argv))(args=argv, prog_name="mcmc", standalone_mode=False)
         except CheckFailed:
             outputs.commit()  # the draws fail the checks: the files written are the evidence
             return EXIT_CHECK_FAILED

@@ -21,11 +21,12 @@ from mcmc.cli import options
 from mcmc.cli.console import CheckFailed, progress_bar
 from mcmc.cli.render import choices, emit
 from mcmc.cli.render.common import print_verdict
+from mcmc.cli.summaries import SUMMARIES
 from mcmc.core.errors import UsageError
 
 CompareFormat = choices("table", "json", "csv", "md")
 
-HELP = """Compare MCMC runs: samplers head to head, one run against another, a run against reference draws.
+HELP = SUMMARIES["compare"] + """
 
 [bold]Samplers[/] (--target and --samplers): run each sampler on the same target with the same seed and tabulate wall time, density and gradient evaluations, max R-hat, min bulk and tail ESS, ESS per second and per 1000 evaluations (the worst coordinate's min(bulk, tail) ESS over the sampling phase; a gradient counts as --grad-cost density evaluations, a fused value-and-gradient call as 1 + grad-cost), acceptance, divergences and, where the target knows its exact moments, the worst |mean - truth| / MCSE (and the same for the sd with the delta-method MCSE of the sd). Fails if a sampler's mean (with --check-sd: or sd) is more than --max-z MCSEs off the truth.
 

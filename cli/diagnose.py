@@ -20,6 +20,7 @@ from mcmc.cli import options
 from mcmc.cli.console import CheckFailed, command_line
 from mcmc.cli.render import Format, RenderOptions, choices, emit
 from mcmc.cli.render.common import print_verdict
+from mcmc.cli.summaries import SUMMARIES
 from mcmc.core.errors import UsageError
 
 DiagnoseFormat = choices("table", "json", "csv", "md")
@@ -27,7 +28,7 @@ PLOT_MAX = 8  # parameters plotted by default: more makes an unreadable figure
 REPORTS = "Reports"  # help panel of the files written beside the terminal table
 FOLLOW = "Following a running sampler"
 
-HELP = """Diagnose convergence of MCMC draws: R-hat, ESS, MCSE, autocorrelation, SSIF, acceptance.
+HELP = SUMMARIES["diagnose"] + """
 
 Reads chain files (chains .npz, .npy of shape (chain, draw[, dim]), ArviZ netCDF .nc or emcee HDF5 backend .h5, ArviZ zarr store .zarr, posteriordb .json, CmdStan CSV with one file per chain, CSV with chain and draw columns, or - for stdin) and reports, per scalar parameter, mean, sd, quantiles, MCSE, rank-normalized split R-hat, bulk and tail ESS, ESS implied by SSIF, autocorrelations and move rate; and for the sampler: acceptance, divergent transitions, tree-depth saturation and E-BFMI per chain (CmdStan `diagnose` semantics). Failing parameters come first, worst first; each failed check says what to do; the log density (lp) has its own row; estimates show the digits their MCSE supports.
 

@@ -23,6 +23,7 @@ from mcmc.cli.console import (
     stop_if_signalled,
 )
 from mcmc.cli.render import emit
+from mcmc.cli.summaries import SUMMARIES
 from mcmc.core.errors import UsageError
 from mcmc.core.lda.config import (
     DEFAULT_ALPHA,
@@ -43,7 +44,7 @@ CORPUS, MODEL, LEARN, RUN, OUTPUTS = "Corpus", "Model", "Learning alpha and beta
 # wrapping breaks at other widths); the examples are lines of their own.
 HELP = "\n\n".join(
     [
-        "Fit latent Dirichlet allocation (Blei, Ng & Jordan 2003) by Gibbs sampling and show the topics.",
+        SUMMARIES["lda"],
         "CORPUS is an LDA-C file (M id:count ... per line, 0-based ids; vocabulary X.vocab.txt or X.vocab beside "
         "it, or --vocab), a UCI bag-of-words docword.X.txt (with vocab.X.txt), a directory of text files (one "
         "document each), or a text file with one document per line (lower-cased, letters only, words of 3+ "

@@ -24,6 +24,7 @@ from mcmc.cli.console import (
 )
 from mcmc.cli.render import choices, emit
 from mcmc.cli.render.common import print_verdict
+from mcmc.cli.summaries import SUMMARIES
 from mcmc.core.errors import UsageError
 from mcmc.core.mcem.config import McemSettings
 from mcmc.core.samplers import DENSITY, NETWORK, NETWORK_SAMPLERS, SAMPLERS
@@ -55,7 +56,7 @@ class Scales(str, Enum):
 
 
 HELP = (
-    "Draw MCMC chains from a target distribution and write them to a chains file.\n\n"
+    SUMMARIES["sample"] + "\n\n"
     "[bold]Targets[/]: gaussian (--dim, --rho, --scales log for an ill-conditioned one), bimodal (0.5 N(-3,1) + "
     "0.5 N(3,1) per coordinate), banana (Haario's twisted Gaussian), funnel (Neal's), gamma, logistic (--data CSV: "
     "predictors, then a 0/1 outcome column), beta-bernoulli, eight-schools, ising (the 2-D Ising model, -T size=L "

@@ -139,7 +139,7 @@ def test_a_signal_wrapped_by_a_library_still_exits_as_a_signal(monkeypatch, caps
         except KeyboardInterrupt as exc:
             raise RuntimeError("compilation failed") from exc
 
-    monkeypatch.setattr(app, "build_app", lambda names: command)
+    monkeypatch.setattr(app, "build_app", lambda names, **_: command)
     assert app.main(["sample"]) == code
     assert capsys.readouterr().err.strip().splitlines()[-1] == line
 

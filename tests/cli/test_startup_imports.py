@@ -108,3 +108,26 @@ def test_only_a_bare_version_skips_the_subcommands() -> None:
     assert _invoked(["--version"]) == [] == _invoked(["--debug", "--version"])
     assert _invoked(["--help", "--version"]) == list(SUBCOMMANDS) == _invoked(["--version", "-h"])
     assert _invoked(["diagnose", "--version"]) == ["diagnose"]  # a subcommand's option: diagnose says it has none
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["-h"], [], ["--debug", "--help"]])
+def test_the_top_level_help_lists_the_commands_without_building_them(tmp_path: Path, argv: list[str]) -> None:
+    loaded = loaded_after(*argv, cwd=tmp_path)
+    assert not {f"mcmc.cli.{name}" for name in ("sample", "lda", "diagnose", "compare")} & loaded
+
+
+def test_the_listing_is_what_the_whole_build_shows() -> None:
+    # mcmc --help lists each command by its summary; built in full, each command's help starts with it
+    from typer.testing import CliRunner
+
+    from mcmc.cli.app import SUBCOMMANDS, build_app
+    from mcmc.cli.summaries import SUMMARIES
+
+    env = {"COLUMNS": "1000"}
+    listed = CliRunner().invoke(build_app(listing=True), ["--help"], env=env).output
+    built = CliRunner().invoke(build_app(), ["--help"], env=env).output
+    assert listed == built
+    for name in SUBCOMMANDS:
+        assert SUMMARIES[name] in listed
+        whole = CliRunner().invoke(build_app([name]), [name, "--help"], env=env).output
+        assert SUMMARIES[name] in whole
