@@ -76,7 +76,7 @@ from mcmc.core.networks import junction_tree as jt
 from mcmc.core.networks import single_site
 from mcmc.core.networks.blocks import Block, BlockPlan, BlockSpec, choose_blocks
 from mcmc.core.networks.network import BayesianNetwork, Evidence
-from mcmc.core.networks.tables import NEAR_ZERO, NetworkTables, compile_network
+from mcmc.core.networks.tables import NEAR_ZERO, NetworkTables, clamped_start, compile_network, point_log_joint
 from mcmc.core.random import ChainRandom
 from mcmc.core.ranges import check_setting
 from mcmc.core.samplers import registry
@@ -504,17 +504,6 @@ def _draw(un, x, work, u_row, u0, chosen, k):
 
 
 @nb.njit(cache=True, nogil=True)
-def _log_joint(x, cpt, cpt_offset, par_ptr, par, par_stride):
-    lp = 0.0
-    for i in range(x.size):
-        base = cpt_offset[i] + x[i]
-        for q in range(par_ptr[i], par_ptr[i + 1]):
-            base += x[par[q]] * par_stride[q]
-        lp += np.log(cpt[base])
-    return lp
-
-
-@nb.njit(cache=True, nogil=True)
 def _sweeps(
     codes, u, record, thin, kept0, out, lp_out, change_out, unobserved, k,
     cpt, cpt_offset, par_ptr, par, par_stride,
@@ -549,7 +538,7 @@ def _sweeps(
             if record and s % thin == 0:
                 for j in range(unobserved.size):
                     out[c, kept, j] = x[unobserved[j]]
-                lp_out[c, kept] = _log_joint(x, cpt, cpt_offset, par_ptr, par, par_stride)
+                lp_out[c, kept] = point_log_joint(x, cpt, cpt_offset, par_ptr, par, par_stride)
                 change_out[c, kept] = changed / n_free
                 kept += 1
 
@@ -603,7 +592,7 @@ def _random_sweeps(
                         changed += 1
                 for j in range(unobserved.size):
                     out[c, kept, j] = x[unobserved[j]]
-                lp_out[c, kept] = _log_joint(x, cpt, cpt_offset, par_ptr, par, par_stride)
+                lp_out[c, kept] = point_log_joint(x, cpt, cpt_offset, par_ptr, par, par_stride)
                 change_out[c, kept] = changed / n_free
                 kept += 1
         used[c] = q - pos[c]
@@ -626,13 +615,7 @@ def init(position: np.ndarray, plan: Plan) -> State:
     ValueError
         A configuration has probability zero (Gibbs could not move from it).
     """
-    codes = np.array(position, dtype=np.int64, copy=True)
-    for i, s in plan.tables.evidence.items():
-        codes[:, i] = s
-    lp = log_joint(plan, codes)
-    if not np.all(np.isfinite(lp)):
-        raise ValueError("a starting configuration has probability zero given the evidence")
-    return State(codes, lp)
+    return State(*clamped_start(position, plan.tables))
 
 
 def sample(

@@ -48,7 +48,7 @@ import numba as nb
 import numpy as np
 
 from mcmc.core.networks.network import BayesianNetwork, Evidence
-from mcmc.core.networks.tables import NetworkTables, compile_network
+from mcmc.core.networks.tables import NetworkTables, clamped_start, compile_network, point_log_joint
 from mcmc.core.random import ChainRandom
 from mcmc.core.samplers import registry
 
@@ -168,17 +168,6 @@ def build(
 
 
 @nb.njit(cache=True, nogil=True)
-def _log_joint(x, cpt, cpt_offset, par_ptr, par, par_stride):
-    lp = 0.0
-    for i in range(x.size):
-        base = cpt_offset[i] + x[i]
-        for k in range(par_ptr[i], par_ptr[i + 1]):
-            base += x[par[k]] * par_stride[k]
-        lp += np.log(cpt[base])
-    return lp
-
-
-@nb.njit(cache=True, nogil=True)
 def _update(
     un, x, r, p, unit_ptr, unit_nodes, unit_size, dec_ptr, dec,
     uf_ptr, uf_base, uf_var_ptr, uf_vars, uf_strides, uf_off_ptr, uf_off, cpt,
@@ -267,7 +256,7 @@ def _sweeps(
             if record and s % thin == 0:
                 for j in range(unobserved.size):
                     out[c, kept, j] = x[unobserved[j]]
-                lp_out[c, kept] = _log_joint(x, cpt, cpt_offset, par_ptr, par, par_stride)
+                lp_out[c, kept] = point_log_joint(x, cpt, cpt_offset, par_ptr, par, par_stride)
                 change_out[c, kept] = changed / n_free
                 kept += 1
 
@@ -285,14 +274,7 @@ def init(position: np.ndarray, plan: Plan) -> State:
     ValueError
         A configuration has probability zero (Gibbs could not move from it).
     """
-    codes = np.array(position, dtype=np.int64, copy=True)
-    t = plan.tables
-    for i, s in t.evidence.items():
-        codes[:, i] = s
-    lp = log_joint(plan, codes)
-    if not np.all(np.isfinite(lp)):
-        raise ValueError("a starting configuration has probability zero given the evidence")
-    return State(codes, lp)
+    return State(*clamped_start(position, plan.tables))
 
 
 def sample(

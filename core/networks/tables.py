@@ -218,6 +218,37 @@ def compile_network(network: BayesianNetwork, evidence: Evidence | None = None) 
 
 
 
+@nb.njit(cache=True, nogil=True)
+def point_log_joint(x, cpt, cpt_offset, par_ptr, par, par_stride):
+    """``log p(x)`` of one full configuration ``x`` from the flat tables: what the Gibbs sweeps record as ``lp``."""
+    lp = 0.0
+    for i in range(x.size):
+        base = cpt_offset[i] + x[i]
+        for k in range(par_ptr[i], par_ptr[i + 1]):
+            base += x[par[k]] * par_stride[k]
+        lp += np.log(cpt[base])
+    return lp
+
+
+def clamped_start(position: np.ndarray, tables: NetworkTables) -> tuple[np.ndarray, np.ndarray]:
+    """Full configurations ``position (chains, n_nodes)`` with the evidence set, and their ``log p(x, e)``.
+
+    The start of a Gibbs chain (single-site or blocked).
+
+    Raises
+    ------
+    ValueError
+        A configuration has probability zero (Gibbs could not move from it).
+    """
+    codes = np.array(position, dtype=np.int64, copy=True)
+    for i, s in tables.evidence.items():
+        codes[:, i] = s
+    lp = tables.network.log_joint(codes)
+    if not np.all(np.isfinite(lp)):
+        raise ValueError("a starting configuration has probability zero given the evidence")
+    return codes, lp
+
+
 @dataclass(frozen=True, eq=False)
 class ForwardPlan:
     """What the forward samplers (logic sampling, likelihood weighting) build: the tables, nothing to warn about."""
