@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
@@ -422,16 +422,15 @@ def sample_run(
     report = None
     looks: list[Look] = []
     if long_run.max_draws is not None:
-        while True:
-            report = check(chains, thresholds=thresholds or Thresholds(), strict=strict, source=[output])
-            done = int(chains.attrs["draws"])
-            looks.append(Look(done, report.passed))
-            stop = (len(looks) >= 2 and looks[-2].passed and report.passed) or done >= long_run.max_draws
-            if output != "-" or stop:  # extended in place, whole at every look
-                _timed_write(chains, output, stdout, timings)
-            if stop:
-                break
-            chains = sample(next_look(done, long_run.max_draws, spec.thin), chains)
+        judged: dict[str, Report] = {}
+
+        def passes(chains: Chains) -> bool:
+            judged["report"] = check(chains, thresholds=thresholds or Thresholds(), strict=strict, source=[output])
+            return judged["report"].passed
+
+        chains, looks = until_converged(chains, passes, lambda c, draws: sample(draws, c), long_run.max_draws,
+                                        spec.thin, lambda c: _timed_write(c, output, stdout, timings), output)
+        report = judged["report"]
     else:
         _timed_write(chains, output, stdout, timings)
     if long_run.checkpoints is not None:
@@ -523,6 +522,32 @@ def next_look(done: int, max_draws: int, thin: int = 1) -> int:
     """
     step = max(thin, -(-int(done * GROWTH) // thin) * thin)
     return min(max_draws, done + step)
+
+
+def until_converged(
+    chains: Chains,
+    passes: Callable[[Chains], bool],
+    extend: Callable[[Chains, int], Chains],
+    max_draws: int,
+    thin: int,
+    write: Callable[[Chains], None],
+    output: str,
+) -> tuple[Chains, list[Look]]:
+    """``--until-converged``: look at ``chains``, extend them (:func:`next_look`) until two successive looks pass
+    or ``max_draws`` per chain are drawn; the output is written whole at every look (only at the last for stdout).
+
+    ``passes`` judges the chains of a look; ``extend(chains, draws)`` goes on to ``draws`` per chain.
+    """
+    looks: list[Look] = []
+    while True:
+        done = int(chains.attrs["draws"])
+        looks.append(Look(done, passes(chains)))
+        stop = (len(looks) >= 2 and looks[-2].passed and looks[-1].passed) or done >= max_draws
+        if output != "-" or stop:  # extended in place, whole at every look
+            write(chains)
+        if stop:
+            return chains, looks
+        chains = extend(chains, next_look(done, max_draws, thin))
 
 
 def _timed_write(chains: Chains, output: str, stdout: IO[bytes] | None, timings: dict[str, float]) -> None:
@@ -775,18 +800,18 @@ def network_run(
     if long_run.max_draws is not None:  # the density targets' rule: two successive passing looks, or --max-draws
         from mcmc.core.resume import sampler_resume  # start-up: only when a run goes on
 
-        while True:
-            done = int(chains.attrs["draws"])
-            looks.append(Look(done, estimates.report is not None and estimates.report.passed))
-            stop = (len(looks) >= 2 and looks[-2].passed and looks[-1].passed) or done >= long_run.max_draws
-            if output != "-" or stop:  # extended in place, whole at every look
-                _timed_write(chains, output, stdout, timings)
-            if stop:
-                break
-            go_on = (sampler_resume(chains.resume, output, "network"), chains)
-            run = sample(next_look(done, long_run.max_draws, spec.thin), go_on)  # type: ignore[arg-type]
+        def passes(chains: Chains) -> bool:
+            return estimates.report is not None and estimates.report.passed
+
+        def extend(chains: Chains, draws: int) -> Chains:
+            nonlocal run, estimates
+            run = sample(draws, (sampler_resume(chains.resume, output, "network"), chains))  # type: ignore[arg-type]
             chains = to_chains(run)
             estimates = judge(chains)
+            return chains
+
+        chains, looks = until_converged(chains, passes, extend, long_run.max_draws, spec.thin,
+                                        lambda c: _timed_write(c, output, stdout, timings), output)
     else:
         _timed_write(chains, output, stdout, timings)
     timings = {**run.timings, "wall_time_s": time.perf_counter() - t0, **timings}
